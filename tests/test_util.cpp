@@ -1,0 +1,62 @@
+// Implementation of the shared test helpers.
+#include "test_util.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace cuset::test {
+
+namespace fs = std::filesystem;
+
+RunResult run_command(const std::string& cmd) {
+    static int counter = 0;
+    std::string base = std::string(CUSET_TEST_WORK) + "/cmd." + std::to_string(::getpid()) + "." +
+                       std::to_string(counter++);
+    std::string full = "(" + cmd + ") >" + base + ".out 2>" + base + ".err";
+    int status = std::system(full.c_str());
+    RunResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_file(base + ".out");
+    r.err = read_file(base + ".err");
+    fs::remove(base + ".out");
+    fs::remove(base + ".err");
+    return r;
+}
+
+RunResult run_cuset(const std::string& args) {
+    return run_command(std::string("'") + CUSET_BINARY + "' " + args);
+}
+
+std::string scratch_dir(const std::string& name) {
+    fs::path p = fs::path(CUSET_TEST_WORK) / name;
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p.string();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot write " + path);
+    f << text;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int count_of(const std::string& hay, const std::string& needle) {
+    int n = 0;
+    for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size()))
+        ++n;
+    return n;
+}
+
+}  // namespace cuset::test

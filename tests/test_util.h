@@ -1,0 +1,32 @@
+// Helpers shared by the test programs: running the real binary or a Python reference script
+// and capturing its output, and scratch folders under the build tree.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cuset::test {
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+};
+
+// Runs `cmd` through /bin/sh with stdout and stderr captured separately.
+RunResult run_command(const std::string& cmd);
+
+// Runs build/cuset-train with `args` (already shell-quoted where needed).
+RunResult run_cuset(const std::string& args);
+
+// A fresh empty folder under the build's test-work folder.
+std::string scratch_dir(const std::string& name);
+
+// Writes `text` to `path`.
+void write_file(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);
+
+// Number of non-overlapping occurrences of `needle` in `hay`.
+int count_of(const std::string& hay, const std::string& needle);
+
+}  // namespace cuset::test
