@@ -1,6 +1,8 @@
 // cuset-train: parses the command line and hands over to the modules. The only place that
 // catches cuset::Error and turns it into one line on stderr and an exit code.
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -77,9 +79,18 @@ int run_train(const TrainCli& o) {
     throw cuset::UsageError("training is not in this build yet; run with --dry-run");
 }
 
-const std::vector<std::string>& subcommand_names() {
-    static const std::vector<std::string> names = {"train"};
-    return names;
+// A subcommand: its CLI11 app and what runs when it was given. Each add_*_command() below
+// declares one subcommand's options (held by the closure) and returns its handler.
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+};
+
+Command add_train_command(CLI::App& root) {
+    auto o = std::make_shared<TrainCli>();
+    CLI::App* sub = root.add_subcommand("train", "fine-tune a model (the default command)");
+    add_train_options(sub, *o);
+    return {sub, [o] { return run_train(*o); }};
 }
 
 int run(int argc, char** argv) {
@@ -91,22 +102,24 @@ int run(int argc, char** argv) {
     app.add_flag("--version", version, "print versions (cuset, LibTorch, CUDA) and exit");
     app.require_subcommand(0, 1);
 
-    TrainCli train_root;
+    TrainCli train_root;  // `cuset-train --config X` trains without naming the subcommand
     add_train_options(&app, train_root);
-    TrainCli train_sub;
-    CLI::App* train = app.add_subcommand("train", "fine-tune a model (the default command)");
-    add_train_options(train, train_sub);
+
+    std::vector<Command> commands;
+    commands.push_back(add_train_command(app));
 
     // An unknown word in the subcommand position gets its own message.
     if (argc > 1 && argv[1][0] != '-') {
-        const auto& names = subcommand_names();
         std::string first = argv[1];
-        if (std::find(names.begin(), names.end(), first) == names.end()) {
-            std::string list;
-            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        std::string list;
+        bool known = false;
+        for (const Command& c : commands) {
+            known = known || c.app->get_name() == first;
+            list += (list.empty() ? "" : ", ") + c.app->get_name();
+        }
+        if (!known)
             throw cuset::UsageError("unknown subcommand '" + first + "' (expected one of: " + list +
                                     "; see cuset-train --help)");
-        }
     }
 
     try {
@@ -123,7 +136,8 @@ int run(int argc, char** argv) {
         std::cout << cuset::version_report();
         return 0;
     }
-    if (train->parsed()) return run_train(train_sub);
+    for (const Command& c : commands)
+        if (c.app->parsed()) return c.run();
     if (train_root.cfg.config.empty() && !train_root.print_config)
         throw cuset::UsageError("no configuration given: use --config FILE (see cuset-train --help)");
     return run_train(train_root);

@@ -1,0 +1,2 @@
+// data: work in progress (filled in by its issue).
+#include <cstddef>

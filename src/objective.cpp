@@ -1,0 +1,2 @@
+// objective: work in progress (filled in by its issue).
+#include <cstddef>

@@ -1,0 +1,2 @@
+// safetensors: work in progress (filled in by its issue).
+#include <cstddef>

@@ -1,0 +1,2 @@
+// stats: work in progress (filled in by its issue).
+#include <cstddef>

@@ -1,0 +1,2 @@
+// tagger: work in progress (filled in by its issue).
+#include <cstddef>

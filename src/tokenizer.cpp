@@ -1,0 +1,2 @@
+// tokenizer: work in progress (filled in by its issue).
+#include <cstddef>
