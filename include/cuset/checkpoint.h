@@ -1,0 +1,69 @@
+// Run folders and checkpoints: the versioned trainer state, crash-safe writing (temporary name,
+// fsync, rename), finding the newest complete checkpoint, pruning, and SIGINT/SIGTERM handling.
+// The model weights inside a checkpoint are a Hugging Face folder written by model_save().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cuset {
+
+// Written as trainer_state.json, the last file of a checkpoint.
+struct TrainerState {
+    static constexpr const char* kFormat = "cuset-trainer-state";
+    static constexpr int kVersion = 1;
+
+    int64_t step = 0;             // optimizer steps completed
+    int64_t epoch = 0;            // epoch of the next step (0-based)
+    int64_t step_in_epoch = 0;    // steps of that epoch already completed
+    int64_t total_steps = 0;      // planned optimizer steps of the run
+    int64_t tokens = 0;           // valid target tokens trained on so far
+    int64_t skipped_steps = 0;    // steps skipped (non-finite loss or no kept token)
+    int64_t bad_in_row = 0;       // consecutive non-finite steps at the time of saving
+    int64_t global_batch = 0;     // rows per optimizer step over all ranks
+    int64_t world_size = 1;       // ranks that wrote it (resume may use another)
+    std::string config_hash;      // config_hash() of the run
+    std::string data_hash;        // hash of the tokenised training data
+    nlohmann::json history = nlohmann::json::array();  // evaluations so far
+};
+
+nlohmann::json trainer_state_to_json(const TrainerState& s);
+// InputError naming `where` on a missing field, another format, or an unknown version.
+TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string& where);
+
+// "checkpoint-<step>" (zero-padded to 7 digits so names sort by step).
+std::string checkpoint_name(int64_t step);
+// The step of a complete checkpoint folder name, or -1 for anything else.
+int64_t checkpoint_step_of(const std::string& folder_name);
+
+// Complete checkpoints (a trainer_state.json inside) of `run_dir`, oldest first.
+std::vector<std::string> checkpoint_list(const std::string& run_dir);
+// The newest complete checkpoint of `run_dir`, or "" when there is none.
+std::string checkpoint_latest(const std::string& run_dir);
+// Deletes all but the newest `keep_last` complete checkpoints (0 = keep all).
+void checkpoint_prune(const std::string& run_dir, int64_t keep_last);
+// Removes leftovers of interrupted writes (".tmp-" folders) in `run_dir`.
+void checkpoint_remove_partial(const std::string& run_dir);
+
+// A temporary folder name next to `final_dir` for writing it.
+std::string checkpoint_temp_name(const std::string& final_dir);
+// fsyncs every file in `tmp_dir` and the folder, renames it to `final_dir` (replacing an older
+// folder of that name), and fsyncs the parent: after this returns, the checkpoint is complete on
+// disk; before, `final_dir` is either absent or the previous complete version.
+void checkpoint_commit(const std::string& tmp_dir, const std::string& final_dir);
+
+// Writes `text` to `path` through a temporary file and a rename (fsynced).
+void file_write_atomic(const std::string& path, const std::string& text);
+
+// SIGINT / SIGTERM: the first one asks the trainer to stop after the current step (it saves a
+// checkpoint and exits 75); a second one exits immediately (128 + signal), which never damages a
+// complete checkpoint since those are only ever renamed into place.
+void signals_install();
+bool signals_stop_requested();
+int signals_received();  // the first signal number, 0 if none
+void signals_reset();    // for tests
+
+}  // namespace cuset
