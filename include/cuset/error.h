@@ -43,6 +43,13 @@ public:
     explicit RuntimeFailure(const std::string& what) : Error(ExitCode::kRuntime, what) {}
 };
 
+// A non-finite value in the loss or logits. The trainer skips such a step (and stops with exit 4
+// after train.max_bad_steps in a row); elsewhere it is a plain runtime failure.
+class NonFiniteError : public RuntimeFailure {
+public:
+    explicit NonFiniteError(const std::string& what) : RuntimeFailure(what) {}
+};
+
 // Thrown by the trainer after it saved a checkpoint on SIGINT/SIGTERM (exit 75).
 class StoppedBySignal : public Error {
 public:
