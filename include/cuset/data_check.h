@@ -1,0 +1,46 @@
+// `cuset-train data check`: validates a JSONL training file sample by sample (schema, UTF-8,
+// empty fields, duplicates, token lengths, tagger coverage), optionally compiles each sample's
+// CUDA program with nvcc and runs it on a GPU, and writes the good samples and a JSON report.
+// It never modifies its input. Loading for training is data.h; this file only judges samples.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cuset {
+
+struct DataCheckOptions {
+    std::string input;        // JSONL file to check
+    std::string out;          // filtered JSONL (the kept samples, byte for byte); "" = not written
+    std::string report;       // JSON report; "" = not written
+    std::string config;       // YAML config for the tokenizer, chat format and data.* keys; "" = defaults
+    std::string tokenizer;    // tokenizer folder or file; overrides the config's
+    bool compile = false;     // compile each sample's fenced program with nvcc
+    bool run = false;         // build and run it where a GPU is present (exit code 0 = pass); implies compile
+    int jobs = 0;             // parallel nvcc/program processes; 0 = number of cores
+    double timeout_s = 120;   // per compile and per run, wall clock; the process group is killed
+    std::string nvcc;         // nvcc to use; "" = PATH, then /usr/local/cuda/bin/nvcc
+    std::string nvcc_flags = "-std=c++17 -O2";  // with --run, "-arch=native" is appended
+    std::string progress = "auto";  // auto | always | never (progress bar on stderr)
+};
+
+struct DataCheckSummary {
+    int64_t lines = 0;     // lines in the file
+    int64_t samples = 0;   // non-blank lines
+    int64_t kept = 0;      // samples written to the filtered file
+    int64_t rejected = 0;  // samples refused (bad record, duplicate, compile or run failure)
+    int64_t warnings = 0;  // kept samples with a warning (too long, no kernel or launch found)
+};
+
+// Checks opts.input, prints a summary and one line per rejected or warned sample on stdout,
+// writes opts.out and opts.report when set. Throws UsageError for bad options (an output path
+// that is the input, --compile without nvcc), InputError when the input cannot be read.
+DataCheckSummary data_check(const DataCheckOptions& opts);
+
+// Program of a response for --compile: the fenced block tagged cuda/cu (or, failing that, an
+// untagged or C/C++ block holding a __global__ function) that contains main(); the first
+// candidate when none does. Returns false when the response has no such block.
+bool data_extract_program(std::string_view response, std::string* program);
+
+}  // namespace cuset
