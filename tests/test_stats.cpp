@@ -154,7 +154,8 @@ TEST(Describe, HistogramMatchesNumpy) {
     // Edges: the same linspace arithmetic; counts: integers. Both exact.
     EXPECT_EQ(h.edges, d["hist_edges"].get<std::vector<double>>());
     EXPECT_EQ(h.counts, d["hist_counts"].get<std::vector<int64_t>>());
-    EXPECT_EQ(h.n_outside, 2);  // -0.25 and 1.5, ignored as numpy does
+    EXPECT_EQ(h.n_outside, d["hist_outside"].get<int64_t>());  // e.g. -0.25, 1.5: ignored as numpy does
+    EXPECT_EQ(h.n_inside + h.n_outside, static_cast<int64_t>(values.size()));
     const std::vector<double> density = d["hist_density"];
     ASSERT_EQ(h.density.size(), density.size());
     for (size_t i = 0; i < density.size(); ++i)  // a division or two in another order: 1e-12

@@ -152,7 +152,11 @@ add(50, 0.99, math.log10(2) + 50 * math.log10(1 - 0.99))
 conf = np.concatenate([rng.beta(8, 1, 3000), rng.uniform(0, 1, 700),
                        np.array([0.0, 1.0, 0.05, 0.5, 0.95, 0.1, 0.35, 0.7, 0.15])])
 conf = conf.astype(np.float32).astype(np.float64)  # confidences are fp32 probabilities
-with_outside = np.concatenate([conf, np.array([-0.25, 1.5])])
+# Values on and next to the bin edges (float64 decimals such as 0.15 lie below the edge 3 * 0.05,
+# so numpy's edge comparison, not v * bins, decides their bin).
+on_edges = [i * 0.05 for i in range(21)] + [0.15, 0.35, 0.45, 0.55, 0.7, 0.85, 0.95, 0.3, 0.6]
+on_edges += [float(np.nextafter(v, 2.0)) for v in on_edges] + [float(np.nextafter(v, -1.0)) for v in on_edges[1:]]
+with_outside = np.concatenate([conf, np.array(on_edges), np.array([-0.25, 1.5])])
 levels = [0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999, 1.0]
 describe = {
     "values": with_outside.tolist(),
@@ -160,6 +164,7 @@ describe = {
     "hist_counts": np.histogram(with_outside, bins=20, range=(0, 1))[0].tolist(),
     "hist_density": np.histogram(with_outside, bins=20, range=(0, 1), density=True)[0].tolist(),
     "hist_edges": np.histogram(with_outside, bins=20, range=(0, 1))[1].tolist(),
+    "hist_outside": int(np.sum((with_outside < 0) | (with_outside > 1))),
     "hist7_counts": np.histogram(with_outside, bins=7, range=(0, 1))[0].tolist(),
     "levels": levels,
     "quantiles": np.quantile(conf, levels, method="linear").tolist(),
