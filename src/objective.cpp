@@ -25,7 +25,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Region windows are chosen on confidences in fixed point (exact sums: ties resolve to the
 // earliest window, the same whatever samples share the chunk); 2^40 keeps 1e-12 resolution and

@@ -720,6 +720,30 @@ TEST(ObjectiveEdges, NoGradEvaluation) {
     }
 }
 
+// A frozen lm_head (or frozen hidden states): only the other gradient is made, and it is right.
+TEST(ObjectiveEdges, GradientsOnlyWhereRequired) {
+    const json& g = golden()["naive"];
+    const int64_t B = g["B"], T = g["T"], D = g["D"], V = g["V"];
+    MicroBatchTargets t;
+    t.labels = labels_from_json(g["labels"], {B, T});
+    t.sample_index = labels_from_json(g["sample_index"], {B, T});
+    const json& e = g["cases"][0]["expected"];  // cuset; chunk 4 recomputes the longer samples
+    ASSERT_EQ(g["cases"][0]["name"], "cuset");
+    t.sensitive = labels_from_json(g["sensitive"], {B, T}).to(at::kBool);
+    for (int64_t chunk : {4, 1024}) {
+        ObjectiveOptions o = options_from_json(g["cases"][0]["options"], chunk);
+        at::Tensor h = tensor_from_json(g["hidden"], {B, T, D}).requires_grad_();
+        at::Tensor w = tensor_from_json(g["weight"], {V, D});
+        Objective(o).compute(h, w, t).numerator.backward();
+        expect_close(h.grad(), tensor_from_json(e["grad_hidden"], {B, T, D}), 1e-10, 1e-12, "frozen lm_head");
+        EXPECT_FALSE(w.grad().defined());
+        h = tensor_from_json(g["hidden"], {B, T, D});
+        w.requires_grad_();
+        Objective(o).compute(h, w, t).numerator.backward();
+        expect_close(w.grad(), tensor_from_json(e["grad_weight"], {V, D}), 1e-10, 1e-12, "frozen hidden");
+    }
+}
+
 TEST(ObjectiveApi, ConfidencesOfValidTargets) {
     Hand hb = hand_example();
     for (int64_t chunk : {0, 3}) {
