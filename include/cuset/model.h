@@ -1,0 +1,169 @@
+// The one generic decoder (Llama / Qwen2 / Qwen3, switched by ModelConfig fields) as LibTorch
+// modules, its weight name table to and from Hugging Face checkpoints, and saving a model as a
+// Hugging Face folder. The loss lives in the objective: forward() returns hidden states.
+// Notation: B batch, T sequence, D hidden_size, H query heads, K key/value heads, E head_dim,
+// F intermediate_size, V vocab_size.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/pimpl.h>
+
+#include "cuset/model_config.h"
+
+namespace cuset {
+
+// Parameters are created with at::empty (uninitialised) in the dtype and device of `options`:
+// model_load() fills them from a checkpoint, decoder_init_weights() with random values.
+
+// y = x * rsqrt(mean(x^2) + eps) computed in fp32, cast back to x's dtype, times weight.
+class RMSNormImpl : public torch::nn::Module {
+public:
+    RMSNormImpl(int64_t dim, double eps, const at::TensorOptions& options);
+    at::Tensor forward(const at::Tensor& x);  // [..., dim] -> [..., dim], x's dtype
+
+    at::Tensor weight;  // [dim]
+    double eps;
+};
+TORCH_MODULE(RMSNorm);
+
+// y = x W^T (+ b): nn.Linear without its (slow, here useless) random initialisation.
+class DenseImpl : public torch::nn::Module {
+public:
+    DenseImpl(int64_t in, int64_t out, bool bias, const at::TensorOptions& options);
+    at::Tensor forward(const at::Tensor& x);  // [..., in] -> [..., out]
+
+    at::Tensor weight;  // [out, in]
+    at::Tensor bias;    // [out] or undefined
+};
+TORCH_MODULE(Dense);
+
+// Rotary position tables for one forward pass, fp32 whatever the model dtype.
+struct RopeTables {
+    at::Tensor cos;  // [B, 1, T, E] fp32 (broadcast over heads), already times attention scaling
+    at::Tensor sin;  // [B, 1, T, E] fp32
+};
+
+// Grouped-query self-attention: q/k/v projections (optional bias), optional per-head q/k
+// RMSNorm before RoPE, rotate-half RoPE, at::scaled_dot_product_attention, o_proj.
+class AttentionImpl : public torch::nn::Module {
+public:
+    AttentionImpl(const ModelConfig& cfg, const at::TensorOptions& options);
+    // x [B, T, D]; mask [B, 1, T, T] bool (true = may attend) or undefined (plain causal).
+    at::Tensor forward(const at::Tensor& x, const RopeTables& rope, const at::Tensor& mask);
+
+    Dense q_proj = nullptr;  // D -> H*E
+    Dense k_proj = nullptr;  // D -> K*E
+    Dense v_proj = nullptr;  // D -> K*E
+    Dense o_proj = nullptr;  // H*E -> D
+    RMSNorm q_norm = nullptr;  // [E], Qwen3 only
+    RMSNorm k_norm = nullptr;  // [E], Qwen3 only
+    int64_t n_head, n_head_kv, head_dim;
+};
+TORCH_MODULE(Attention);
+
+// SwiGLU: down(silu(gate(x)) * up(x)).
+class MlpImpl : public torch::nn::Module {
+public:
+    MlpImpl(const ModelConfig& cfg, const at::TensorOptions& options);
+    at::Tensor forward(const at::Tensor& x);  // [B, T, D] -> [B, T, D]
+
+    Dense gate_proj = nullptr;  // D -> F
+    Dense up_proj = nullptr;    // D -> F
+    Dense down_proj = nullptr;  // F -> D
+};
+TORCH_MODULE(Mlp);
+
+// Pre-norm block: x + attn(norm(x)), then + mlp(norm(.)).
+class DecoderLayerImpl : public torch::nn::Module {
+public:
+    DecoderLayerImpl(const ModelConfig& cfg, const at::TensorOptions& options);
+    at::Tensor forward(const at::Tensor& x, const RopeTables& rope, const at::Tensor& mask);  // [B, T, D]
+
+    RMSNorm input_layernorm = nullptr;
+    Attention self_attn = nullptr;
+    RMSNorm post_attention_layernorm = nullptr;
+    Mlp mlp = nullptr;
+};
+TORCH_MODULE(DecoderLayer);
+
+class DecoderImpl : public torch::nn::Module {
+public:
+    // Parameters uninitialised, in `options`' dtype and device (default fp32 on the CPU).
+    explicit DecoderImpl(const ModelConfig& cfg, const at::TensorOptions& options = {});
+
+    // input_ids [B, T] int64; attention_mask [B, T] bool/int (1 = real token) or undefined;
+    // position_ids [B, T] int64 or undefined (0..T-1 per row; restarting at 0 in every segment
+    // when segment_ids is given); segment_ids [B, T] int64 or undefined: tokens attend only to
+    // earlier tokens of the same segment (packed rows). Returns the final hidden states
+    // [B, T, D] in the model dtype (after the final norm). Padded positions get finite values.
+    at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
+                       const at::Tensor& position_ids = {}, const at::Tensor& segment_ids = {});
+    at::Tensor logits(const at::Tensor& hidden);  // [B, T, D] -> [B, T, V], model dtype
+    at::Tensor lm_head_weight() const;           // [V, D] (the embedding when tied)
+    // Recompute each layer in backward instead of keeping its activations. Gradients then
+    // accumulate through loss.backward() (not torch::autograd::grad w.r.t. parameters).
+    void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+    bool activation_checkpointing() const { return checkpointing_; }
+    const ModelConfig& config() const { return cfg_; }
+
+    // RoPE tables for position_ids [B, T] int64.
+    RopeTables rope(const at::Tensor& position_ids) const;
+
+    at::Tensor embed_tokens;  // [V, D]
+    torch::nn::ModuleList layers = nullptr;  // n_layer x DecoderLayer
+    std::vector<DecoderLayer> layer_list;    // the same layers, typed
+    RMSNorm norm = nullptr;
+    Dense lm_head = nullptr;  // [V, D], null when tied
+    at::Tensor inv_freq;      // [E/2] fp32 buffer, RoPE scaling applied
+    double attention_scaling = 1.0;  // yarn's cos/sin factor, 1 otherwise
+
+private:
+    ModelConfig cfg_;
+    bool checkpointing_ = false;
+};
+TORCH_MODULE(Decoder);
+
+// One row of the explicit name table: a Hugging Face tensor name and the parameter it fills.
+struct WeightEntry {
+    std::string hf_name;  // "model.layers.3.self_attn.q_proj.weight"
+    at::Tensor param;     // the module's parameter (shared storage)
+};
+
+// The name table of `model`, in layer order. A tied lm_head has no entry (the embedding is it).
+std::vector<WeightEntry> decoder_weight_table(const Decoder& model);
+
+// (HF name, parameter) for every trainable parameter: the table as pairs.
+std::vector<std::pair<std::string, at::Tensor>> hf_named_parameters(const Decoder& model);
+
+// Random initialisation like transformers' (normal(0, std) matrices and embedding, zero biases,
+// unit norms), deterministic for `seed`. For benchmarks and tests without a checkpoint.
+void decoder_init_weights(Decoder& model, uint64_t seed, double std = 0.02);
+
+// Reads config.json and the safetensors weights of Hugging Face folder `dir` into a decoder of
+// `dtype` on `device`. Tensors come from the explicit name table, shape-checked; any missing,
+// unexpected or mis-shaped tensor is listed in one InputError. Without lm_head.weight the head
+// falls back to the embedding (tied).
+Decoder model_load(const std::string& dir, c10::ScalarType dtype, c10::Device device);
+
+// Writes `model` as a Hugging Face folder `out_dir`: config.json (dtype = save_dtype), the
+// weights in `save_dtype` as shards of at most `max_shard_bytes` (+ index when several), and
+// the tokenizer files found in `tokenizer_dir` (tokenizer.json, tokenizer_config.json,
+// special_tokens_map.json, tokenizer.model, vocab.json, merges.txt, added_tokens.json,
+// generation_config.json). Built in a temporary folder renamed to `out_dir` when complete
+// (replacing an existing one).
+void model_save(const Decoder& model, const std::string& out_dir, const std::string& tokenizer_dir,
+                c10::ScalarType save_dtype, int64_t max_shard_bytes);
+
+// "float32" | "bfloat16" | "float16" <-> dtype; InputError/UsageError-free: RuntimeFailure on others.
+std::string dtype_name(c10::ScalarType dtype);
+c10::ScalarType dtype_from_name(const std::string& name);
+
+}  // namespace cuset
