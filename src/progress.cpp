@@ -39,8 +39,11 @@ void Progress::update(int64_t done, const std::string& suffix) {
     suffix_ = suffix;
     auto now = std::chrono::steady_clock::now();
     double since = std::chrono::duration<double>(now - last_draw_).count();
-    // A terminal bar redraws at most 10 times a second; plain lines every 10 seconds.
-    if (since < (bar_ ? 0.1 : 10.0) && !(total_ > 0 && done >= total_)) return;
+    // A terminal bar redraws at most 10 times a second; plain lines come every 10 seconds.
+    // A terminal bar redraws on completion too; plain mode leaves the last line to finish().
+    bool complete = total_ > 0 && done >= total_;
+    if (since < (bar_ ? 0.1 : 10.0) && !(bar_ && complete)) return;
+    if (!bar_ && complete) return;
     last_draw_ = now;
     draw(false);
 }

@@ -1,0 +1,42 @@
+// The training job behind `cuset-train [train] --config X`: run folder, data to batches, the
+// model, the objective's exact step normalisation, AdamW, evaluation, metrics, checkpoints,
+// resume and signals. Data parallelism enters through `Comm` (single process by default).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "cuset/config.h"
+
+namespace cuset {
+
+// What the trainer needs from data parallelism. The default is one process.
+struct Comm {
+    int64_t rank = 0;
+    int64_t world = 1;
+    // Sum of a host double over ranks.
+    std::function<double(double)> sum = [](double x) { return x; };
+    // Sum of the gradients over ranks, in place (called once per step, before normalisation).
+    std::function<void(const std::vector<at::Tensor>& grads)> sum_grads = [](const std::vector<at::Tensor>&) {};
+    // Sum of a small host vector over ranks (statistics).
+    std::function<std::vector<double>(std::vector<double>)> sum_vec = [](std::vector<double> v) { return v; };
+    std::function<void()> barrier = [] {};
+    bool is_main() const { return rank == 0; }
+};
+
+struct TrainOptions {
+    std::string resume;  // "" = fresh run, "auto" = newest complete checkpoint if any, else a path
+};
+
+// Runs the job; returns the process exit code (0) or throws cuset::Error (StoppedBySignal after
+// saving on SIGINT/SIGTERM, RuntimeFailure after too many non-finite steps, ...).
+int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm = Comm());
+
+// The run folder of a configuration: run.output_dir / (run.name, or the config file's stem).
+std::string run_dir_of(const Config& cfg);
+
+}  // namespace cuset
