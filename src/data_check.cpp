@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -370,12 +368,24 @@ void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& to
                      const BuildSettings& bs, const std::string& work) {
     StopSignals stop_signals;
     std::vector<Task> active;
+    // Whatever ends this function early (a signal, an exception) takes the running groups along.
+    struct KillActive {
+        std::vector<Task>& tasks;
+        ~KillActive() {
+            for (Task& t : tasks) {
+                if (t.pid <= 0) continue;  // kill(-0) would be our own group
+                kill(-t.pid, SIGKILL);
+                int st = 0;
+                waitpid(t.pid, &st, 0);
+            }
+        }
+    } kill_active{active};
     size_t next = 0, done = 0;
     int64_t n_pass = 0, n_fail = 0;
     Progress progress(bs.run ? "compile+run" : "compile", static_cast<int64_t>(todo.size()),
                       "samples", bs.bar);
     auto start_step = [&](Task& t) {
-        Sample& s = samples[t.sample];
+        t.pid = 0;
         t.start = Clock::now();
         t.deadline = t.start + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(bs.timeout_s));
@@ -388,7 +398,6 @@ void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& to
         } else {
             t.pid = spawn({t.dir + "/program"}, t.dir, t.dir + "/run.log", t.dir);
         }
-        (void)s;
     };
     auto finish_step = [&](Task& t, int status) -> bool {  // true: the task has another step
         Sample& s = samples[t.sample];
@@ -473,11 +482,6 @@ void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& to
             ++i;
         }
         if (int sig = g_signal) {
-            for (Task& t : active) {
-                kill(-t.pid, SIGKILL);
-                int st = 0;
-                waitpid(t.pid, &st, 0);
-            }
             progress.finish("interrupted");
             throw RuntimeFailure(strprintf("data check interrupted by signal %d; compiles stopped", sig));
         }
@@ -541,12 +545,18 @@ TextSetup load_text(const DataCheckOptions& o, const Config& cfg) {
         t.notice = "no tokenizer at " + t.tokenizer_path + " (give --tokenizer PATH or --config FILE)";
         return t;
     }
-    t.tokenizer = tokenizer_load(t.tokenizer_path);
     ChatFormatOptions fo;
     fo.format = cfg.data.chat_format;
     fo.system_prompt = cfg.data.system_prompt;
     fo.templ = cfg.data.templ;
-    t.formatter = std::make_unique<ChatFormatter>(*t.tokenizer, fo, tokenizer_dir(t.tokenizer_path));
+    try {
+        t.tokenizer = tokenizer_load(t.tokenizer_path);
+        t.formatter = std::make_unique<ChatFormatter>(*t.tokenizer, fo, tokenizer_dir(t.tokenizer_path));
+    } catch (const Error& e) {
+        if (asked) throw;  // the user named this tokenizer: its problem is the answer
+        t.formatter.reset();
+        t.notice = std::string("the default tokenizer is unusable here: ") + e.what();
+    }
     return t;
 }
 
@@ -697,7 +707,13 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
         if (!(bits & kTagKernel)) s.warnings.push_back({"no_kernel", "the tagger found no kernel body"});
         if (!(bits & kTagLaunch)) s.warnings.push_back({"no_launch", "the tagger found no kernel launch"});
         if (text.formatter) {
-            FormattedSample f = text.formatter->format(s.conv);
+            FormattedSample f;
+            try {
+                f = text.formatter->format(s.conv);
+            } catch (const InputError& e) {
+                s.rejected.push_back({"format_error", e.what()});
+                continue;
+            }
             s.n_tokens = static_cast<int64_t>(f.ids.size());
             s.n_response_tokens = 0;
             for (size_t t = 0; t < f.ids.size(); ++t) s.n_response_tokens += f.trainable[t] != 0;
