@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include <ATen/ATen.h>
@@ -20,7 +21,8 @@ namespace cuset {
 PreparedData data_prepare(const std::vector<TokenizedSample>& samples, const PrepareOptions& o) {
     PreparedData d;
     d.n_input = static_cast<int64_t>(samples.size());
-    for (const TokenizedSample& s : samples) {
+    for (size_t k = 0; k < samples.size(); ++k) {
+        const TokenizedSample& s = samples[k];
         int64_t T = static_cast<int64_t>(s.ids.size());
         if (T > o.max_seq_len) {
             if (o.truncation == "drop") {
@@ -32,6 +34,7 @@ PreparedData data_prepare(const std::vector<TokenizedSample>& samples, const Pre
         }
         Example e;
         e.id = s.id;
+        e.source = static_cast<int32_t>(k);
         e.ids.assign(s.ids.begin(), s.ids.begin() + T);
         e.labels.assign(T, -100);
         e.label_bits.assign(T, 0);
@@ -116,7 +119,7 @@ std::vector<Row> step_rows_for_rank(const std::vector<Row>& epoch, int64_t globa
 }
 
 MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& rows, int32_t pad_id,
-                            c10::Device device) {
+                            c10::Device device, const std::vector<std::vector<float>>* probs) {
     const int64_t B = static_cast<int64_t>(rows.size());
     int64_t T = 1;
     for (const Row& r : rows) T = std::max(T, r.length);
@@ -136,6 +139,12 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
     auto* lab_p = labels.data_ptr<int64_t>();
     auto* bits_p = bits.data_ptr<int32_t>();
     auto* smp_p = sample.data_ptr<int64_t>();
+    at::Tensor conf;  // [B, T] fp32
+    float* conf_p = nullptr;
+    if (probs) {
+        conf = at::full({B, T}, std::numeric_limits<float>::quiet_NaN(), at::kFloat);
+        conf_p = conf.data_ptr<float>();
+    }
 
     MicroBatch mb;
     int64_t s = 0;
@@ -143,6 +152,10 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
         int64_t t0 = 0;
         for (size_t k = 0; k < rows[b].examples.size(); ++k) {
             const Example& e = data.examples[rows[b].examples[k]];
+            const std::vector<float>* p = probs ? &probs->at(e.source) : nullptr;
+            if (p && p->size() < e.ids.size())
+                throw InputError("cached confidences of sample '" + e.id + "' are shorter than the sample: "
+                                 "score the data again with the same data.max_seq_len");
             for (size_t t = 0; t < e.ids.size(); ++t) {
                 int64_t at_ = b * T + t0 + static_cast<int64_t>(t);
                 ids_p[at_] = e.ids[t];
@@ -153,6 +166,7 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
                     lab_p[at_] = e.labels[t];
                     bits_p[at_] = static_cast<int32_t>(e.label_bits[t]);
                     smp_p[at_] = s;
+                    if (p) conf_p[at_] = (*p)[t + 1];
                 }
             }
             t0 += static_cast<int64_t>(e.ids.size());
@@ -175,6 +189,7 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
     mb.sensitive = move(sensitive);
     mb.label_bits = move(bits);
     mb.sample_index = move(sample);
+    if (probs) mb.confidence = move(conf);
     return mb;
 }
 

@@ -26,6 +26,8 @@
 #include "cuset/optim.h"
 #include "cuset/progress.h"
 #include "cuset/safetensors_torch.h"
+#include "cuset/score.h"
+#include "cuset/hash.h"
 
 namespace cuset {
 
@@ -79,6 +81,7 @@ private:
     void build_model_and_optimizer();
     void plan_steps();
     void restore(const std::string& ckpt);
+    void load_cached_confidences();
     StepResult train_step(const std::vector<Row>& rows);
     EvalResult evaluate(const PreparedData& data);
     void eval_and_record(const char* when);
@@ -101,6 +104,9 @@ private:
     std::string data_hash_;
     Decoder model_ = nullptr;
     std::unique_ptr<Objective> objective_;
+    std::unique_ptr<Objective> eval_objective_;
+    std::vector<std::vector<float>> cached_probs_;  // [sample][t] p(token t) from a score file
+    int64_t train_n_samples_ = 0;
     std::unique_ptr<AdamW> optim_;
     ScheduleOptions schedule_;
     OrderOptions order_;
@@ -162,6 +168,7 @@ void Trainer::load_data() {
     PrepareOptions po{cfg_.data.max_seq_len, cfg_.data.truncation};
     TokenizedSplit train = dataset_tokenize(cfg_.data.train, pipe_, cfg_, "train");
     data_hash_ = train.hash;
+    train_n_samples_ = static_cast<int64_t>(train.samples.size());
     train_ = data_prepare(train.samples, po);
     log_info("train data %s: %lld samples, %lld tokens, %lld targets (%.1f%% sensitive); %lld truncated, %lld dropped (max_seq_len %lld, %s)",
              cfg_.data.train.c_str(), (long long)train_.examples.size(), (long long)train_.n_tokens,
@@ -209,9 +216,34 @@ void Trainer::build_model_and_optimizer() {
     ao.weight_decay = cfg_.train.weight_decay;
     optim_ = std::make_unique<AdamW>(std::move(params), ao);
     objective_ = std::make_unique<Objective>(objective_options_from(cfg_));
-    if (objective_->options().cached_confidence)
-        throw UsageError("config error: 'objective.confidence.source: cached' is not available in "
-                         "training yet; use online");
+    // Evaluation has no score file: it always takes confidences from its own forward pass.
+    ObjectiveOptions eo = objective_->options();
+    eo.cached_confidence = false;
+    eval_objective_ = std::make_unique<Objective>(eo);
+    if (objective_->options().cached_confidence) load_cached_confidences();
+}
+
+void Trainer::load_cached_confidences() {
+    const std::string& file = cfg_.objective.confidence_cache;
+    ScoreHeader h;
+    std::vector<ScoreRecord> records = score_load_all(file, &h);
+    ScoreKey want;
+    want.model_hash = hash_model_dir(cfg_.model.path);
+    want.pipeline_hash = pipe_.key;
+    want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(cfg_.data.max_seq_len)).hex();
+    std::string why;
+    if (h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + cfg_.model.path + ")";
+    if (h.key.pipeline_hash != want.pipeline_hash) why += " tokenizer/chat format/tagger settings";
+    if (h.key.data_hash != want.data_hash) why += " data (" + h.data + " vs " + cfg_.data.train + ", or data.max_seq_len)";
+    if (!why.empty())
+        throw InputError("score file " + file + " does not match this run:" + why +
+                         "; make a matching one with `cuset-train score --config <this config> --out " + file + "`");
+    if (static_cast<int64_t>(records.size()) != train_n_samples_)
+        throw InputError(strprintf("score file %s has %zu samples, the training data %lld", file.c_str(),
+                                   records.size(), (long long)train_n_samples_));
+    cached_probs_.resize(records.size());
+    for (size_t i = 0; i < records.size(); ++i) cached_probs_[i] = std::move(records[i].prob);
+    log_info("confidences from the score file %s (model %s)", file.c_str(), h.model.c_str());
 }
 
 std::vector<Row> Trainer::rows_for_epoch(int64_t epoch) {
@@ -305,6 +337,7 @@ MicroBatchTargets Trainer::targets_of(const MicroBatch& mb) const {
     t.sensitive = mb.sensitive;
     t.sample_index = mb.sample_index;
     t.sample_ids = mb.sample_ids;
+    t.confidence = mb.confidence;
     return t;
 }
 
@@ -315,7 +348,8 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
     std::vector<MicroBatch> micro;
     for (size_t b = 0; b < rows.size(); b += mbs) {
         std::vector<Row> part(rows.begin() + b, rows.begin() + std::min(rows.size(), b + mbs));
-        micro.push_back(make_micro_batch(train_, part, static_cast<int32_t>(pad_id_), device_));
+        micro.push_back(make_micro_batch(train_, part, static_cast<int32_t>(pad_id_), device_,
+                                         cached_probs_.empty() ? nullptr : &cached_probs_));
     }
     optim_->zero_grad();
     std::vector<at::Tensor> params = param_tensors();
@@ -418,11 +452,11 @@ EvalResult Trainer::evaluate(const PreparedData& data) {
         at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
         MicroBatchTargets t = targets_of(mb);
         std::optional<double> tau;
-        if (objective_->needs_two_passes()) {
-            at::Tensor c = objective_->confidences(hidden, model_->lm_head_weight(), t);
-            if (c.numel() > 0) tau = quantile_linear(c, objective_->options().q);
+        if (eval_objective_->needs_two_passes()) {
+            at::Tensor c = eval_objective_->confidences(hidden, model_->lm_head_weight(), t);
+            if (c.numel() > 0) tau = quantile_linear(c, eval_objective_->options().q);
         }
-        ObjectiveOutput out = objective_->compute(hidden, model_->lm_head_weight(), t, tau);
+        ObjectiveOutput out = eval_objective_->compute(hidden, model_->lm_head_weight(), t, tau);
         numerator += out.numerator.item<double>();
         denominator += out.denominator;
         nll += out.stats.nll_sum_valid;

@@ -23,6 +23,7 @@ struct Example {
     std::vector<int32_t> labels;       // [T] next-token target or -100
     std::vector<uint32_t> label_bits;  // [T] tagger bits of the target token (0 = not sensitive)
     int64_t n_targets = 0;             // labels != -100
+    int32_t source = -1;               // index of the TokenizedSample it came from
 };
 
 struct PrepareOptions {
@@ -80,15 +81,18 @@ struct MicroBatch {
     at::Tensor sensitive;       // [B, T] bool
     at::Tensor label_bits;      // [B, T] int32 tagger bits of the target
     at::Tensor sample_index;    // [B, T] int64 sample ordinal in the micro-batch, -1 = no target
+    at::Tensor confidence;      // [B, T] fp32 cached p(target) (confidence.source: cached), else undefined
     std::vector<std::string> sample_ids;  // [S]
     int64_t n_tokens = 0;       // real tokens
     int64_t n_targets = 0;      // labels != -100
 };
 
 // Right-pads the rows to the longest (pad_id), builds the tensors on the CPU, and moves them to
-// `device` (through pinned memory, non-blocking, when the device is a GPU).
+// `device` (through pinned memory, non-blocking, when the device is a GPU). `probs`, when given,
+// holds per source sample the cached p(token t | prefix) at [t] (a score file's records): the
+// confidence of the target at position t is probs[source][t + 1].
 MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& rows, int32_t pad_id,
-                            c10::Device device);
+                            c10::Device device, const std::vector<std::vector<float>>* probs = nullptr);
 
 // Tokenised-data cache: a binary file of TokenizedSample records keyed by `key` (a hash of the
 // data file, tokenizer, chat format and tagger settings). load returns false when the file is
