@@ -22,7 +22,7 @@ namespace {
 enum Punct : uint8_t {
     P_NONE, P_LPAREN, P_RPAREN, P_LBRACK, P_RBRACK, P_LBRACE, P_RBRACE, P_SEMI, P_COMMA,
     P_LT, P_GT, P_SHR, P_LAUNCH_CLOSE, P_LAUNCH_OPEN, P_LE, P_GE, P_COLON, P_SCOPE, P_DOT,
-    P_ARROW, P_STAR, P_AMP, P_ANDAND, P_ASSIGN, P_OP_ASSIGN, P_TILDE, P_OTHER,
+    P_ARROW, P_STAR, P_AMP, P_ANDAND, P_ASSIGN, P_OP_ASSIGN, P_TILDE, P_QUESTION, P_OTHER,
 };
 
 // Identifiers the structure pass cares about; everything else is K_NONE (a name).
@@ -181,6 +181,7 @@ Punct classify_punct(std::string_view p) {
             case '&': return P_AMP;
             case '=': return P_ASSIGN;
             case '~': return P_TILDE;
+            case '?': return P_QUESTION;
             default: return P_OTHER;
         }
     }
@@ -885,6 +886,29 @@ private:
         return j;
     }
 
+    // The condition of the `?` at q: the parenthesised group right before it, or the tokens
+    // back to the start of the operand (an assignment, '(', ',', 'return', ...). Never below lo.
+    std::pair<int, int> ternary_condition(int q, int lo) const {
+        int last = q - 1;
+        if (last < lo) return {q, q - 1};
+        if (t_[last].punct == P_RPAREN && match_[last] >= lo) return {match_[last], last};
+        int j = last;
+        while (j >= lo) {
+            const Tok& x = t_[j];
+            if ((x.punct == P_RPAREN || x.punct == P_RBRACK) && match_[j] >= lo) {
+                j = match_[j] - 1;
+                continue;
+            }
+            Punct p = x.punct;
+            if (p == P_ASSIGN || p == P_OP_ASSIGN || p == P_COMMA || p == P_SEMI || p == P_LBRACE ||
+                p == P_RBRACE || p == P_LPAREN || p == P_LBRACK || p == P_RPAREN || p == P_RBRACK ||
+                p == P_COLON || p == P_QUESTION || x.kw == K_RETURN)
+                break;
+            --j;
+        }
+        return {j + 1, last};
+    }
+
     // Last token of `name[...][...]` starting at the name k.
     int subscript_end(int k) const {
         int e = k;
@@ -936,6 +960,12 @@ private:
         });
 
         for (int k = lo; k < hi; ++k) {
+            if (t_[k].punct == P_QUESTION) {  // `i < n ? in[i] : 0`
+                auto [a, b] = ternary_condition(k, lo);
+                if (a <= b && has_relational(a, b) && has_index_source(a, b, names.index_vars))
+                    add(a, b, K | kTagBoundsCheck);
+                continue;
+            }
             if (t_[k].kind != CudaTokenKind::kIdentifier) continue;
             switch (t_[k].kw) {
                 case K_BUILTIN_IDX:
@@ -1033,7 +1063,8 @@ private:
 
     void tag_launch(int k, int scope, std::vector<ConfigUse>& uses) {
         const int name = launch_name_begin(k);
-        if (name == k) return;  // `1 <<< 2`: no kernel name, not a launch
+        // `1 <<< 2` has no kernel name; `operator<<<T>(...)` is a friend declaration.
+        if (name == k || t_[name].kw == K_OPERATOR) return;
         int close = -1;
         int stop = n_;
         for (int j = k + 1; j < n_; ++j) {

@@ -3,9 +3,11 @@
 // regions), negative cases, broken and truncated code, span properties and tag_tokens.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "cuset/cuda_lexer.h"
 #include "cuset/error.h"
 #include "cuset/tagger.h"
 #include "tagger_test_util.h"
@@ -231,6 +233,10 @@ TEST(Tagger, BoundsChecksInIfWhileAndForConditions) {
     if («M|p[i]» > 0) «M|p[i]» = 0;
     if (i == 0) «M|p[0]» = 1;
     else «B|if (i > m)» «M|p[1]» = 2;
+    float v = «B|i < n» ? «M|p[i]» : 0.f;
+    v += «B|(i < n && «I|threadIdx.x» < m)» ? 1.f : 0.f;
+    v += p ? 1.f : 0.f;
+    «M|p[0]» = v + (n < m ? n : m);
 }»
 )");
 }
@@ -341,6 +347,38 @@ TEST(Tagger, MultiKernelFixtureHasEveryKernelAndLaunch) {
     EXPECT_TRUE(none_set(bits_of(src, spans, "int main() {")));
 }
 
+TEST(Tagger, RealSourcesHaveEveryKernelAndLaunchTagged) {
+    // The bundled training programs (data/cuda-sft/src): every __global__ definition and every
+    // <<< outside comments and literals must be tagged.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(CUSET_SOURCE_DIR) / "data" / "cuda-sft" / "src";
+    if (!fs::is_directory(dir)) GTEST_SKIP() << dir << " is not there";
+    int n_files = 0, n_kernels = 0, n_launches = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() != ".cu") continue;
+        const std::string src = cuset::test::read_file(entry.path().string());
+        const auto bits = cuset::test::bits_per_byte(tag_text(src), src.size());
+        const auto toks = cuset::cuda_lex(src);
+        for (size_t i = 0; i < toks.size(); ++i) {
+            const std::string w = src.substr(toks[i].begin, toks[i].end - toks[i].begin);
+            if (toks[i].kind == cuset::CudaTokenKind::kPunct && w == "<<<") {
+                ++n_launches;
+                EXPECT_TRUE(bits[toks[i].begin] & L) << entry.path() << " byte " << toks[i].begin;
+            }
+            if (toks[i].kind != cuset::CudaTokenKind::kIdentifier || w != "__global__") continue;
+            size_t j = i + 1;  // a definition: '{' comes before ';'
+            while (j < toks.size() && src[toks[j].begin] != '{' && src[toks[j].begin] != ';') ++j;
+            if (j == toks.size() || src[toks[j].begin] != '{') continue;
+            ++n_kernels;
+            EXPECT_TRUE(bits[toks[i].begin] & K) << entry.path() << " byte " << toks[i].begin;
+        }
+        ++n_files;
+    }
+    EXPECT_GT(n_files, 0);
+    EXPECT_GE(n_kernels, n_files);
+    EXPECT_GE(n_launches, n_files);
+}
+
 // ---------------------------------------------------------------- Markdown
 
 TEST(Tagger, FencesWithAnyOrNoLanguageTag) {
@@ -404,6 +442,7 @@ int main() {
     if (x < y && y > 0) x <<= 2;
     return x;
 }
+template <typename T> struct Box { friend std::ostream& operator<<<T>(std::ostream&, const Box<T>&); };
 ```
 )");
 }
