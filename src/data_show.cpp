@@ -109,21 +109,21 @@ void data_show(const DataShowOptions& o, std::ostream& out) {
     out << "----\n";
     std::string state;
     for (size_t t = 0; t < n; ++t) {
-        if (static_cast<int64_t>(t) == max_len)
+        if (static_cast<int64_t>(t) == max_len) {
             out << (colour ? "\033[0m\033[7m" : "")
                 << strprintf("[[cut: the trainer sees only the first data.max_seq_len = %lld tokens]]",
                              (long long)max_len)
                 << (colour ? "\033[0m" : "");
-        bool train = s.trainable[t] != 0, sens = s.tag_bits[t] != 0;
-        if (colour) {
-            out << "\033[0;" << role_colour(s.roles[t]) << (train ? ";1" : ";2") << (sens ? ";4" : "") << "m"
-                << piece[t];
-        } else {
-            std::string now = std::string(role_name(static_cast<Role>(s.roles[t]))) + (train ? " T" : "") + (sens ? " S" : "");
-            if (now != state) out << "[[" << now << "]]";
-            state = now;
-            out << piece[t];
+            state.clear();  // the next token restates its style or marker
         }
+        bool train = s.trainable[t] != 0, sens = s.tag_bits[t] != 0;
+        std::string now = colour ? std::string("\033[0;") + role_colour(s.roles[t]) + (train ? ";1" : ";2") +
+                                       (sens ? ";4" : "") + "m"
+                                 : "[[" + std::string(role_name(static_cast<Role>(s.roles[t]))) +
+                                       (train ? " T" : "") + (sens ? " S" : "") + "]]";
+        if (now != state) out << now;  // style or marker only where it changes
+        state = now;
+        out << piece[t];
     }
     out << (colour ? "\033[0m" : "") << "\n----\n";
 
