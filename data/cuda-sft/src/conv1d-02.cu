@@ -67,7 +67,7 @@ int main()
 
     long bad = 0;
     const double u = std::ldexp(1.0, -24);
-    for (int b = 0; b < B; b += 3)  // every third batch entry keeps the CPU check quick
+    for (int b = B - 1; b < B; ++b)  // the last batch entry (every offset in it) keeps the CPU check quick
         for (int co = 0; co < Cout; ++co)
             for (int l = 0; l < L; ++l) {
                 double ref = bias[co], mag = std::fabs(bias[co]);

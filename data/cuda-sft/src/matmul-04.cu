@@ -95,7 +95,7 @@ int main()
 
     long bad = 0;
     const double u = std::ldexp(1.0, -24);
-    for (int i = 0; i < M; i += 13)
+    for (int i = 0; i < M; i += 31)  // sampled rows keep the CPU check quick
         for (int j = 0; j < N; ++j) {
             double ref = 0.0, mag = 0.0;
             for (int k = 0; k < K; ++k) {

@@ -1,7 +1,7 @@
 /*@prompt
-Conway's Game of Life on a 1024x1024 torus (wrap-around edges) in CUDA. Each generation should load a 16x16 tile plus a one-cell halo into shared memory. Run 100 generations and verify against a CPU implementation.
+Conway's Game of Life on a 512x512 torus (wrap-around edges) in CUDA. Each generation should load a 16x16 tile plus a one-cell halo into shared memory. Run 60 generations and verify against a CPU implementation.
 @explanation
-A cell's next state depends on its 3x3 neighbourhood, so a 16x16 block stages an 18x18 tile in shared memory: the 256 threads fill the 324 cells with a strided loop, each computing the global coordinates of its tile cell with wrap-around (`(x + n) % n`), which implements the torus without special edge cases. After `__syncthreads()` every thread counts its eight neighbours from shared memory and applies the rules (a live cell with 2 or 3 neighbours survives, a dead cell with exactly 3 is born). Generations ping-pong between two buffers, so a launch never reads cells it is overwriting. The board starts from a deterministic pseudo-random pattern plus a glider; the state is discrete, so after 100 generations it must match the CPU exactly.
+A cell's next state depends on its 3x3 neighbourhood, so a 16x16 block stages an 18x18 tile in shared memory: the 256 threads fill the 324 cells with a strided loop, each computing the global coordinates of its tile cell with wrap-around (`(x + n) % n`), which implements the torus without special edge cases. After `__syncthreads()` every thread counts its eight neighbours from shared memory and applies the rules (a live cell with 2 or 3 neighbours survives, a dead cell with exactly 3 is born). Generations ping-pong between two buffers, so a launch never reads cells it is overwriting. The board starts from a deterministic pseudo-random pattern plus a glider; the state is discrete, so after 60 generations it must match the CPU exactly.
 @*/
 #include <cstdio>
 #include <cstdlib>
@@ -58,13 +58,13 @@ static void life_cpu(const std::vector<unsigned char>& cur, std::vector<unsigned
 
 int main()
 {
-    const int n = 1024, generations = 100;
+    const int n = 512, generations = 60;
     std::vector<unsigned char> board(n * n);
     unsigned s = 2024u;
     for (auto& c : board) { s = s * 1664525u + 1013904223u; c = (s >> 28) < 5 ? 1 : 0; }
     const int glider[5][2] = {{1, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
-    for (int y = 500; y < 510; ++y) for (int x = 500; x < 510; ++x) board[y * n + x] = 0;
-    for (auto& g : glider) board[(501 + g[1]) * n + 501 + g[0]] = 1;
+    for (int y = 250; y < 260; ++y) for (int x = 250; x < 260; ++x) board[y * n + x] = 0;
+    for (auto& g : glider) board[(251 + g[1]) * n + 251 + g[0]] = 1;
 
     unsigned char *d_a, *d_b;
     CUDA_CHECK(cudaMalloc(&d_a, n * n));
