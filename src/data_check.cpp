@@ -696,7 +696,11 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
 
     // 3. Token lengths with the configured tokenizer and chat format; tagger coverage.
     TextSetup text = load_text(o, cfg);
-    for (Sample& s : samples) {
+    Progress scan(text.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples",
+                  progress_bar_wanted(o.progress));
+    for (size_t i = 0; i < samples.size(); ++i) {
+        Sample& s = samples[i];
+        scan.update(static_cast<int64_t>(i));
         if (!s.ok()) continue;
         uint32_t bits = 0;
         for (const Message& m : s.conv.messages)
@@ -724,6 +728,9 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
                                            cfg.data.truncation == "drop" ? "drops" : "truncates")});
         }
     }
+
+    scan.update(static_cast<int64_t>(samples.size()));
+    scan.finish();
 
     // 4. Compile (and run) the programs of the samples still standing.
     json compile_info = nullptr, run_info = nullptr;
