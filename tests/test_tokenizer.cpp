@@ -124,9 +124,9 @@ bool same_via_chars(const std::string& text, const std::vector<int32_t>& ids, co
 
 // ---------------------------------------------------------------- tokenizer.json parity
 
-class HfParity : public ::testing::TestWithParam<std::string> {};
+class TokParity : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(HfParity, IdsOffsetsAndDecodeMatchHuggingFace) {
+TEST_P(TokParity, IdsOffsetsAndDecodeMatchHuggingFace) {
     const std::string name = GetParam();
     json fx = load_json(kGolden + "/" + name + ".json");
     auto tok = cuset::tokenizer_load(kGolden + "/" + fx["dir"].get<std::string>());
@@ -174,11 +174,11 @@ TEST_P(HfParity, IdsOffsetsAndDecodeMatchHuggingFace) {
     std::cout << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Pipelines, HfParity,
+INSTANTIATE_TEST_SUITE_P(Pipelines, TokParity,
                          ::testing::Values("qwen", "deepseek", "seed", "llama3", "gpt2", "bytefallback"),
                          [](const auto& info) { return info.param; });
 
-TEST(SentencePiece, IdsOffsetsAndDecodeMatchPythonApi) {
+TEST(TokSentencePiece, IdsOffsetsAndDecodeMatchPythonApi) {
     json fx = load_json(kGolden + "/spm.json");
     auto tok = cuset::tokenizer_load(kGolden + "/spm/tokenizer.model");
     EXPECT_EQ(tok->backend(), "sentencepiece");
@@ -203,7 +203,7 @@ TEST(SentencePiece, IdsOffsetsAndDecodeMatchPythonApi) {
 
 // ---------------------------------------------------------------- chat formats
 
-TEST(ChatFormat, RolesAndIdsMatchApplyChatTemplate) {
+TEST(TokChatFormat, RolesAndIdsMatchApplyChatTemplate) {
     json fx = load_json(kGolden + "/chat.json");
     std::map<std::string, std::unique_ptr<cuset::Tokenizer>> toks;
     size_t checked = 0;
@@ -243,7 +243,7 @@ TEST(ChatFormat, RolesAndIdsMatchApplyChatTemplate) {
 
 // The exact roles of a small Qwen3 answer, spelled out: the empty think block is prompt-side
 // template, the answer and <|im_end|> are trainable, the newline after it is not.
-TEST(ChatFormat, Qwen3EmptyThinkBlockIsTemplate) {
+TEST(TokChatFormat, Qwen3EmptyThinkBlockIsTemplate) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen3");
     cuset::ChatFormatOptions o;
     o.format = "qwen3";
@@ -266,7 +266,7 @@ TEST(ChatFormat, Qwen3EmptyThinkBlockIsTemplate) {
     EXPECT_NE(sig.find("hi:p <|im_end|>:t "), std::string::npos) << sig;
 }
 
-TEST(ChatFormat, AutoNeedsAKnownTemplate) {
+TEST(TokChatFormat, AutoNeedsAKnownTemplate) {
     auto tok = cuset::tokenizer_load(kGolden + "/gpt2");
     cuset::ChatFormatOptions o;
     try {
@@ -281,7 +281,7 @@ TEST(ChatFormat, AutoNeedsAKnownTemplate) {
     EXPECT_EQ(cuset::chat_format_detect(kGolden + "/seed"), "seed-coder");
 }
 
-TEST(ChatFormat, EmptyTrainableSetIsAnErrorNamingTheSample) {
+TEST(TokChatFormat, EmptyTrainableSetIsAnErrorNamingTheSample) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen25");
     cuset::ChatFormatOptions o;
     o.format = "chatml";
@@ -300,7 +300,7 @@ TEST(ChatFormat, EmptyTrainableSetIsAnErrorNamingTheSample) {
     }
 }
 
-TEST(ChatFormat, NoDoubleBos) {
+TEST(TokChatFormat, NoDoubleBos) {
     // llama3's post-processor adds <|begin_of_text|>; a custom prefix that already writes it must
     // not get a second one, and plain text gets exactly one.
     auto tok = cuset::tokenizer_load(kGolden + "/llama3");
@@ -329,7 +329,7 @@ TEST(ChatFormat, NoDoubleBos) {
     EXPECT_EQ(std::count(f.ids.begin(), f.ids.end(), ds->bos_id()), 1);
 }
 
-TEST(ChatFormat, PlainAndRawTextTrainOnResponseAndEos) {
+TEST(TokChatFormat, PlainAndRawTextTrainOnResponseAndEos) {
     auto tok = cuset::tokenizer_load(kGolden + "/bytefallback");  // post-processor: <s> $A </s>
     cuset::ChatFormatOptions o;
     o.format = "plain";
@@ -355,7 +355,7 @@ TEST(ChatFormat, PlainAndRawTextTrainOnResponseAndEos) {
     for (size_t t = 1; t < raw.ids.size(); ++t) EXPECT_EQ(raw.trainable[t], 1) << t;
 }
 
-TEST(ChatFormat, SpansPointIntoTheMessageContent) {
+TEST(TokChatFormat, SpansPointIntoTheMessageContent) {
     auto tok = cuset::tokenizer_load(kGolden + "/deepseek");
     cuset::ChatFormatOptions o;
     o.format = "deepseek-coder";
@@ -379,7 +379,7 @@ TEST(ChatFormat, SpansPointIntoTheMessageContent) {
 
 // ---------------------------------------------------------------- UTF-8 and errors
 
-TEST(Utf8, SanitizeMatchesPythonReplace) {
+TEST(TokUtf8, SanitizeMatchesPythonReplace) {
     json fx = load_json(kGolden + "/utf8.json");
     for (const json& c : fx) {
         const std::string in = unhex(c["hex"].get<std::string>());
@@ -396,14 +396,14 @@ TEST(Utf8, SanitizeMatchesPythonReplace) {
     }
 }
 
-TEST(Tokenizer, InvalidUtf8IsAnInputError) {
+TEST(TokErrors, InvalidUtf8IsAnInputError) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen25");
     EXPECT_THROW(tok->encode("ok \xC3\x28 bad"), cuset::InputError);
     auto sp = cuset::tokenizer_load(kGolden + "/spm");
     EXPECT_THROW(sp->encode("\xE2\x82"), cuset::InputError);
 }
 
-TEST(Tokenizer, UnsupportedComponentIsNamed) {
+TEST(TokErrors, UnsupportedComponentIsNamed) {
     std::string dir = scratch_dir("tok_unsupported");
     json j = load_json(kGolden + "/qwen25/tokenizer.json");
     j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}};
@@ -421,7 +421,7 @@ TEST(Tokenizer, UnsupportedComponentIsNamed) {
     EXPECT_THROW(cuset::tokenizer_load(dir + "/nothing-here"), cuset::InputError);
 }
 
-TEST(Tokenizer, SpecialTokensFromConfig) {
+TEST(TokErrors, SpecialTokensFromConfig) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen25");
     EXPECT_EQ(tok->bos_id(), -1);  // Qwen has no BOS
     EXPECT_EQ(tok->eos_id(), tok->token_to_id("<|im_end|>"));
@@ -437,7 +437,7 @@ TEST(Tokenizer, SpecialTokensFromConfig) {
 
 // ---------------------------------------------------------------- cuset-train tokenize
 
-TEST(TokenizeCommand, JsonMatchesTheFixtures) {
+TEST(TokCli, JsonMatchesTheFixtures) {
     json fx = load_json(kGolden + "/qwen.json");
     const json& c = fx["cases"][60];
     std::string dir = scratch_dir("tok_cli");

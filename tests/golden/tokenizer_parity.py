@@ -275,7 +275,7 @@ def qwen_added_tokens():
             [AddedToken(t, special=False, normalized=False) for t in plain])
 
 
-def build(name, vocab_size, docs):
+def build(name, vocab_size, docs, min_frequency=2):
     """A trained tokenizer with the named family's pipeline, plus its tokenizer_config.json."""
     initial = pre_tokenizers.ByteLevel.alphabet()
     config = {}
@@ -360,7 +360,7 @@ def build(name, vocab_size, docs):
         raise ValueError(name)
 
     extra = {"limit_alphabet": 300} if name == "bytefallback" else {}
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, show_progress=False,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
                                   initial_alphabet=initial, special_tokens=[], **extra)
     tok.train_from_iterator(docs, trainer=trainer)
     tok.add_tokens(added)
