@@ -723,9 +723,10 @@ void HfTokenizer::materialize(Work& w, Piece& p) const {
     Seg ns;
     ns.identity = false;
     ns.shift = old.orig(p.a).first;
-    if (p.prefix) {
-        ns.own.push_back(' ');
-        ns.al.push_back(old.orig(p.a));
+    if (p.prefix) {  // the space, as a byte-level char when ByteLevel already ran
+        const std::string sp = p.byte_level ? alphabet().str[' '] : std::string(" ");
+        ns.own += sp;
+        ns.al.insert(ns.al.end(), sp.size(), old.orig(p.a));
     }
     for (uint32_t i = p.a; i < p.b; ++i) {
         Span al = old.orig(i);
@@ -1123,7 +1124,14 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
             continue;
         }
         if (!pp.trim_offsets) continue;
-        // HF byte_level::process_offsets: trim leading/trailing 'Ġ' or whitespace chars.
+        // HF byte_level::process_offsets: trim leading/trailing 'Ġ' or whitespace chars. The
+        // Python binding (the reference) trims after converting offsets to characters, so one
+        // space counts as one character of the text: walk characters, not bytes.
+        auto next_char = [&](uint32_t b) { return b + static_cast<uint32_t>(utf8_len(static_cast<unsigned char>(text[b]))); };
+        auto prev_char = [&](uint32_t b) {
+            do --b; while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80);
+            return b;
+        };
         for (size_t i = 0; i < e.ids.size(); ++i) {
             const std::string& v = values[i];
             std::vector<uint32_t> cps;
@@ -1137,14 +1145,19 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
             while (lead < cps.size() && is_sp(cps[lead])) ++lead;
             while (trail < cps.size() && is_sp(cps[cps.size() - 1 - trail])) ++trail;
             auto& off = e.offsets[i];
-            if (lead > 0 || trail > 0) {
-                if (lead > 0) {
-                    bool is_first = i == 0 || off.first == 0;
-                    if (is_first && pp.add_prefix_space && lead == 1) lead = 0;
-                    off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(lead), off.second);
-                }
-                if (trail > 0 && off.second >= trail)
-                    off.second = std::max<uint32_t>(off.second - static_cast<uint32_t>(trail), off.first);
+            if (lead == 0 && trail == 0) continue;
+            if (lead > 0) {
+                bool is_first = i == 0 || off.first == 0;
+                if (is_first && pp.add_prefix_space && lead == 1) lead = 0;
+                uint32_t b = off.first;
+                for (size_t k = 0; k < lead && b < off.second; ++k) b = next_char(b);
+                off.first = std::min(b, off.second);
+            }
+            if (trail > 0) {
+                uint32_t b = off.second;
+                size_t k = 0;
+                for (; k < trail && b > 0; ++k) b = prev_char(b);
+                if (k == trail) off.second = std::max(b, off.first);  // end (in chars) >= trail
             }
         }
     }

@@ -8,8 +8,9 @@ offsets and decodings that `tokenizers` produces. Also trains a SentencePiece mo
 families' real chat templates, and records Python's UTF-8 repair. Usage: tokenizer_parity.py OUT_DIR
 
 Offsets: `tokenizers` returns character offsets in Python; every offset is converted to a byte
-offset of the UTF-8 text as len(text[:c].encode()). Token offsets always fall on character
-boundaries, so this conversion is exact.
+offset of the UTF-8 text as len(text[:c].encode()), which is exact because character offsets name
+character boundaries. (The Python binding converts to characters before the post-processor runs,
+so ByteLevel's offset trimming moves offsets by characters; cuset reproduces that.)
 """
 import glob
 import json
@@ -342,6 +343,19 @@ def build(name, vocab_size, docs, min_frequency=2):
                  AddedToken("hello", special=False, normalized=True, single_word=True),
                  AddedToken("<|endoftext|>", special=True, normalized=False)]
         config = {"eos_token": "<|endoftext|>"}
+    elif name == "prefix":
+        # ByteLevel without its regex but with the prefix space, contiguous Digits before it, and a
+        # Split that runs on the byte-level text after it (its "Ġ" is the space byte).
+        tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"\n+"), behavior="isolated"),
+            pre_tokenizers.Digits(individual_digits=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=False),
+            pre_tokenizers.Split(Regex("Ġ+"), behavior="merged_with_next")])
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=False)
+        added = [AddedToken("<|endoftext|>", special=True, normalized=False)]
+        config = {"eos_token": "<|endoftext|>"}
     elif name == "bytefallback":
         # Char-level BPE with byte fallback, NFC, and Split with every behaviour and invert.
         tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=True))
@@ -641,7 +655,7 @@ def main():
 
     tok_dirs = {}
     summary = {}
-    for name in ["qwen", "deepseek", "seed", "llama3", "gpt2", "bytefallback"]:
+    for name in ["qwen", "deepseek", "seed", "llama3", "gpt2", "prefix", "bytefallback"]:
         tok, config = build(name, 6000, docs)
         dirs = ["qwen25", "qwen3"] if name == "qwen" else [name]
         for dname in dirs:
