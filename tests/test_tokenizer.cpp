@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -353,6 +354,46 @@ TEST(TokChatFormat, SpansPointIntoTheMessageContent) {
         last_end = std::max(last_end, e);
     }
     EXPECT_EQ(rebuilt, code);  // the response tokens' spans tile the content
+}
+
+// ---------------------------------------------------------------- robustness
+
+// Random texts from awkward pieces (and random bytes): no crash, spans inside the text, and
+// byte-level tokenizers without a normalizer give the text back when decoding.
+TEST(TokFuzz, RandomTextKeepsInvariants) {
+    const std::vector<std::string> pool = {
+        "a", "Z", " ", "  ", "\n", "\n\n", "\t", "\r\n", "'s", "'LL", "1", "42", "\xD9\xA3", "\xC3\xA9", "e\xCC\x81",
+        "\xE4\xB8\xAD", "\xF0\x9F\x99\x82", "\xE2\x80\x8D", "\xC2\x85", "\xC2\xA0", "<|im_end|>", "<|im", "<think>",
+        "<mask>", "[RS]", "hello", "<<<", ">>>", "__global__", "{", "}", ";", "#", "\xEF\xBD\x9C", "\xCC\xA3\xCC\x82",
+        "\xE1\x84\x80\xE1\x85\xA1", "\xF0\x9D\x94\xB8", "<s>", "</s>", "\xE2\x80\xA8", "\x01"};
+    std::mt19937 rng(1234);
+    for (const std::string dir : {"qwen25", "deepseek", "seed", "llama3", "gpt2", "prefix", "bytefallback", "spm"}) {
+        auto tok = cuset::tokenizer_load(kGolden + "/" + dir);
+        const bool round_trip = dir == "deepseek" || dir == "seed" || dir == "llama3";
+        for (int n = 0; n < 300; ++n) {
+            std::string t;
+            const int len = static_cast<int>(rng() % 40);
+            for (int k = 0; k < len; ++k) t += pool[rng() % pool.size()];
+            for (bool special : {false, true}) {
+                cuset::Encoding e = tok->encode(t, special);
+                ASSERT_EQ(e.ids.size(), e.offsets.size());
+                for (size_t i = 0; i < e.ids.size(); ++i) {
+                    EXPECT_FALSE(tok->id_to_token(e.ids[i]).empty()) << dir << " id " << e.ids[i];
+                    EXPECT_LE(e.offsets[i].first, e.offsets[i].second) << dir << " \"" << show(t) << "\"";
+                    EXPECT_LE(e.offsets[i].second, t.size()) << dir << " \"" << show(t) << "\"";
+                }
+                if (round_trip && !special) {
+                    EXPECT_EQ(tok->decode(e.ids), t) << dir;
+                }
+            }
+            std::string junk = t;
+            if (!junk.empty()) junk[rng() % junk.size()] = static_cast<char>(0x80 | (rng() % 64));
+            if (cuset::utf8_first_invalid(junk) >= 0) {
+                EXPECT_THROW(tok->encode(junk), cuset::InputError);
+                EXPECT_NO_THROW(tok->encode(cuset::utf8_sanitize(junk, true, "fuzz")));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------- UTF-8 and errors

@@ -471,69 +471,81 @@ CONVERSATIONS = [
                                    {"role": "assistant", "content": "共享内存（shared memory）是块内线程共享的片上存储。 naïve café e\u0301"}]},
     {"id": "spaces", "messages": [{"role": "user", "content": "  two spaces"},
                                   {"role": "assistant", "content": "    int x = 0;    \n\t}"}]},
+    {"id": "reasoning", "messages": [{"role": "user", "content": "Is 7 prime?"},
+                                     {"role": "assistant", "content": "<think>\nIt has no divisors but 1 and 7.\n</think>\n\nYes."},
+                                     {"role": "user", "content": "And 9?"},
+                                     {"role": "assistant", "content": "<think>\n9 = 3 * 3.\n\n</think>\n\n\nNo, 9 = 3 * 3."}]},
 ]
+
+
+def qwen3_pieces(c, think):
+    """(char offset in the content, text) of what Qwen3's template renders of an assistant
+    content: the reasoning before '</think>' (only in think mode) and the answer after it."""
+    if "</think>" not in c:
+        return [(0, c)] if not think else [(len(c) - len(c.lstrip("\n")), c.lstrip("\n"))]
+    before = c.split("</think>")[0].rstrip("\n")
+    k = before.rfind("<think>")
+    rs = k + 7 if k >= 0 else 0
+    reasoning = before[rs:].lstrip("\n")
+    rs += len(before[rs:]) - len(reasoning)
+    a = c.rfind("</think>") + 8
+    answer = c[a:].lstrip("\n")
+    a += len(c[a:]) - len(answer)
+    out = [(rs, reasoning)] if think and reasoning else []
+    return out + [(a, answer)]
 
 
 def chat_roles(fmt, rendered, messages, offsets, eos_text):
     """Expected role per token from the reference offsets: a token overlapping an assistant
     content is response (trainable); else one overlapping an end-of-turn range is trainable
     template; else one overlapping a user/system content is prompt/system; else template."""
-    # Where each message's content sits in the rendered text (searched in order).
-    contents, cursor = [], 0
     last_user = max([i for i, m in enumerate(messages) if m["role"] == "user"], default=len(messages) - 1)
-    for i, m in enumerate(messages):
-        c = m["content"]
-        if fmt == "qwen3" and m["role"] == "assistant" and i > last_user and i == len(messages) - 1:
-            c = c.lstrip("\n")
-        if not c:
-            contents.append(None)
-            continue
-        pos = rendered.find(c, cursor)
-        assert pos >= 0, (fmt, i, c)
-        contents.append((pos, pos + len(c)))
-        cursor = pos + len(c)
     eot = {"chatml": "<|im_end|>", "qwen3": "<|im_end|>", "deepseek-coder": "\n<|EOT|>", "seed-coder": eos_text}[fmt]
-    eots = []
-    for i, m in enumerate(messages):
-        if m["role"] == "assistant":
-            end = contents[i][1] if contents[i] else None
-            assert end is not None and rendered.startswith(eot, end), (fmt, i)
-            eots.append((end, end + len(eot)))
-    # Character positions -> byte positions.
     cum = [0]
     for ch in rendered:
         cum.append(cum[-1] + len(ch.encode("utf-8")))
-    to_b = lambda p: cum[p]
-    contents_b = [(to_b(x[0]), to_b(x[1])) if x else None for x in contents]
-    eots_b = [(to_b(a), to_b(b)) for a, b in eots]
+    ranges, trained, cursor = [], [], 0  # ranges: (byte begin, byte end, message, content byte offset)
+    for i, m in enumerate(messages):
+        c = m["content"]
+        pieces = [(0, c)]
+        if fmt == "qwen3" and m["role"] == "assistant":
+            think = i > last_user and (i == len(messages) - 1 or bool(qwen3_pieces(c, True)[:-1]))
+            pieces = qwen3_pieces(c, think)
+            if think and len(pieces) == 2:  # "<think>\n" and "\n</think>\n\n" around the reasoning are trainable
+                r = rendered.find("<think>\n" + pieces[0][1], cursor)
+                trained.append((cum[r], cum[r + 8]))
+                e = r + 8 + len(pieces[0][1])
+                trained.append((cum[e], cum[e + len("\n</think>\n\n")]))
+        end = None
+        for off, text in pieces:
+            if not text:
+                continue
+            pos = rendered.find(text, cursor)
+            assert pos >= 0, (fmt, i, text)
+            ranges.append((cum[pos], cum[pos + len(text)], i, len(c[:off].encode("utf-8"))))
+            cursor = end = pos + len(text)
+        if m["role"] == "assistant":
+            assert end is not None and rendered.startswith(eot, end), (fmt, i)
+            trained.append((cum[end], cum[end + len(eot)]))
     roles, trainable, message, spans = [], [], [], []
     for (tb, te) in offsets:
-        role, tr, msg, span = "template", 0, -1, [-1, -1]
-        best = 0
+        role, msg, span, best = "template", -1, [-1, -1], 0
         if te > tb:
-            for i, x in enumerate(contents_b):
-                if not x:
-                    continue
-                ob, oe = max(tb, x[0]), min(te, x[1])
+            for (rb, re_, i, coff) in ranges:
+                ob, oe = max(tb, rb), min(te, re_)
                 if oe <= ob:
                     continue
-                # Byte offset of the overlap inside the message content (the content may have
-                # been lstripped by the template: add the stripped bytes back).
-                stripped = len(messages[i]["content"].encode()) - len(rendered[contents[i][0]:contents[i][1]].encode())
                 rank = 4 if messages[i]["role"] == "assistant" else 2
                 if rank > best:
-                    best = rank
-                    msg = i
-                    span = [ob - x[0] + stripped, oe - x[0] + stripped]
+                    best, msg = rank, i
+                    span = [coff + ob - rb, coff + oe - rb]
                     role = "response" if rank == 4 else ("system" if messages[i]["role"] == "system" else "prompt")
-            if best < 3:
-                for a, b in eots_b:
-                    if min(te, b) > max(tb, a):
-                        best = 3
-        if best >= 3:
-            tr = 1
+                elif rank == best and msg == i:
+                    span[1] = coff + oe - rb
+            if best < 3 and any(min(te, b) > max(tb, a) for a, b in trained):
+                best = 3
         roles.append(role)
-        trainable.append(tr)
+        trainable.append(1 if best >= 3 else 0)
         message.append(msg)
         spans.append(span)
     return roles, trainable, message, spans
