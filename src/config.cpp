@@ -159,12 +159,14 @@ Table make_table() {
                       "auto | cpu | cuda | cuda:N"));
     range(t.add("train.seed", Kind::kInt, CUSET_REF(train.seed), "seed for init, shuffling"),
           0, 9.007199254740992e15);
-    range(t.add("train.micro_batch_size", Kind::kInt, CUSET_REF(train.micro_batch_size),
-                "samples (or packed rows) per forward pass"),
-          1, 1 << 20);
-    range(t.add("train.grad_accum", Kind::kInt, CUSET_REF(train.grad_accum),
-                "micro-batches per optimizer step"),
-          1, 1 << 20);
+    // How a step is split is not part of the hash: the step's gradient does not depend on it
+    // (METHOD.md sec. 4), so a run may resume with another split of the same global batch.
+    bookkeeping(range(t.add("train.micro_batch_size", Kind::kInt, CUSET_REF(train.micro_batch_size),
+                            "samples (or packed rows) per forward pass"),
+                      1, 1 << 20));
+    bookkeeping(range(t.add("train.grad_accum", Kind::kInt, CUSET_REF(train.grad_accum),
+                            "micro-batches per optimizer step (global batch = micro x accum x ranks)"),
+                      1, 1 << 20));
     range(t.add("train.epochs", Kind::kInt, CUSET_REF(train.epochs), "passes over the data"), 1,
           1 << 20);
     range(t.add("train.max_steps", Kind::kInt, CUSET_REF(train.max_steps),

@@ -90,7 +90,7 @@ void chunk_backward(const at::Tensor& gz, const at::Tensor& h, const at::Tensor&
 
 void throw_if_nonfinite(int64_t n_bad, const char* where) {
     if (n_bad > 0)
-        throw RuntimeFailure(strprintf("%s: %lld token(s) have non-finite logits (NaN or inf in the "
+        throw NonFiniteError(strprintf("%s: %lld token(s) have non-finite logits (NaN or inf in the "
                                        "hidden states or lm_head weight)",
                                        where, static_cast<long long>(n_bad)));
 }

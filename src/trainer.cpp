@@ -153,6 +153,7 @@ void Trainer::setup() {
     signals_install();
     if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
     device_ = device_resolve(cfg_.train.device);
+    if (device_.is_cuda() && comm_.world > 1) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm_.local_rank));
     if (cfg_.model.dtype == "auto") dtype_ = device_.is_cuda() ? at::kBFloat16 : at::kFloat;
     else dtype_ = dtype_from_name(cfg_.model.dtype);
     log_info("run %s | device %s | dtype %s | %d CPU threads | rank %lld of %lld", run_dir_.c_str(),
@@ -472,7 +473,12 @@ EvalResult Trainer::evaluate(const PreparedData& data) {
 void Trainer::eval_and_record(const char* when) {
     if (eval_.examples.empty()) return;
     auto t0 = std::chrono::steady_clock::now();
-    EvalResult e = evaluate(eval_);
+    EvalResult e;
+    try {
+        e = evaluate(eval_);
+    } catch (const NonFiniteError& err) {
+        log_warn("eval (%s): %s", when, err.what());
+    }
     log_info("eval (%s, step %lld): loss %.4f | cross-entropy %.4f over %lld targets (%.1fs)", when,
              (long long)state_.step, e.loss, e.ce, (long long)e.n_targets, seconds_since(t0));
     state_.history.push_back({{"step", state_.step}, {"when", when}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}});

@@ -18,6 +18,7 @@ namespace cuset {
 struct Comm {
     int64_t rank = 0;
     int64_t world = 1;
+    int64_t local_rank = 0;  // GPU index on this node
     // Sum of a host double over ranks.
     std::function<double(double)> sum = [](double x) { return x; };
     // Sum of the gradients over ranks, in place (called once per step, before normalisation).
