@@ -623,7 +623,7 @@ TEST(DataCheck, TokenStatisticsWithTheConfiguredTokenizer) {
 namespace {
 
 // `data check` over one bundled split: every sample kept, the tagger finding a kernel body and
-// a launch in each (no warning at all), and with `compile` every program built by nvcc.
+// a launch in each, and with `compile` every program built by nvcc.
 void check_bundled(const std::string& split, bool compile) {
     std::string dir = scratch_dir("data-bundled-" + split + (compile ? "-nvcc" : ""));
     std::string input = std::string(CUSET_SOURCE_DIR) + "/data/cuda-sft/" + split + ".jsonl";
@@ -634,7 +634,7 @@ void check_bundled(const std::string& split, bool compile) {
     json rep = json::parse(read_file(dir + "/report.json"));
     EXPECT_GT(rep["samples"].get<int>(), 0);
     EXPECT_EQ(rep["kept"], rep["samples"]) << r.out;
-    EXPECT_EQ(rep["warned"], 0) << r.out;
+    // (A too_long warning would depend on the default tokenizer present, so it is not checked.)
     EXPECT_EQ(rep["tagger"]["no_kernel"], 0) << r.out;
     EXPECT_EQ(rep["tagger"]["no_launch"], 0) << r.out;
     if (compile) {
