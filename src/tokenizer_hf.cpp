@@ -95,14 +95,12 @@ struct Piece {
     bool prefix = false;       // a virtual ' ' before a (ByteLevel add_prefix_space)
 };
 
+// One encode call's state: the segments (input, NFC results, materialized pieces; a deque so
+// their addresses stay put) and the current pieces.
 struct Work {
-    std::string_view text;
     std::deque<Seg> segs;
     std::vector<Piece> pieces;
-    std::string tmp;
     std::vector<Span> matches;
-
-    const char* bytes(const Piece& p) const { return segs[p.seg].data + p.a; }
 };
 
 // ---------------------------------------------------------------- flat hash map for merges
@@ -277,16 +275,16 @@ private:
     void load_decoder(const json& d);
 
     Scratch& scratch() const;
-    void split_added(Work& w, uint32_t seg, uint32_t a, uint32_t b, const AddedTrie& trie, bool normalized_pass,
+    void split_added(Work& w, uint32_t seg, uint32_t a, uint32_t b, const AddedTrie& trie,
                      std::vector<Piece>* out) const;
     void normalize_piece(Work& w, const Piece& p, std::vector<Piece>* out) const;
     void apply_pre_tokenizer(Work& w, const PreTok& pt) const;
     void materialize(Work& w, Piece& p) const;
-    void split_piece(Work& w, const Piece& p, const std::vector<Span>& matches, Behavior behavior, bool invert,
+    void split_piece(const Piece& p, const std::vector<Span>& matches, Behavior behavior, bool invert,
                      std::vector<Piece>* out) const;
     void bpe_word(Scratch& s, const Piece& p, const Work& w) const;
     void bpe_merge(Scratch& s) const;
-    int32_t symbol_id(Scratch& s, std::string_view ch, bool first, bool last, uint32_t byte_len) const;
+    int32_t symbol_id(std::string_view ch, bool first, bool last) const;
 
     uint64_t instance_ = g_instance.fetch_add(1);
     std::string path_;
@@ -606,8 +604,7 @@ Scratch& HfTokenizer::scratch() const {
 
 // HF AddedVocabulary::find_matches + split_with_indices on bytes [a, b) of a segment.
 void HfTokenizer::split_added(Work& w, uint32_t seg, uint32_t a, uint32_t b, const AddedTrie& trie,
-                              bool normalized_pass, std::vector<Piece>* out) const {
-    (void)normalized_pass;
+                              std::vector<Piece>* out) const {
     const Seg& sg = w.segs[seg];
     const char* s = sg.data + a;
     const uint32_t n = b - a;
@@ -712,7 +709,7 @@ void HfTokenizer::normalize_piece(Work& w, const Piece& p, std::vector<Piece>* o
             b = back.size;
         }
     }
-    split_added(w, seg, a, b, trie_norm_, true, out);
+    split_added(w, seg, a, b, trie_norm_, out);
 }
 
 // Gives a piece its own segment holding the text a later step must see: the virtual prefix
@@ -752,9 +749,8 @@ void HfTokenizer::materialize(Work& w, Piece& p) const {
 
 // HF NormalizedString::split: `matches` are relative to the piece; they and the gaps between
 // them become splits according to `behavior` (after `invert` flips which are matches).
-void HfTokenizer::split_piece(Work& w, const Piece& p, const std::vector<Span>& matches, Behavior behavior,
-                              bool invert, std::vector<Piece>* out) const {
-    (void)w;
+void HfTokenizer::split_piece(const Piece& p, const std::vector<Span>& matches, Behavior behavior, bool invert,
+                              std::vector<Piece>* out) const {
     const uint32_t n = p.b - p.a;
     struct M { uint32_t x, y; bool match; };
     std::vector<M> ms;
@@ -842,7 +838,7 @@ void HfTokenizer::apply_pre_tokenizer(Work& w, const PreTok& pt) const {
             const Seg& sg = w.segs[p.seg];
             pt.regex->find_all(sg.data + p.a, p.b - p.a, &w.matches);
             size_t first = next.size();
-            split_piece(w, p, w.matches, Behavior::kIsolated, false, &next);
+            split_piece(p, w.matches, Behavior::kIsolated, false, &next);
             for (size_t k = first; k < next.size(); ++k) next[k].byte_level = true;
             continue;
         }
@@ -850,7 +846,7 @@ void HfTokenizer::apply_pre_tokenizer(Work& w, const PreTok& pt) const {
         const Seg& sg = w.segs[p.seg];
         if (pt.kind == PreTok::kSplit) {
             pt.regex->find_all(sg.data + p.a, p.b - p.a, &w.matches);
-            split_piece(w, p, w.matches, pt.behavior, pt.invert, &next);
+            split_piece(p, w.matches, pt.behavior, pt.invert, &next);
         } else {  // Digits: each numeric char is a match
             w.matches.clear();
             const char* s = sg.data + p.a;
@@ -860,7 +856,7 @@ void HfTokenizer::apply_pre_tokenizer(Work& w, const PreTok& pt) const {
                 if (uni_is_numeric(c)) w.matches.push_back({i, i + static_cast<uint32_t>(len)});
                 i += static_cast<uint32_t>(len);
             }
-            split_piece(w, p, w.matches, pt.individual_digits ? Behavior::kIsolated : Behavior::kContiguous, false,
+            split_piece(p, w.matches, pt.individual_digits ? Behavior::kIsolated : Behavior::kContiguous, false,
                         &next);
         }
     }
@@ -869,10 +865,9 @@ void HfTokenizer::apply_pre_tokenizer(Work& w, const PreTok& pt) const {
 
 // ---------------------------------------------------------------- BPE
 
-// Id of one initial symbol (HF BPE::merge_word); appends to s.out. Returns -1 when dropped.
-int32_t HfTokenizer::symbol_id(Scratch& s, std::string_view ch, bool first, bool last, uint32_t byte_len) const {
-    (void)s;
-    (void)byte_len;
+// Vocabulary id of one initial symbol with the subword prefix/suffix HF adds (BPE::merge_word);
+// -1 when it is not in the vocabulary.
+int32_t HfTokenizer::symbol_id(std::string_view ch, bool first, bool last) const {
     if (prefix_.empty() && suffix_.empty()) {
         std::string key(ch);
         auto it = vocab_.find(key);
@@ -938,7 +933,7 @@ void HfTokenizer::bpe_word(Scratch& s, const Piece& p, const Work& w) const {
         const uint32_t total = n + (p.prefix ? 1u : 0u);
         for (uint32_t k = 0; k < total; ++k) {
             unsigned char b = (p.prefix && k == 0) ? ' ' : static_cast<unsigned char>(bytes[k - (p.prefix ? 1 : 0)]);
-            int32_t id = plain_affix ? byte_ids_[b] : symbol_id(s, alphabet().str[b], k == 0, k + 1 == total, 1);
+            int32_t id = plain_affix ? byte_ids_[b] : symbol_id(alphabet().str[b], k == 0, k + 1 == total);
             one(id, alphabet().str[b], 1);
         }
     } else {
@@ -946,7 +941,7 @@ void HfTokenizer::bpe_word(Scratch& s, const Piece& p, const Work& w) const {
             int len;
             utf8_decode(bytes, i, &len);
             std::string_view ch(bytes + i, static_cast<size_t>(len));
-            int32_t id = symbol_id(s, ch, i == 0, i + static_cast<uint32_t>(len) == n, static_cast<uint32_t>(len));
+            int32_t id = symbol_id(ch, i == 0, i + static_cast<uint32_t>(len) == n);
             one(id, ch, static_cast<uint32_t>(len));
             i += static_cast<uint32_t>(len);
         }
@@ -1007,7 +1002,6 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
     if (text.size() >= 0xFFFFFFF0u) throw InputError("text to tokenize is larger than 4 GiB");
     Scratch& sc = scratch();
     Work w;
-    w.text = text;
     Seg root;
     root.data = text.data();
     root.size = static_cast<uint32_t>(text.size());
@@ -1016,7 +1010,7 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
     // 1. Added tokens that are not normalized, on the raw text; 2. normalizer and the normalized
     // added tokens on what is left.
     std::vector<Piece> first;
-    split_added(w, 0, 0, root.size, trie_raw_, false, &first);
+    split_added(w, 0, 0, root.size, trie_raw_, &first);
     for (const Piece& p : first) {
         if (p.added >= 0) w.pieces.push_back(p);
         else normalize_piece(w, p, &w.pieces);

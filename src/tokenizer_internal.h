@@ -64,7 +64,7 @@ private:
 };
 
 // ---------------------------------------------------------------- backends
-// `config_dir`: folder of tokenizer_config.json / special_tokens_map.json ("" = none).
+// `config`: the parsed tokenizer_config.json (add_bos_token / add_eos_token for SentencePiece).
 std::unique_ptr<Tokenizer> make_hf_tokenizer(const std::string& json_path);
 std::unique_ptr<Tokenizer> make_spm_tokenizer(const std::string& model_path, const nlohmann::json& config);
 
