@@ -9,8 +9,12 @@
 #include "cuset/error.h"
 #include "cuset/version.h"
 #ifdef CUSET_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+
 #include "cuset/cuda_runtime_info.h"
 #endif
+#include <ATen/ATen.h>
+#include <ATen/SDPBackend.h>
 
 namespace cuset {
 
@@ -29,6 +33,43 @@ c10::Device device_resolve(const std::string& spec) {
     }
     throw UsageError("config error: key 'train.device' expects auto, cpu, cuda or cuda:N, got '" +
                      spec + "'");
+}
+
+int64_t device_peak_allocated(c10::Device device) {
+#ifdef CUSET_WITH_CUDA
+    if (device.is_cuda()) {
+        auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+        return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+    }
+#endif
+    (void)device;
+    return -1;
+}
+
+void device_reset_peak(c10::Device device) {
+#ifdef CUSET_WITH_CUDA
+    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+    (void)device;
+}
+
+std::string sdpa_backend_for(c10::Device device, c10::ScalarType dtype, int64_t n_head, int64_t n_head_kv,
+                             int64_t head_dim, int64_t seq, bool with_mask) {
+    at::NoGradGuard no_grad;
+    auto opts = at::TensorOptions().dtype(dtype).device(device);
+    at::Tensor q = at::empty({1, n_head, seq, head_dim}, opts);     // [1, H, T, E]
+    at::Tensor k = at::empty({1, n_head_kv, seq, head_dim}, opts);  // [1, K, T, E]
+    std::optional<at::Tensor> mask;
+    if (with_mask) mask = at::ones({1, 1, seq, seq}, at::TensorOptions().dtype(at::kBool).device(device));
+    int64_t choice = at::_fused_sdp_choice(q, k, k, mask, 0.0, !with_mask, std::nullopt, n_head != n_head_kv);
+    switch (static_cast<at::SDPBackend>(choice)) {
+        case at::SDPBackend::flash_attention: return "flash_attention";
+        case at::SDPBackend::efficient_attention: return "efficient_attention";
+        case at::SDPBackend::cudnn_attention: return "cudnn_attention";
+        case at::SDPBackend::math: return "math";
+        case at::SDPBackend::overrideable: return "overrideable";
+        default: return "error";
+    }
 }
 
 std::string version_report() {

@@ -43,6 +43,12 @@ std::string run_dir_of(const Config& cfg) {
 
 namespace {
 
+// Waits for the GPU work of a step so that its time and peak memory are the step's own.
+void torch_cuda_synchronize(c10::Device device) {
+    at::Tensor probe = at::zeros({1}, at::TensorOptions().device(device));
+    (void)probe.cpu();
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -66,6 +72,7 @@ struct StepResult {
     int64_t targets = 0;          // valid targets over all ranks
     ObjectiveStats stats;         // this rank's statistics
     double seconds = 0.0;
+    int64_t peak_bytes = -1;      // peak device memory allocated during the step (-1: CPU)
 };
 
 class Trainer {
@@ -281,6 +288,12 @@ void Trainer::plan_steps() {
     state_.world_size = comm_.world;
     state_.config_hash = config_hash(cfg_);
     state_.data_hash = data_hash_;
+    if (device_.is_cuda()) {
+        const ModelConfig& mc = model_->config();
+        log_info("attention kernel on %s: %s (causal), %s (with padding/packing mask)", device_.str().c_str(),
+                 sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, false).c_str(),
+                 sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, true).c_str());
+    }
     log_info("%lld optimizer steps of %lld rows (micro-batch %lld x accumulation %lld x %lld rank(s)); warmup %lld, %s schedule, peak lr %g",
              (long long)total, (long long)global_batch_, (long long)cfg_.train.micro_batch_size,
              (long long)cfg_.train.grad_accum, (long long)comm_.world, (long long)schedule_.warmup_steps,
@@ -345,6 +358,7 @@ MicroBatchTargets Trainer::targets_of(const MicroBatch& mb) const {
 StepResult Trainer::train_step(const std::vector<Row>& rows) {
     auto t0 = std::chrono::steady_clock::now();
     StepResult r;
+    device_reset_peak(device_);
     const int64_t mbs = cfg_.train.micro_batch_size;
     std::vector<MicroBatch> micro;
     for (size_t b = 0; b < rows.size(); b += mbs) {
@@ -432,6 +446,8 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
         state_.bad_in_row = 0;
     }
     state_.tokens += r.targets;
+    if (device_.is_cuda()) torch_cuda_synchronize(device_);
+    r.peak_bytes = device_peak_allocated(device_);
     r.seconds = seconds_since(t0);
     return r;
 }
@@ -539,6 +555,7 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
               {"w_max", num(s.w_max)},
               {"conf_sensitive", num(s.conf_mean_sensitive())},
               {"conf_plain", num(s.conf_mean_plain())}};
+    if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
     metrics_ << m.dump() << "\n" << std::flush;
 }
 
