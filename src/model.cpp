@@ -102,11 +102,13 @@ std::pair<at::Tensor, double> rope_inv_freq(const ModelConfig& cfg) {
 // Per layer: forward without keeping activations, recompute under grad mode in backward.
 // Parameter gradients accumulate through the nested backward (reentrant checkpointing).
 struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
+    // `mask` travels as a pointer (it may be undefined, which autograd inputs may not be).
     static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& cos,
-                              const at::Tensor& sin, const at::Tensor& mask, DecoderLayerImpl* layer) {
-        ctx->save_for_backward({x, cos, sin, mask});
+                              const at::Tensor& sin, const at::Tensor* mask, DecoderLayerImpl* layer) {
+        ctx->save_for_backward({x, cos, sin});
+        ctx->saved_data["mask"] = *mask;
         ctx->saved_data["layer"] = reinterpret_cast<int64_t>(layer);
-        return layer->forward(x, RopeTables{cos, sin}, mask);  // grad mode is off inside apply()
+        return layer->forward(x, RopeTables{cos, sin}, *mask);  // grad mode is off inside apply()
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -117,7 +119,8 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
         at::Tensor out;
         {
             at::AutoGradMode grad_on(true);
-            out = layer->forward(x, RopeTables{saved[1], saved[2]}, saved[3]);
+            const c10::IValue& mask = ctx->saved_data["mask"];
+            out = layer->forward(x, RopeTables{saved[1], saved[2]}, mask.isTensor() ? mask.toTensor() : at::Tensor());
         }
         torch::autograd::backward({out}, {grads[0]});
         return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
@@ -319,7 +322,7 @@ at::Tensor DecoderImpl::forward(const at::Tensor& input_ids, const at::Tensor& a
     if (checkpoint && !x.requires_grad()) x = x.detach().requires_grad_(true);  // so layer params get gradients
     for (DecoderLayer& layer : layer_list) {
         if (checkpoint)
-            x = LayerCheckpoint::apply(x, rope_tables.cos, rope_tables.sin, mask, layer.get());
+            x = LayerCheckpoint::apply(x, rope_tables.cos, rope_tables.sin, &mask, layer.get());
         else
             x = layer->forward(x, rope_tables, mask);
     }
@@ -405,9 +408,14 @@ Decoder model_load(const std::string& dir, c10::ScalarType dtype, c10::Device de
     Decoder model(cfg, at::TensorOptions().dtype(dtype).device(device));
     std::vector<WeightEntry> table = decoder_weight_table(model);
     std::vector<const TensorView*> views = match_table(table, ckpt, dir, cfg.tie_word_embeddings);
-    for (const auto& f : ckpt.files()) f->prefetch();
+    // File by file: map one shard's pages in, copy its tensors, go on (a 64 GB checkpoint never
+    // has to be resident at once).
     at::NoGradGuard no_grad;
-    for (size_t i = 0; i < table.size(); ++i) tensor_copy_from_view(table[i].param, *views[i]);
+    for (const auto& f : ckpt.files()) {
+        f->prefetch();
+        for (size_t i = 0; i < table.size(); ++i)
+            if (views[i]->file == f->path()) tensor_copy_from_view(table[i].param, *views[i]);
+    }
     log_debug("loaded %s (%zu tensors, %.1f MB) as %s on %s", dir.c_str(), table.size(), ckpt.total_bytes() / 1e6,
               dtype_name(dtype).c_str(), device.str().c_str());
     return model;
@@ -431,7 +439,7 @@ std::string model_inspect(const std::string& dir) {
                    (long long)cfg.vocab_size, cfg.rope_theta, cfg.rope_scaling.type.c_str(), cfg.rope_scaling.factor,
                    cfg.attention_bias ? "yes" : "no", cfg.qk_norm ? "yes" : "no",
                    cfg.tie_word_embeddings ? "yes" : "no");
-    s += strprintf("parameters %.3f B in %zu tensors, %zu file(s), %.1f MB\n", n_params / 1e9, table.size(),
+    s += strprintf("parameters %.3f M in %zu tensors, %zu file(s), %.1f MB\n", n_params / 1e6, table.size(),
                    ckpt.files().size(), ckpt.total_bytes() / 1e6);
     return s;
 }

@@ -283,7 +283,13 @@ const TensorView* SafetensorsFile::find(const std::string& name) const {
 }
 
 void SafetensorsFile::prefetch() const {
-    if (map_) ::madvise(map_, size_, MADV_WILLNEED | MADV_SEQUENTIAL);
+    if (!map_) return;
+#ifdef MADV_POPULATE_READ
+    // Maps every page in one call (reading it when not cached): a full load then takes no page
+    // fault per 4 KiB, which otherwise costs more than the copy itself.
+    if (::madvise(map_, size_, MADV_POPULATE_READ) == 0) return;
+#endif
+    ::madvise(map_, size_, MADV_WILLNEED);
 }
 
 // ---------------------------------------------------------------- SafetensorsCheckpoint
