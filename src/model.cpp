@@ -273,12 +273,13 @@ DecoderImpl::DecoderImpl(const ModelConfig& cfg, const at::TensorOptions& option
     norm = register_module("norm", RMSNorm(cfg.hidden_size, cfg.rms_norm_eps, options));
     if (!cfg.tie_word_embeddings)
         lm_head = register_module("lm_head", Dense(cfg.hidden_size, cfg.vocab_size, false, options));
-    // Not a registered buffer: module->to(kBFloat16) must not round the frequencies.
     std::tie(inv_freq, attention_scaling) = rope_inv_freq(cfg);
 }
 
 RopeTables DecoderImpl::rope(const at::Tensor& position_ids) const {
-    at::Tensor freqs = position_ids.to(at::kFloat).unsqueeze(-1) * inv_freq.to(position_ids.device());  // [B, T, E/2]
+    if (!inv_freq_on_device_.defined() || inv_freq_on_device_.device() != position_ids.device())
+        inv_freq_on_device_ = inv_freq.to(position_ids.device());
+    at::Tensor freqs = position_ids.to(at::kFloat).unsqueeze(-1) * inv_freq_on_device_;  // [B, T, E/2]
     at::Tensor emb = at::cat({freqs, freqs}, -1);                                                          // [B, T, E]
     return {(emb.cos() * attention_scaling).unsqueeze(1), (emb.sin() * attention_scaling).unsqueeze(1)};
 }

@@ -122,12 +122,13 @@ public:
     std::vector<DecoderLayer> layer_list;    // the same layers, typed
     RMSNorm norm = nullptr;
     Dense lm_head = nullptr;  // [V, D], null when tied
-    at::Tensor inv_freq;      // [E/2] fp32 buffer, RoPE scaling applied
+    at::Tensor inv_freq;      // [E/2] fp32 on the CPU, RoPE scaling applied (not a buffer: to(bf16) must not round it)
     double attention_scaling = 1.0;  // yarn's cos/sin factor, 1 otherwise
 
 private:
     ModelConfig cfg_;
     bool checkpointing_ = false;
+    mutable at::Tensor inv_freq_on_device_;  // inv_freq where the inputs live (one copy, not one per step)
 };
 TORCH_MODULE(Decoder);
 
