@@ -182,7 +182,10 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
         return t.pin_memory().to(device, /*non_blocking=*/true);
     };
     mb.input_ids = move(ids);
-    mb.attention_mask = move(mask);
+    // Without padding or packing the attention is plain causal: no mask, so that the GPU can use
+    // the flash / memory-efficient kernels (they take no explicit mask).
+    const bool padded = std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.length != T; });
+    if (padded || packed) mb.attention_mask = move(mask);
     mb.position_ids = move(pos);
     if (packed) mb.segment_ids = move(seg);
     mb.labels = move(labels);

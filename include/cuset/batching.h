@@ -74,7 +74,7 @@ std::vector<Row> step_rows_for_rank(const std::vector<Row>& epoch, int64_t globa
 
 struct MicroBatch {
     at::Tensor input_ids;       // [B, T] int64
-    at::Tensor attention_mask;  // [B, T] bool, true = real token
+    at::Tensor attention_mask;  // [B, T] bool, true = real token; undefined when nothing is padded or packed
     at::Tensor position_ids;    // [B, T] int64, restarting at 0 for every packed sample
     at::Tensor segment_ids;     // [B, T] int64 sample ordinal within the row (packing), else undefined
     at::Tensor labels;          // [B, T] int64, -100 = no target

@@ -1,0 +1,197 @@
+// GPU benchmark (run by bench/gpu.sh on a machine with one NVIDIA GPU): training steps of a
+// Qwen2.5-Coder-7B-shaped decoder (random weights, fewer layers; per-layer figures scaled to 28)
+// in bf16 with fp32 master weights and AdamW moments, activation checkpointing and the chunked
+// objective, as the trainer runs them. Prints, all measured in this run:
+//   - the GPU's bf16 matmul rate (8192^3 products), the denominator of MFU;
+//   - step time, tokens/s and MFU for `sft` and `cuset`, and their ratio (goal cuset <= 1.03 sft);
+//   - peak allocated memory per step;
+//   - the same step through transformers + PyTorch (bench/bench_gpu_hf.py, a subprocess, same
+//     shapes and settings), and the ratio (goal >= 1.1x).
+// MFU counts 6 x parameters x tokens plus causal attention (6 x layers x seq x hidden per token),
+// not the recomputation of activation checkpointing.
+//   bench_gpu_step [--layers 4] [--seq 4096] [--batch 1] [--steps 5] [--warmup 2] [--device cuda]
+//                  [--tiny] (small shapes for a smoke run on the CPU) [--no-hf]
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "cuset/device.h"
+#include "cuset/model.h"
+#include "cuset/objective.h"
+#include "cuset/optim.h"
+
+namespace {
+
+struct Args {
+    int64_t layers = 4, seq = 4096, batch = 1, steps = 5, warmup = 2;
+    std::string device = "cuda";
+    bool tiny = false, hf = true;
+};
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void sync(c10::Device d) {
+    if (d.is_cuda()) (void)at::zeros({1}, at::TensorOptions().device(d)).cpu();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+cuset::ModelConfig qwen7b_shape(const Args& a) {
+    nlohmann::json j = {{"architectures", {"Qwen2ForCausalLM"}},
+                        {"model_type", "qwen2"},
+                        {"vocab_size", a.tiny ? 1024 : 152064},
+                        {"hidden_size", a.tiny ? 128 : 3584},
+                        {"intermediate_size", a.tiny ? 384 : 18944},
+                        {"num_hidden_layers", a.layers},
+                        {"num_attention_heads", a.tiny ? 4 : 28},
+                        {"num_key_value_heads", a.tiny ? 2 : 4},
+                        {"max_position_embeddings", 32768},
+                        {"rms_norm_eps", 1e-6},
+                        {"rope_theta", 1000000.0},
+                        {"tie_word_embeddings", false},
+                        {"torch_dtype", "bfloat16"}};
+    return cuset::model_config_from_json(j, "bench");
+}
+
+struct StepTimes {
+    double seconds = 0;
+    double peak_gb = 0;
+};
+
+StepTimes run_steps(const Args& a, cuset::Method method, c10::Device dev) {
+    cuset::ModelConfig mc = qwen7b_shape(a);
+    auto dtype = dev.is_cuda() ? at::kBFloat16 : at::kFloat;
+    cuset::Decoder model(mc, at::TensorOptions().dtype(dtype).device(dev));
+    cuset::decoder_init_weights(model, 0);
+    model->set_activation_checkpointing(true);
+    std::vector<cuset::OptimParam> ps;
+    for (auto& [n, p] : cuset::hf_named_parameters(model)) {
+        p.set_requires_grad(true);
+        ps.push_back({n, p, cuset::decays_by_default(n, p)});
+    }
+    cuset::AdamW opt(ps, {});
+    cuset::ObjectiveOptions oo;
+    oo.method = method;
+    oo.chunk_size = 2048;
+    cuset::Objective obj(oo);
+    at::Tensor ids = at::randint(mc.vocab_size, {a.batch, a.seq}, at::TensorOptions().dtype(at::kLong).device(dev));
+    at::Tensor labels = at::roll(ids, -1, 1);  // [B, T]
+    labels.select(1, a.seq - 1).fill_(cuset::kIgnoreIndex);
+    labels.narrow(1, 0, a.seq / 4).fill_(cuset::kIgnoreIndex);  // a prompt: the first quarter
+    at::Tensor sensitive = at::rand({a.batch, a.seq}, at::TensorOptions().device(dev)) < 0.3;
+    std::vector<double> times;
+    double peak = 0;
+    for (int64_t s = 0; s < a.warmup + a.steps; ++s) {
+        sync(dev);
+        cuset::device_reset_peak(dev);
+        double t0 = now();
+        opt.zero_grad();
+        at::Tensor h = model->forward(ids);  // [B, T, D]
+        cuset::MicroBatchTargets t;
+        t.labels = labels;
+        t.sensitive = sensitive;
+        cuset::ObjectiveOutput out = obj.compute(h, model->lm_head_weight(), t);
+        out.numerator.backward();
+        std::vector<at::Tensor> params;
+        for (auto& p : opt.params()) params.push_back(p.param);
+        cuset::gradients_scale(params, 1.0 / out.denominator);
+        cuset::gradients_clip(params, 1.0);
+        opt.step(1e-5);
+        sync(dev);
+        if (s >= a.warmup) times.push_back(now() - t0);
+        peak = std::max(peak, cuset::device_peak_allocated(dev) / 1e9);
+    }
+    return {median(times), peak};
+}
+
+double matmul_tflops(c10::Device dev) {
+    if (!dev.is_cuda()) return 0;
+    const int64_t n = 8192;
+    auto o = at::TensorOptions().dtype(at::kBFloat16).device(dev);
+    at::Tensor x = at::randn({n, n}, o), y = at::randn({n, n}, o);
+    for (int i = 0; i < 3; ++i) (void)at::mm(x, y);
+    sync(dev);
+    double t0 = now();
+    for (int i = 0; i < 10; ++i) (void)at::mm(x, y);
+    sync(dev);
+    return 10 * 2.0 * n * n * n / (now() - t0) / 1e12;
+}
+
+double hf_step_seconds(const Args& a) {
+    std::string cmd = std::string(CUSET_PYTHON_GPU) + " " + CUSET_SOURCE_DIR + "/bench/bench_gpu_hf.py --layers " +
+                      std::to_string(a.layers) + " --seq " + std::to_string(a.seq) + " --batch " +
+                      std::to_string(a.batch) + " --steps " + std::to_string(a.steps) + " --warmup " +
+                      std::to_string(a.warmup) + (a.tiny ? " --tiny" : "") + " --device " + a.device;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return 0;
+    char line[512];
+    double secs = 0;
+    while (fgets(line, sizeof line, p)) {
+        std::fputs(line, stdout);
+        std::sscanf(line, "hf_step_seconds %lf", &secs);
+    }
+    pclose(p);
+    return secs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string k = argv[i];
+        auto next = [&] { return std::atoll(argv[++i]); };
+        if (k == "--layers") a.layers = next();
+        else if (k == "--seq") a.seq = next();
+        else if (k == "--batch") a.batch = next();
+        else if (k == "--steps") a.steps = next();
+        else if (k == "--warmup") a.warmup = next();
+        else if (k == "--device") a.device = argv[++i];
+        else if (k == "--tiny") a.tiny = true;
+        else if (k == "--no-hf") a.hf = false;
+    }
+    c10::Device dev(a.device);
+    cuset::ModelConfig mc = qwen7b_shape(a);
+    double n_params = 0;
+    {
+        cuset::Decoder m(mc, at::TensorOptions().device(c10::kMeta));
+        for (auto& p : m->parameters()) n_params += p.numel();
+    }
+    const double tokens = double(a.batch) * a.seq;
+    const double flops = 6.0 * n_params * tokens + 6.0 * mc.n_layer * a.seq * mc.hidden_size * tokens;
+    std::printf("model: Qwen2.5-7B shape, %lld of 28 layers, %.2f B parameters here; batch %lld x %lld tokens on %s\n",
+                (long long)a.layers, n_params / 1e9, (long long)a.batch, (long long)a.seq, dev.str().c_str());
+    if (dev.is_cuda())
+        std::printf("attention kernel: %s (causal, no mask)\n",
+                    cuset::sdpa_backend_for(dev, at::kBFloat16, mc.n_head, mc.n_head_kv, mc.head_dim, a.seq, false).c_str());
+    double peak_rate = matmul_tflops(dev);
+    if (peak_rate > 0) std::printf("bf16 matmul 8192^3: %.1f TFLOP/s (MFU denominator)\n", peak_rate);
+    StepTimes sft = run_steps(a, cuset::Method::kSft, dev);
+    StepTimes cus = run_steps(a, cuset::Method::kCuset, dev);
+    for (auto [name, st] : {std::pair<const char*, StepTimes>{"sft", sft}, {"cuset", cus}}) {
+        double achieved = flops / st.seconds / 1e12;
+        std::printf("cuset %-5s step %.3f s | %.0f tokens/s | %.1f TFLOP/s | MFU %s | peak %.1f GB\n", name, st.seconds,
+                    tokens / st.seconds, achieved,
+                    peak_rate > 0 ? (std::to_string(100 * achieved / peak_rate).substr(0, 4) + "%").c_str() : "n/a",
+                    st.peak_gb);
+    }
+    std::printf("ratio cuset / sft step time: %.3f (goal <= 1.03)\n", cus.seconds / sft.seconds);
+    if (a.hf) {
+        double hf = hf_step_seconds(a);
+        if (hf > 0) std::printf("ratio transformers / cuset-sft step time: %.3f (goal >= 1.1)\n", hf / sft.seconds);
+    }
+    return 0;
+}
