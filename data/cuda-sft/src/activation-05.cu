@@ -56,7 +56,7 @@ static int run_and_check(const char* name, Op op, const std::vector<float>& hx, 
     int bad = 0;
     for (int i = 0; i < n; ++i) {
         float ref = op(hx[i]);
-        if (std::fabs(hy[i] - ref) > 1e-6f * (1.0f + std::fabs(ref))) ++bad;
+        if (!(std::fabs(hy[i] - ref) <= 1e-6f * (1.0f + std::fabs(ref)))) ++bad;  // NaN fails too
     }
     printf("%-10s %s (%d mismatches)\n", name, bad ? "FAIL" : "ok", bad);
     return bad;

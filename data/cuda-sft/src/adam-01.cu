@@ -69,10 +69,10 @@ int main()
 
     long bad = 0;
     for (int i = 0; i < n; ++i) {
-        bad += std::fabs(p[i] - rp[i]) > 1e-6;
+        bad += !(std::fabs(p[i] - rp[i]) <= 1e-6);
         // Moments can cancel to near zero, so their floors scale with the gradient size (0.01).
-        bad += std::fabs(m[i] - rm[i]) > 1e-5 * std::fabs(rm[i]) + 1e-8;
-        bad += std::fabs(v[i] - rv[i]) > 1e-5 * std::fabs(rv[i]) + 1e-13;
+        bad += !(std::fabs(m[i] - rm[i]) <= 1e-5 * std::fabs(rm[i]) + 1e-8);
+        bad += !(std::fabs(v[i] - rv[i]) <= 1e-5 * std::fabs(rv[i]) + 1e-13);
     }
     if (bad) {
         printf("FAIL: %ld mismatches\n", bad);

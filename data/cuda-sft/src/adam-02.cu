@@ -78,7 +78,7 @@ int main()
     cudaFree(dp); cudaFree(dg); cudaFree(dm); cudaFree(dv);
 
     long bad = 0;
-    for (int i = 0; i < n; ++i) bad += std::fabs(p[i] - rp[i]) > 1e-6;
+    for (int i = 0; i < n; ++i) bad += !(std::fabs(p[i] - rp[i]) <= 1e-6);
     if (bad) {
         printf("FAIL: %ld parameters\n", bad);
         return 1;

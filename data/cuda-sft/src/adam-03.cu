@@ -98,7 +98,7 @@ int main()
         double g = (double)__half2float(g16[i]) / scale;
         double m = (1.0 - b1) * g, v = (1.0 - b2) * g * g;
         double ref = master0[i] - (lr / (1.0 - b1)) * m / (std::sqrt(v) / std::sqrt(1.0 - b2) + eps);
-        bad += std::fabs(master[i] - ref) > 1e-6;
+        bad += !(std::fabs(master[i] - ref) <= 1e-6);
         bad += __half2float(model[i]) != __half2float(__float2half(master[i]));
     }
     const std::vector<float> master1 = master;

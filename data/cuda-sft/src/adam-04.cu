@@ -87,7 +87,7 @@ int main()
     cudaFree(dp); cudaFree(dg); cudaFree(dm); cudaFree(dv); cudaFree(dsq);
 
     long bad = 0;
-    for (int i = 0; i < n; ++i) bad += std::fabs(p[i] - rp[i]) > 1e-6;
+    for (int i = 0; i < n; ++i) bad += !(std::fabs(p[i] - rp[i]) <= 1e-6);
     printf("clip factor %.4f\n", clip_used);
     if (bad || !(clip_used < 1.0)) {
         printf("FAIL: %ld parameters\n", bad);

@@ -89,7 +89,7 @@ int main()
     cudaFree(d_in); cudaFree(d_pv); cudaFree(d_pi); cudaFree(d_v); cudaFree(d_i);
 
     printf("argmax gpu %d (%.2f), cpu %d (%.2f)\n", got, got_v, ref, h[ref]);
-    if (got != ref) {
+    if (got != ref || got_v != h[ref]) {
         printf("FAIL\n");
         return 1;
     }

@@ -57,7 +57,7 @@ int main()
     long long bad = 0;
     for (long long i = 0; i < n; ++i) {
         double ref = std::fma(alpha, x[i], y[i]);
-        if (fabs(out[i] - ref) > 1e-14 * (1.0 + fabs(ref))) ++bad;
+        if (!(fabs(out[i] - ref) <= 1e-14 * (1.0 + fabs(ref)))) ++bad;
     }
     cudaFree(dx);
     cudaFree(dy);

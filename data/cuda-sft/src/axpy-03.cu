@@ -63,7 +63,7 @@ int main()
     for (int i = 0; i < n; ++i) {
         double ref = (double)a * x[i] + (double)b * y[i];
         double tol = 1e-5 * (fabs(a * x[i]) + fabs(b * y[i])) + 1e-6;
-        if (fabs(z1[i] - ref) > tol || z1[i] != z2[i]) ++bad;
+        if (!(fabs(z1[i] - ref) <= tol) || z1[i] != z2[i]) ++bad;
     }
     cudaFree(dx); cudaFree(dy); cudaFree(dz1); cudaFree(dz2);
 

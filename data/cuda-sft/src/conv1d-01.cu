@@ -62,7 +62,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        if (std::fabs(y[i] - ref) > tol_scale * mag + 1e-30) ++bad;
+        if (!(std::fabs(y[i] - ref) <= tol_scale * mag + 1e-30)) ++bad;
     }
     if (bad) {
         printf("FAIL: %ld outputs\n", bad);

@@ -1,5 +1,5 @@
 /*@prompt
-Implement the forward pass of nn.Conv1d(in_channels=64, out_channels=128, kernel_size=5, padding=2, bias=True) in CUDA for an input of shape [8, 64, 2048] (NCL layout). Load the weights of one output channel into shared memory per block.
+Implement the forward pass of nn.Conv1d(in_channels=64, out_channels=128, kernel_size=5, padding=2, bias=True) in CUDA for an input of shape [2, 64, 2048] (NCL layout). Load the weights of one output channel into shared memory per block.
 @explanation
 Output element (b, co, l) is `bias[co] + sum_ci sum_k w[co][ci][k] * x[b][ci][l + k - 2]`, with zero padding where `l + k - 2` falls outside `[0, L)`. The grid is 2D: `blockIdx.y` enumerates the (b, co) pairs and `blockIdx.x` tiles the length, so every thread of a block shares one output channel. That block's 64 x 5 weights are loaded once into dynamically sized shared memory (`Cin * K` floats, passed at launch) and then read by all threads; within a warp everyone reads the same weight at the same time, a broadcast. Consecutive threads handle consecutive positions l, so their input reads are coalesced. Each output is a 320-term sum, so the check uses the float error bound 321 * 2^-24 times the sum of magnitudes.
 @*/
@@ -42,7 +42,7 @@ __global__ void conv1d_ncl(const float* __restrict__ x, const float* __restrict_
 
 int main()
 {
-    const int B = 8, Cin = 64, Cout = 128, L = 2048, K = 5, pad = 2;
+    const int B = 2, Cin = 64, Cout = 128, L = 2048, K = 5, pad = 2;
     std::vector<float> x((size_t)B * Cin * L), w((size_t)Cout * Cin * K), bias(Cout), y((size_t)B * Cout * L);
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.013f * (float)(i % 7919));
     for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * std::cos(0.7f * (float)i);
@@ -67,7 +67,7 @@ int main()
 
     long bad = 0;
     const double u = std::ldexp(1.0, -24);
-    for (int b = B - 1; b < B; ++b)  // the last batch entry (every offset in it) keeps the CPU check quick
+    for (int b = 0; b < B; ++b)
         for (int co = 0; co < Cout; ++co)
             for (int l = 0; l < L; ++l) {
                 double ref = bias[co], mag = std::fabs(bias[co]);
@@ -79,7 +79,7 @@ int main()
                         ref += p;
                         mag += std::fabs(p);
                     }
-                if (std::fabs(y[((size_t)b * Cout + co) * L + l] - ref) > (Cin * K + 1) * u * mag) ++bad;
+                if (!(std::fabs(y[((size_t)b * Cout + co) * L + l] - ref) <= (Cin * K + 1) * u * mag)) ++bad;
             }
     if (bad) {
         printf("FAIL: %ld outputs\n", bad);

@@ -79,7 +79,7 @@ int main()
                 if (p >= 0) v += (double)w[c * K + k] * x[(size_t)row * L + p];
             }
             double ref = v / (1.0 + std::exp(-v));
-            if (std::fabs(y[(size_t)row * L + l] - ref) > 1e-5 * std::fabs(ref) + 5e-6) ++bad;
+            if (!(std::fabs(y[(size_t)row * L + l] - ref) <= 1e-5 * std::fabs(ref) + 5e-6)) ++bad;
         }
     }
     if (bad) {

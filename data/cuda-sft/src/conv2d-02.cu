@@ -84,7 +84,7 @@ int main()
                     ref += p;
                     mag += std::fabs(p);
                 }
-            if (std::fabs(out[(size_t)y * w + x] - ref) > bound * mag + 1e-30) ++bad;
+            if (!(std::fabs(out[(size_t)y * w + x] - ref) <= bound * mag + 1e-30)) ++bad;
         }
     if (bad) {
         printf("FAIL: %ld pixels\n", bad);

@@ -1,5 +1,5 @@
 /*@prompt
-Forward pass of a first CNN layer: nn.Conv2d(3, 16, kernel_size=3, stride=1, padding=1) on a batch of 16 RGB images 224x224, NCHW float. Keep all 16*3*3*3 weights and the bias in constant memory and let each thread compute all 16 output channels of one pixel.
+Forward pass of a first CNN layer: nn.Conv2d(3, 16, kernel_size=3, stride=1, padding=1) on a batch of 4 RGB images 224x224, NCHW float. Keep all 16*3*3*3 weights and the bias in constant memory and let each thread compute all 16 output channels of one pixel.
 @explanation
 With only 3 input channels, the 27 input values a pixel needs (3 channels x 3x3 window) are worth loading once into registers and reusing for every output channel. So each thread handles one (n, y, x) position: it gathers the 27 inputs (zero outside the image), then loops over the 16 output channels, each a 27-term dot product with weights from `__constant__` memory. All threads in a warp read the same weight at the same time, which the constant cache broadcasts. The 432 weights plus 16 biases are far below the 64 KB constant-memory limit. Outputs are written to 16 separate channel planes, each store coalesced across the warp because x is the fastest-varying thread index. Tolerance: 28 * 2^-24 times the sum of |terms|.
 @*/
@@ -48,7 +48,7 @@ __global__ void conv3x3_c3_c16(const float* __restrict__ x, float* __restrict__ 
 
 int main()
 {
-    const int N = 16, H = 224, W = 224;
+    const int N = 4, H = 224, W = 224;
     std::vector<float> x((size_t)N * CIN * H * W), y((size_t)N * COUT * H * W);
     std::vector<float> w(COUT * CIN * KS * KS), b(COUT);
     for (size_t i = 0; i < x.size(); ++i) x[i] = (float)((i * 131) % 256) / 255.0f - 0.5f;
@@ -72,7 +72,7 @@ int main()
 
     long bad = 0;
     const double u = std::ldexp(1.0, -24);
-    for (int n = 0; n < N; n += N - 1)  // first and last image keep the CPU check quick
+    for (int n = 0; n < N; ++n)
         for (int co = 0; co < COUT; ++co)
             for (int oy = 0; oy < H; ++oy)
                 for (int ox = 0; ox < W; ++ox) {
@@ -87,7 +87,7 @@ int main()
                                 ref += p;
                                 mag += std::fabs(p);
                             }
-                    if (std::fabs(y[(((size_t)n * COUT + co) * H + oy) * W + ox] - ref) > 28 * u * mag) ++bad;
+                    if (!(std::fabs(y[(((size_t)n * COUT + co) * H + oy) * W + ox] - ref) <= 28 * u * mag)) ++bad;
                 }
     if (bad) {
         printf("FAIL: %ld outputs\n", bad);

@@ -93,7 +93,7 @@ int main()
     }
     ref /= B;
     printf("loss gpu %.6f cpu %.6f\n", loss, ref);
-    if (std::fabs(loss - ref) > 1e-5 * std::fabs(ref)) {
+    if (!(std::fabs(loss - ref) <= 1e-5 * std::fabs(ref))) {
         printf("FAIL\n");
         return 1;
     }

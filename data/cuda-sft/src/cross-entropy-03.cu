@@ -82,7 +82,7 @@ int main()
         for (int j = 0; j < C; ++j) { se += std::exp(x[j] - m); sx += x[j]; }
         double lse = m + std::log(se);
         double ref = (1.0 - eps) * (lse - x[target[b]]) + eps * (lse - sx / C);
-        bad += std::fabs(loss[b] - ref) > 1e-5 * std::fabs(ref) + 1e-6;
+        bad += !(std::fabs(loss[b] - ref) <= 1e-5 * std::fabs(ref) + 1e-6);
     }
     if (bad) {
         printf("FAIL: %ld samples\n", bad);

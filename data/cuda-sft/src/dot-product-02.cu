@@ -72,7 +72,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        if (std::fabs(out[b] - ref) > 1e-12 * mag + 1e-300) ++bad;
+        if (!(std::fabs(out[b] - ref) <= 1e-12 * mag + 1e-300)) ++bad;
     }
     if (bad) {
         printf("FAIL: %d of %d dot products wrong\n", bad, batch);

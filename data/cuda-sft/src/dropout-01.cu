@@ -71,7 +71,7 @@ int main()
     }
     double frac = (double)kept / n;
     printf("kept fraction %.5f (expected %.2f)\n", frac, 1.0 - p);
-    if (bad || std::fabs(frac - (1.0 - p)) > 1e-3) {
+    if (bad || !(std::fabs(frac - (1.0 - p)) <= 1e-3)) {
         printf("FAIL: %ld mismatches\n", bad);
         return 1;
     }

@@ -86,11 +86,11 @@ int main()
             dropped += !keep;
             double ref = res[i] + (keep ? ((double)x[i] + bias[i % hidden]) / (1.0 - p) : 0.0);
             if (!keep) bad += out[i] != res[i];  // a dropped element leaves the residual untouched
-            else bad += std::fabs(out[i] - ref) > 1e-6 * (std::fabs(res[i]) + std::fabs(ref) + 1.0);
+            else bad += !(std::fabs(out[i] - ref) <= 1e-6 * (std::fabs(res[i]) + std::fabs(ref) + 1.0));
         }
     }
     printf("dropped fraction %.4f\n", (double)dropped / n);
-    if (bad || std::fabs((double)dropped / n - p) > 2e-3) {
+    if (bad || !(std::fabs((double)dropped / n - p) <= 2e-3)) {
         printf("FAIL: %ld mismatches\n", bad);
         return 1;
     }

@@ -58,7 +58,7 @@ int main()
         double v = (double)__half2float(y[i]) + __half2float(bias[i % cols]);
         double ref = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
         double got = __half2float(out[i]);
-        bad += std::fabs(got - ref) > 1e-3 * std::fabs(ref) + 1e-3;
+        bad += !(std::fabs(got - ref) <= 1e-3 * std::fabs(ref) + 1e-3);
     }
     if (bad) {
         printf("FAIL: %ld values\n", bad);

@@ -60,7 +60,7 @@ int main()
             double g = (double)H[(size_t)t * 2 * inter + j] + bg[j];
             double u = (double)H[(size_t)t * 2 * inter + inter + j] + bu[j];
             double ref = g / (1.0 + std::exp(-g)) * u;
-            bad += std::fabs(out[(size_t)t * inter + j] - ref) > 1e-5 * std::fabs(ref) + 1e-6;
+            bad += !(std::fabs(out[(size_t)t * inter + j] - ref) <= 1e-5 * std::fabs(ref) + 1e-6);
         }
     if (bad) {
         printf("FAIL: %ld values\n", bad);

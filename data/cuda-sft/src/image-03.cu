@@ -79,7 +79,7 @@ int main()
         for (int x = 0; x < w; ++x) {
             double acc = 0.0;
             for (int k = -RAD; k <= RAD; ++k) acc += g[k + RAD] * tmp[std::min(std::max(y + k, 0), h - 1) * w + x];
-            bad += std::fabs(out[y * w + x] - acc) > 1e-5;
+            bad += !(std::fabs(out[y * w + x] - acc) <= 1e-5);
         }
     if (bad) {
         printf("FAIL: %ld pixels\n", bad);

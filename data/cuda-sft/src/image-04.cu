@@ -63,7 +63,7 @@ int main()
                 ref = std::sqrt(gx * gx + gy * gy);
             }
             edges += ref > 0.5;
-            bad += std::fabs(mag[y * w + x] - ref) > 1e-5 * ref + 1e-6;
+            bad += !(std::fabs(mag[y * w + x] - ref) <= 1e-5 * ref + 1e-6);
         }
     printf("%ld edge pixels\n", edges);
     if (bad) {

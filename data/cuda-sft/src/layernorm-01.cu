@@ -97,7 +97,7 @@ int main()
         double rstd = 1.0 / std::sqrt(var + eps);
         for (int c = 0; c < cols; ++c) {
             double ref = (xr[c] - mean) * rstd * gamma[c] + beta[c];
-            if (std::fabs(y[(size_t)r * cols + c] - ref) > 5e-4) ++bad;
+            if (!(std::fabs(y[(size_t)r * cols + c] - ref) <= 5e-4)) ++bad;
         }
     }
     if (bad) {

@@ -101,10 +101,10 @@ int main()
         m /= cols;
         for (int c = 0; c < cols; ++c) v += (xr[c] - m) * (xr[c] - m);
         double rs = 1.0 / std::sqrt(v / cols + eps);
-        if (std::fabs(mean[r] - m) > 1e-5 * (1.0 + std::fabs(m)) || std::fabs(rstd[r] - rs) > 1e-4 * rs) ++bad;
+        if (!(std::fabs(mean[r] - m) <= 1e-5 * (1.0 + std::fabs(m))) || !(std::fabs(rstd[r] - rs) <= 1e-4 * rs)) ++bad;
         for (int c = 0; c < cols; ++c) {
             double ref = (xr[c] - m) * rs * g[c] + b[c];
-            if (std::fabs(y[(size_t)r * cols + c] - ref) > 2e-4 * (1.0 + std::fabs(ref))) ++bad;
+            if (!(std::fabs(y[(size_t)r * cols + c] - ref) <= 2e-4 * (1.0 + std::fabs(ref)))) ++bad;
         }
     }
     if (bad) {

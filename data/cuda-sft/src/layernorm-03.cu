@@ -103,7 +103,7 @@ int main()
         for (int c = 0; c < cols; ++c) {
             double ref = (xr[c] - m) * rs * g[c] + b[c];
             double got = __half2float(y[(size_t)r * cols + c]);
-            if (std::fabs(got - ref) > 2e-3 * std::fabs(ref) + 2e-3) ++bad;
+            if (!(std::fabs(got - ref) <= 2e-3 * std::fabs(ref) + 2e-3)) ++bad;
         }
     }
     if (bad) {

@@ -1,7 +1,7 @@
 /*@prompt
 Improve on the basic 16x16 shared-memory SGEMM with register blocking: a 16x16 thread block should compute a 64x64 tile of C, each thread a 4x4 sub-block held in registers, with K processed in slices of 16. Matrices are row-major, M = N = K = 1024.
 @explanation
-In the one-output-per-thread tiled kernel every multiply-add needs two shared-memory loads. Here each thread keeps a 4x4 block of accumulators in registers, and for each k it loads 4 values of A and 4 of B from shared memory and performs 16 multiply-adds, quadrupling the arithmetic per shared-memory load. The 256 threads load the 64x16 slice of A and the 16x64 slice of B cooperatively (four elements each, consecutive threads on consecutive addresses). Thread (ty, tx) owns rows `ty + 16*i` and columns `tx + 16*j`: interleaving ownership this way makes the 16 threads of a half-warp read 16 consecutive B entries (no bank conflicts) and one broadcast A entry per row. Bounds are checked at load and store, so other sizes work too. The tolerance is the K-term float dot-product bound, K * 2^-24 * sum |a_ik b_kj|.
+In the one-output-per-thread tiled kernel every multiply-add needs two shared-memory loads. Here each thread keeps a 4x4 block of accumulators in registers, and for each k it loads 4 values of A and 4 of B from shared memory and performs 16 multiply-adds, quadrupling the arithmetic per shared-memory load. The 256 threads load the 64x16 slice of A and the 16x64 slice of B cooperatively (four elements each, consecutive threads on consecutive addresses). Thread (ty, tx) owns rows `ty + 16*i` and columns `tx + 16*j`: interleaving ownership this way makes the 16 threads of a half-warp read 16 consecutive B entries (no bank conflicts) and one broadcast A entry per row. Bounds are checked at load and store, so other sizes work too. Every 16th row is compared entry by entry within the K-term float dot-product bound, K * 2^-24 * sum |a_ik b_kj|, and every row is checked cheaply by comparing C v with A (B v) (Freivalds' trick).
 @*/
 #include <cmath>
 #include <cstdio>
@@ -66,6 +66,32 @@ __global__ void sgemm_reg_blocked(const float* __restrict__ A, const float* __re
         }
 }
 
+// Every entry, in O(MK + KN + MN) (Freivalds' idea): with weights v_j in [1, 2), (C v)_i must equal
+// (A (B v))_i up to the sum of the entries' error bounds, K * 2^-24 * (|A| (|B| v))_i. One wrong
+// entry e changes (C v)_i by at least |e|, so gross errors anywhere are caught cheaply.
+static long freivalds_bad_rows(const std::vector<float>& A, const std::vector<float>& B, const std::vector<float>& C,
+                               int M, int N, int K)
+{
+    std::vector<double> v(N), Bv(K, 0.0), Babs(K, 0.0);
+    for (int j = 0; j < N; ++j) v[j] = 1.0 + (double)((j * 7919) % 13) / 13.0;
+    for (int k = 0; k < K; ++k)
+        for (int j = 0; j < N; ++j) {
+            Bv[k] += (double)B[(size_t)k * N + j] * v[j];
+            Babs[k] += std::fabs((double)B[(size_t)k * N + j]) * v[j];
+        }
+    long bad = 0;
+    for (int i = 0; i < M; ++i) {
+        double cv = 0.0, abv = 0.0, bound = 0.0;
+        for (int j = 0; j < N; ++j) cv += (double)C[(size_t)i * N + j] * v[j];
+        for (int k = 0; k < K; ++k) {
+            abv += (double)A[(size_t)i * K + k] * Bv[k];
+            bound += std::fabs((double)A[(size_t)i * K + k]) * Babs[k];
+        }
+        bad += !(std::fabs(cv - abv) <= (K * std::ldexp(1.0, -24) + 1e-12) * bound);
+    }
+    return bad;
+}
+
 int main()
 {
     const int M = 1024, N = 1024, K = 1024;
@@ -98,8 +124,9 @@ int main()
                 ref += p;
                 mag += std::fabs(p);
             }
-            if (std::fabs(C[(size_t)i * N + j] - ref) > K * u * mag) ++bad;
+            if (!(std::fabs(C[(size_t)i * N + j] - ref) <= K * u * mag)) ++bad;
         }
+    bad += freivalds_bad_rows(A, B, C, M, N, K);
     if (bad) {
         printf("FAIL: %ld entries\n", bad);
         return 1;

@@ -58,7 +58,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        if (std::fabs(y[r] - ref) > cols * u * mag) ++bad;
+        if (!(std::fabs(y[r] - ref) <= cols * u * mag)) ++bad;
     }
     if (bad) {
         printf("FAIL: %d rows\n", bad);

@@ -71,7 +71,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        if (std::fabs(y[r] - ref) > N * u * mag) ++bad;
+        if (!(std::fabs(y[r] - ref) <= N * u * mag)) ++bad;
     }
     if (bad) {
         printf("FAIL: %d rows\n", bad);

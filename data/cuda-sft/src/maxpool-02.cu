@@ -67,7 +67,7 @@ int main()
                     for (int x = x0; x < x1; ++x) sum += in[(size_t)nc * H * W + y * W + x];
                 float ref = sum / (float)((y1 - y0) * (x1 - x0));
                 float got = out[((size_t)nc * OH + oy) * OW + ox];
-                bad += std::fabs(got - ref) > 1e-6f * std::fabs(ref);
+                bad += !(std::fabs(got - ref) <= 1e-6f * std::fabs(ref));
             }
     printf("output %dx%d\n", OH, OW);
     if (bad) {

@@ -78,7 +78,7 @@ int main()
             ref -= body[i].m * body[j].m / std::sqrt(dx * dx + dy * dy + dz * dz + eps2);
         }
     printf("U gpu %.12e cpu %.12e\n", gpu, ref);
-    if (std::fabs(gpu - ref) > 1e-10 * std::fabs(ref)) {
+    if (!(std::fabs(gpu - ref) <= 1e-10 * std::fabs(ref))) {
         printf("FAIL\n");
         return 1;
     }

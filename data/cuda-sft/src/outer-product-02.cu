@@ -73,7 +73,7 @@ int main()
             double a0 = A0[(size_t)i * n + j];
             double p = (double)(alpha * x[i]) * y[j];
             double ref = a0 + p;
-            if (std::fabs(A[(size_t)i * n + j] - ref) > tol * (std::fabs(a0) + std::fabs(p))) ++bad;
+            if (!(std::fabs(A[(size_t)i * n + j] - ref) <= tol * (std::fabs(a0) + std::fabs(p)))) ++bad;
         }
     if (bad) {
         printf("FAIL: %ld\n", bad);

@@ -75,7 +75,7 @@ int main()
         int8_t ref_q = (int8_t)std::fmin(std::fmax(r, -127.0f), 127.0f);
         bad += q[i] != ref_q;
         // x / scale is itself rounded, hence the 1e-4 slack on the half-step bound.
-        bad += std::fabs((double)q[i] * ref_scale - x[i]) > 0.5 * ref_scale * (1.0 + 1e-4);
+        bad += !(std::fabs((double)q[i] * ref_scale - x[i]) <= 0.5 * ref_scale * (1.0 + 1e-4));
     }
     printf("scale gpu %.8g cpu %.8g\n", scale, ref_scale);
     if (bad || scale != ref_scale) {

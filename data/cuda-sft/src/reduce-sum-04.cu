@@ -69,7 +69,7 @@ int main()
 
     double err = std::fabs(got - ref);
     printf("gpu %.15e cpu %.15e err %.2e\n", got, ref, err);
-    if (err > 1e-12 * mag) {
+    if (!(err <= 1e-12 * mag)) {  // also fails on NaN
         printf("FAIL\n");
         return 1;
     }

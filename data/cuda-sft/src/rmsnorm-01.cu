@@ -69,7 +69,7 @@ int main()
         double inv = 1.0 / std::sqrt(ss / cols + eps);
         for (int c = 0; c < cols; ++c) {
             double ref = x[(size_t)r * cols + c] * inv * w[c];
-            if (std::fabs(y[(size_t)r * cols + c] - ref) > 1e-5 * std::fabs(ref) + 1e-6) ++bad;
+            if (!(std::fabs(y[(size_t)r * cols + c] - ref) <= 1e-5 * std::fabs(ref) + 1e-6)) ++bad;
         }
     }
     if (bad) {

@@ -82,7 +82,7 @@ int main()
         for (int c = 0; c < hidden; ++c) {
             double ref = __half2float(x[(size_t)t * hidden + c]) * scale * __half2float(w[c]);
             double got = __half2float(y[(size_t)t * hidden + c]);
-            if (std::fabs(got - ref) > 2e-3 * std::fabs(ref) + 1e-3) ++bad;
+            if (!(std::fabs(got - ref) <= 2e-3 * std::fabs(ref) + 1e-3)) ++bad;
         }
     }
     if (bad) {

@@ -95,7 +95,7 @@ int main()
         for (int c = 0; c < kHidden; ++c) {
             double ref = hv[c] * scale * __bfloat162float(w[c]);
             double got = __bfloat162float(out[(size_t)t * kHidden + c]);
-            if (std::fabs(got - ref) > 8e-3 * std::fabs(ref) + 1e-5) ++bad_out;
+            if (!(std::fabs(got - ref) <= 8e-3 * std::fabs(ref) + 1e-5)) ++bad_out;
         }
     }
     if (bad_h || bad_out) {

@@ -65,8 +65,8 @@ int main()
         double c = cos_t[t * half_dim + i], s = sin_t[t * half_dim + i];
         double x0 = q[2 * p], x1 = q[2 * p + 1];
         double tol = 1e-6 * (std::fabs(x0) + std::fabs(x1));
-        bad += std::fabs(out[2 * p] - (x0 * c - x1 * s)) > tol;
-        bad += std::fabs(out[2 * p + 1] - (x0 * s + x1 * c)) > tol;
+        bad += !(std::fabs(out[2 * p] - (x0 * c - x1 * s)) <= tol);
+        bad += !(std::fabs(out[2 * p + 1] - (x0 * s + x1 * c)) <= tol);
     }
     if (bad) {
         printf("FAIL: %ld values\n", bad);

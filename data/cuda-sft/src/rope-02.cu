@@ -66,8 +66,8 @@ int main()
                 double ang = (double)((float)t * inv_freq[i]);
                 double c = std::cos(ang), s = std::sin(ang), a = x[base + i], b = x[base + i + half];
                 double tol = 1e-5 * (std::fabs(a) + std::fabs(b)) + 1e-7;
-                bad += std::fabs(y[base + i] - (a * c - b * s)) > tol;
-                bad += std::fabs(y[base + i + half] - (b * c + a * s)) > tol;
+                bad += !(std::fabs(y[base + i] - (a * c - b * s)) <= tol);
+                bad += !(std::fabs(y[base + i + half] - (b * c + a * s)) <= tol);
             }
     if (bad) {
         printf("FAIL: %ld values\n", bad);

@@ -87,8 +87,8 @@ int main()
                     double c = cos_c[(size_t)pos[t] * HALF + i], s = sin_c[(size_t)pos[t] * HALF + i];
                     double x0 = __half2float(in[b + i]), x1 = __half2float(in[b + i + HALF]);
                     double r0 = x0 * c - x1 * s, r1 = x1 * c + x0 * s;
-                    bad += std::fabs(__half2float(out[b + i]) - r0) > 2e-3 * std::fabs(r0) + 1e-4;
-                    bad += std::fabs(__half2float(out[b + i + HALF]) - r1) > 2e-3 * std::fabs(r1) + 1e-4;
+                    bad += !(std::fabs(__half2float(out[b + i]) - r0) <= 2e-3 * std::fabs(r0) + 1e-4);
+                    bad += !(std::fabs(__half2float(out[b + i + HALF]) - r1) <= 2e-3 * std::fabs(r1) + 1e-4);
                 }
     };
     check(q0, q, hq);

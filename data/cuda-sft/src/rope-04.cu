@@ -78,11 +78,11 @@ int main()
         for (int i = 0; i < RH; ++i) {
             double c = cos_t[t * RH + i], s = sin_t[t * RH + i], a = x[b + i], bb = x[b + i + RH];
             double tol = 1e-6 * (std::fabs(a) + std::fabs(bb));
-            bad += std::fabs(y[b + i] - (a * c - bb * s)) > tol;
-            bad += std::fabs(y[b + i + RH] - (bb * c + a * s)) > tol;
+            bad += !(std::fabs(y[b + i] - (a * c - bb * s)) <= tol);
+            bad += !(std::fabs(y[b + i + RH] - (bb * c + a * s)) <= tol);
         }
         for (int j = R; j < D; ++j) bad += y[b + j] != x[b + j];
-        for (int j = 0; j < D; ++j) bad += std::fabs(back[b + j] - x[b + j]) > 1e-5;
+        for (int j = 0; j < D; ++j) bad += !(std::fabs(back[b + j] - x[b + j]) <= 1e-5);
     }
     if (bad) {
         printf("FAIL: %ld values\n", bad);

@@ -73,7 +73,7 @@ int main()
             size_t i = (size_t)r * kCols + c;
             run += x[i];
             mag += std::fabs(x[i]);
-            if (std::fabs(y[i] - run) > 1e-5 * mag + 1e-6) ++bad;
+            if (!(std::fabs(y[i] - run) <= 1e-5 * mag + 1e-6)) ++bad;
         }
     }
     if (bad) {

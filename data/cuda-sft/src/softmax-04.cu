@@ -1,7 +1,7 @@
 /*@prompt
 Write a CUDA kernel for causal (masked) attention softmax. Input: scores of shape [heads=16, T=256, T=256] (float, row-major). For each query row i, apply scale 1/sqrt(64) to the scores, mask out keys j > i, and compute softmax over j <= i; masked positions must be exactly 0 in the output. Use one warp per row.
 @explanation
-Row i of every head only attends to the keys `0..i`, so the warp reduces over those columns only: lane l visits columns l, l+32, ... up to i, takes the maximum of the scaled scores, then the sum of `exp(s - max)`, with `__shfl_xor_sync` butterflies so every lane has both values. The write pass covers the whole row: columns up to i get `exp(s - max) / sum`, columns past i get an explicit 0, which is what a consumer multiplying by V expects. Row 0 still has one valid key (itself), so the sum is never zero. With 8 warps per 256-thread block the grid has `heads * T / 8` blocks; a row's head and query index come from dividing the flat row number by T. The CPU reference masks and normalises in double; the tolerance is 1e-6 absolute.
+Row i of every head only attends to the keys `0..i`, so the warp reduces over those columns only: lane l visits columns l, l+32, ... up to i, takes the maximum of the scaled scores, then the sum of `exp(s - max)`, with `__shfl_xor_sync` butterflies so every lane has both values. The write pass covers the whole row: columns up to i get `exp(s - max) / sum`, columns past i get an explicit 0, which is what a consumer multiplying by V expects. Row 0 still has one valid key (itself), so the sum is never zero. With 8 warps per 256-thread block the grid has `heads * T / 8` blocks; a row's head and query index come from dividing the flat row number by T. The CPU reference masks and normalises in double; the tolerance is 1e-5 relative plus 1e-9 absolute.
 @*/
 #include <cmath>
 #include <cstdio>
@@ -72,7 +72,7 @@ int main()
         for (int j = 0; j < T; ++j) {
             double ref = (j <= q) ? std::exp((double)(s[j] * scale) - m) / sum : 0.0;
             float got = probs[(size_t)row * T + j];
-            if ((j > q && got != 0.0f) || std::fabs(got - ref) > 1e-6) ++bad;
+            if ((j > q && got != 0.0f) || !(std::fabs(got - ref) <= 1e-5 * ref + 1e-9)) ++bad;
         }
     }
     if (bad) {

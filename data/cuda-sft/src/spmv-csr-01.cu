@@ -75,7 +75,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        bad += std::fabs(y[r] - ref) > (row_ptr[r + 1] - row_ptr[r]) * u * mag;
+        bad += !(std::fabs(y[r] - ref) <= (row_ptr[r + 1] - row_ptr[r]) * u * mag);
     }
     printf("%d nonzeros\n", nnz_total);
     if (bad) {

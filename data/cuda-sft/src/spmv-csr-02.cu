@@ -76,7 +76,7 @@ int main()
             ref += values[k] * x[col_idx[k]];
             mag += std::fabs(values[k] * x[col_idx[k]]);
         }
-        bad += std::fabs(y[r] - ref) > 2.0 * (row_ptr[r + 1] - row_ptr[r]) * u * mag;
+        bad += !(std::fabs(y[r] - ref) <= 2.0 * (row_ptr[r + 1] - row_ptr[r]) * u * mag);
     }
     printf("%d nonzeros\n", nnz_total);
     if (bad) {

@@ -95,7 +95,7 @@ int main()
             ref += p;
             mag += std::fabs(p);
         }
-        bad += std::fabs(y[r] - ref) > (row_ptr[r + 1] - row_ptr[r]) * u * mag;
+        bad += !(std::fabs(y[r] - ref) <= (row_ptr[r + 1] - row_ptr[r]) * u * mag);
     }
     printf("avg %.2f nonzeros per row, group size %d\n", avg, G);
     if (bad) {

@@ -75,7 +75,7 @@ int main()
         }
     long bad = 0;
     const double u = std::ldexp(1.0, -24);
-    for (int c = 0; c < cols; ++c) bad += std::fabs(y[c] - ref[c]) > (count[c] + 1.0) * u * mag[c];
+    for (int c = 0; c < cols; ++c) bad += !(std::fabs(y[c] - ref[c]) <= (count[c] + 1.0) * u * mag[c]);
     printf("%d nonzeros, column 7 has %.0f contributions\n", nnz_total, count[7]);
     if (bad) {
         printf("FAIL: %ld columns\n", bad);

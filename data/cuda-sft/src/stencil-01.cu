@@ -75,7 +75,7 @@ int main()
             ref += w[k + RADIUS] * v;
             mag += std::fabs(w[k + RADIUS] * v);
         }
-        if (std::fabs(out[i] - ref) > 1e-6 * mag + 1e-30) ++bad;
+        if (!(std::fabs(out[i] - ref) <= 1e-6 * mag + 1e-30)) ++bad;
     }
     if (bad) {
         printf("FAIL: %ld outputs\n", bad);

@@ -77,7 +77,7 @@ int main()
     cudaFree(dx); cudaFree(dacc); cudaFree(dnorm);
 
     printf("||x|| = %.12f (cpu %.12f)\n", got, ref);
-    if (std::fabs(got - ref) > 1e-10 * ref) {
+    if (!(std::fabs(got - ref) <= 1e-10 * ref)) {
         printf("FAIL\n");
         return 1;
     }
