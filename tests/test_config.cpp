@@ -2,6 +2,8 @@
 // through the library API (the binary-level checks are in test_cli.cpp).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 #include "cuset/config.h"
@@ -16,7 +18,9 @@ using cuset::test::write_file;
 namespace {
 
 std::string write_yaml(const std::string& name, const std::string& text) {
-    std::string dir = scratch_dir("config-" + name);
+    // ctest runs the cases of this program in parallel processes: a folder per process and call.
+    static int calls = 0;
+    std::string dir = scratch_dir("config-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(calls++));
     std::string path = dir + "/c.yaml";
     write_file(path, text);
     return path;
