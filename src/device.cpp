@@ -53,6 +53,17 @@ void device_reset_peak(c10::Device device) {
     (void)device;
 }
 
+int64_t device_total_memory(c10::Device device) {
+#ifdef CUSET_WITH_CUDA
+    if (device.is_cuda()) {
+        long long b = cuda::device_total_memory(device.index() < 0 ? 0 : device.index());
+        return b > 0 ? b : -1;
+    }
+#endif
+    (void)device;
+    return -1;
+}
+
 std::string sdpa_backend_for(c10::Device device, c10::ScalarType dtype, int64_t n_head, int64_t n_head_kv,
                              int64_t head_dim, int64_t seq, bool with_mask) {
     at::NoGradGuard no_grad;

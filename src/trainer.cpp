@@ -216,6 +216,19 @@ void Trainer::build_model_and_optimizer() {
              mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
              (long long)mc.vocab_size, n_params / 1e6,
              cfg_.model.activation_checkpointing ? ", activation checkpointing" : "");
+    // Weights, gradients (model dtype), fp32 master copies (when not fp32) and AdamW's two fp32
+    // moments stay resident for the whole run: refuse early when they cannot fit the GPU.
+    const double bytes_w = static_cast<double>(c10::elementSize(dtype_));
+    const double resident = n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0);
+    const int64_t total = device_total_memory(device_);
+    log_info("resident training state: %.1f GB (weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB)%s",
+             resident / 1e9, n_params * 2 * bytes_w / 1e9, n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9,
+             total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
+    if (total > 0 && resident > 0.97 * total)
+        throw RuntimeFailure(strprintf("the model's training state needs %.1f GB but %s has %.1f GB: cuset keeps a full "
+                                       "copy of weights, gradients and AdamW state on every rank (no sharding); use a "
+                                       "smaller model or GPUs with more memory",
+                                       resident / 1e9, device_.str().c_str(), total / 1e9));
     AdamWOptions ao;
     ao.lr = cfg_.train.lr;
     ao.beta1 = cfg_.train.beta1;

@@ -10,6 +10,8 @@ int runtime_version_compiled();
 int driver_version();
 // Number of visible GPUs; 0 when there is no driver or device.
 int device_count();
+// Total memory of GPU `device` in bytes; 0 when it cannot be queried.
+long long device_total_memory(int device);
 // Launches a one-block kernel that writes a known pattern and checks it; false without a GPU.
 bool self_test();
 

@@ -16,6 +16,8 @@ c10::Device device_resolve(const std::string& spec);
 // caching allocator's statistics); -1 on the CPU, where LibTorch keeps no such count.
 int64_t device_peak_allocated(c10::Device device);
 void device_reset_peak(c10::Device device);
+// Total memory of a GPU in bytes; -1 on the CPU or when unknown.
+int64_t device_total_memory(c10::Device device);
 
 // The scaled_dot_product_attention kernel LibTorch selects on `device` for attention of this
 // shape ("flash_attention", "efficient_attention", "cudnn_attention", "math"), as

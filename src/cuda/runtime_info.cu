@@ -31,6 +31,15 @@ int device_count() {
     return n;
 }
 
+long long device_total_memory(int device) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return static_cast<long long>(prop.totalGlobalMem);
+}
+
 bool self_test() {
     if (device_count() == 0) return false;
     const int n = 1000;
