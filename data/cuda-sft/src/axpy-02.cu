@@ -2,6 +2,8 @@
 Implement DAXPY (double precision y = alpha*x + y) in CUDA for a vector of 5 million elements. Use a grid-stride loop with 512-thread blocks and mark the kernel with __launch_bounds__ so the compiler knows the maximum block size. Size the grid from the number of SMs.
 @explanation
 `__launch_bounds__(512)` promises the compiler that the kernel is never launched with more than 512 threads per block, so it can budget registers for that block size instead of the 1024-thread worst case. The grid-stride loop lets a grid of a few blocks per SM (read from `cudaDevAttrMultiProcessorCount`) sweep the whole vector: each thread starts at its global index and advances by the total number of threads in the grid, keeping accesses coalesced on every pass. The launch size must respect the bound, so the host uses the same constant for both.
+@after
+If you raise the block size above 512 later, change `kBlock` once: the launch and the `__launch_bounds__` promise must stay in agreement, or the launch fails with an error.
 @*/
 #include <cmath>
 #include <cstdio>

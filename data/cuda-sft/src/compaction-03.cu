@@ -2,6 +2,8 @@
 Filter the indices of all nonzero entries of a sparse-ish int array (like torch.nonzero on a 1D tensor, but order may differ) using warp-aggregated atomics: one atomicAdd per warp instead of one per element. Use __ballot_sync and __popc.
 @explanation
 Within a warp, `__ballot_sync(0xffffffff, pred)` returns a 32-bit mask with bit l set when lane l keeps its element, so `__popc(mask)` is the number of slots the whole warp needs. Lane 0 reserves them with a single `atomicAdd` on the global counter and broadcasts the base with `__shfl_sync`; each keeping lane then takes `base + __popc(mask & lanes_below_me)`, its rank among the warp's keepers. Global atomic traffic drops by up to 32x and indices stay ordered within each warp. Every lane must reach the ballot and the shuffle, so the grid-stride loop runs for a warp-uniform number of iterations (the loop bound is rounded up to a multiple of 32 and out-of-range lanes vote false). Across warps the order is arbitrary, so the check sorts the result before comparing with the CPU's list of nonzero indices.
+@after
+Warp aggregation keeps the order only within each warp; when the output must preserve the input order, use the scan-based compaction instead.
 @*/
 #include <algorithm>
 #include <cstdio>

@@ -2,6 +2,8 @@
 Implement inverted dropout (p = 0.3) for a float tensor of 16M elements without cuRAND: use a stateless hash of (seed, element index) as the random number, so the result is reproducible and the CPU can check it exactly. Also output the keep mask as uint8.
 @explanation
 A counter-based generator needs no per-thread state: the random number for element i is a hash of `seed` and `i`. Here the index is mixed with the seed and passed through the MurmurHash3 32-bit finaliser (xor-shifts and multiplies that make every output bit depend on every input bit); the top 24 bits become a uniform float in [0, 1). An element is kept when that number is at least p, and kept values are scaled by `1 / (1 - p)` so the expected output equals the input ("inverted" dropout: no rescaling at inference). Because the hash is a plain `__host__ __device__` function, the CPU can regenerate the identical mask and the check is exact; it also verifies that the kept fraction is within 0.1% of 0.7.
+@after
+Because the mask is a pure function of (seed, index), the backward pass can recompute it instead of storing it; see the fp16 variant.
 @*/
 #include <cmath>
 #include <cstdint>

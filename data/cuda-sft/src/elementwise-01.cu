@@ -2,6 +2,8 @@
 Write a CUDA program that adds two float vectors of length 1,000,000 element by element (c[i] = a[i] + b[i]). Check the result on the CPU.
 @explanation
 This is the canonical one-thread-per-element map. Each thread computes its global index from `blockIdx.x * blockDim.x + threadIdx.x`, and the bounds check `i < n` guards the last, partially filled block because n is not a multiple of the block size. The grid size is the ceiling of n / 256, so every element gets exactly one thread. The host fills the inputs deterministically, copies them over, launches, copies the result back and compares it against a plain CPU loop; the comparison is exact because both sides perform the same single float addition.
+@after
+Build it with `nvcc -O2 -arch=sm_80 vector_add.cu -o vector_add`; the program prints PASS and exits with status 0 when every element matches.
 @*/
 #include <cstdio>
 #include <cstdlib>

@@ -2,6 +2,8 @@
 Backward pass of an embedding layer: given grad_out [n_tokens=20000, dim=256] and the token ids, accumulate grad_table[id] += grad_out[t] for every token. Frequent tokens appear many times, so use atomicAdd. Also explain how to make the test exact.
 @explanation
 The gradient of a lookup is a scatter-add: every occurrence of token v adds its output gradient row into row v of the table gradient. Rows of repeated tokens collide, so each thread adds its element with `atomicAdd`; a block per token and threads along `dim` keep the adds to a row coalesced, and contention only arises between blocks that carry the same token. Float atomics make the order of additions, and in general the rounding, nondeterministic. To make the result checkable bit for bit, the test uses gradient values that are multiples of 2^-6 with magnitude below 1, and no row receives more than a few thousand contributions, so every partial sum is an exact float and the result cannot depend on order. `grad_table` is zeroed first, since the kernel only accumulates.
+@after
+PyTorch's `nn.Embedding(sparse=False)` backward produces exactly this dense gradient; frameworks that need determinism sort the token ids first and reduce runs of equal ids.
 @*/
 #include <cstdio>
 #include <cstdlib>

@@ -2,6 +2,8 @@
 Make a faster 256-bin histogram by privatizing it in shared memory: each block builds its own histogram with shared-memory atomics, then merges it into the global histogram with one atomicAdd per bin. Input: 50 million unsigned bytes.
 @explanation
 Shared-memory atomics are much cheaper than global ones, and a block's private copy only sees contention from its own threads. The kernel has three phases separated by `__syncthreads()`: the block zeroes its 256 shared bins (the block has 256 threads, one bin each), every thread counts its grid-stride slice into them, and finally each thread adds one bin to the global histogram, skipping empty bins. Global atomic traffic drops from one per input byte to at most 256 per block. The number of blocks is a small multiple of the SM count so that there are enough blocks to fill the GPU but not so many that the merge phase dominates. The result is exact and compared with a CPU count.
+@after
+With 65536 or more bins the private copies no longer fit in shared memory; then sort the keys first or count with global atomics instead.
 @*/
 #include <cstdio>
 #include <cstdlib>

@@ -2,6 +2,8 @@
 Symmetric per-tensor int8 quantization on the GPU: find absmax over the whole tensor, scale = absmax / 127, q = clamp(round(x / scale), -127, 127). Then dequantize and check the round-trip error is at most scale / 2.
 @explanation
 Two kernels do the work. `absmax_kernel` reduces |x| over the tensor with a warp shuffle per warp and an `atomicMax` on the float's bit pattern per warp (for non-negative floats the integer order equals the float order). `quantize_kernel` reads that maximum, computes `scale = absmax / 127` on the device, and maps each value with `rintf(x / scale)`, which rounds halves to even, then clamps to [-127, 127] (symmetric, so -128 is unused). Keeping the scale on the device avoids a host round trip between the kernels. Because IEEE division and `rint` are exactly specified, the host reproduces every code bit for bit. The dequantised value `q * scale` must lie within half a quantisation step of x.
+@after
+Note that this two-kernel version reads x twice; for a fused single pass you need the absmax first anyway, unless the scale comes from a calibration step.
 @*/
 #include <cmath>
 #include <cstdint>

@@ -4,6 +4,8 @@ Write a fast sum reduction using warp shuffles. Each warp should reduce with __s
 Three levels do the work: a grid-stride loop in which every thread accumulates many elements into a register, a warp-level reduction in which `__shfl_down_sync` halves the live lanes in five steps without touching shared memory, and a block-level step in which each warp's lane 0 stores its sum in a 32-entry shared array that warp 0 then reduces the same way. Only one `atomicAdd` per block reaches global memory, so contention is negligible. The block size is a multiple of 32 so that every warp is full and the full mask `0xffffffff` is valid.
 
 The inputs are small integers stored as floats and the total stays below 2^24, so every partial sum is exactly representable and the result must match the CPU exactly whatever order the atomics land in.
+@after
+For sums that are not exactly representable, the order of the atomics makes the last bits vary from run to run; use the two-pass version when you need bit-for-bit reproducible results.
 @*/
 #include <cstdio>
 #include <cstdlib>

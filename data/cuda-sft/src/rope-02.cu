@@ -2,6 +2,8 @@
 RoPE in the GPT-NeoX / LLaMA "rotate_half" layout: for head_dim D, dimension i is paired with i + D/2. Compute the angles on the fly from an inv_freq table (float, like the buffer Hugging Face models keep) instead of a cos/sin cache. Input x is [tokens=8192, heads=16, D=64], token t has position t. Write to a separate output.
 @explanation
 In the rotate_half layout, `out[i] = x[i] cos a_i - x[i + D/2] sin a_i` and `out[i + D/2] = x[i + D/2] cos a_i + x[i] sin a_i` for i < D/2, with `a_i = pos * inv_freq[i]`. One thread handles one pair (token, head, i); consecutive threads take consecutive i, so the two halves of a head are each read contiguously. The angle is formed exactly as the model would form it, a float product `(float)pos * inv_freq[i]`, and `sincosf` evaluates both trigonometric functions at once. Without `-use_fast_math` `sincosf` performs a full range reduction, which matters because angles reach several thousand radians for late positions. The host forms the same float angle, evaluates sin and cos in double and rotates in double; the tolerance is 1e-5 relative to the pair's magnitude, covering the few-ulp error of `sincosf`.
+@after
+Keep the angle computation in float32 even when q and k are fp16 or bf16: fp16 cannot represent positions above 2048 exactly, bf16 none above 256.
 @*/
 #include <cmath>
 #include <cstdio>

@@ -2,6 +2,8 @@
 Write the work-efficient (Blelloch) exclusive scan: an up-sweep that builds a reduction tree in place in shared memory and a down-sweep that turns it into an exclusive prefix sum. Each block scans one segment of 2048 unsigned ints with 1024 threads (two elements per thread). Pad the shared-memory indices to avoid bank conflicts, and also output each segment's total.
 @explanation
 The up-sweep combines pairs at distance 1, 2, 4, ... so that after log2(n) levels the last slot holds the segment total; the down-sweep clears that slot and walks back down, at each node passing its value to the left child and the sum of its value and the old left child to the right child. The result is an exclusive scan in O(n) additions. At deep tree levels the touched indices are multiples of large powers of two, which would all fall into the same shared-memory bank; adding `i >> 5` to every index (one pad slot per 32 entries) spreads them across banks. Thread 0 saves the total before it clears the root. Unsigned integer arithmetic is exact, so the host compares exactly.
+@after
+For arrays longer than one segment, scan the `totals` array and add each segment's offset back, as in the three-phase scan.
 @*/
 #include <cstdio>
 #include <cstdlib>

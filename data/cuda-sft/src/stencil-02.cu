@@ -2,6 +2,8 @@
 Solve the Laplace equation on a 512x512 grid with Jacobi iteration: each interior point becomes the average of its 4 neighbours, the boundary is fixed (top edge = 1, other edges = 0). Run 500 iterations on the GPU with two buffers that swap roles each iteration.
 @explanation
 A Jacobi sweep reads only the previous iterate, so every interior point can be updated in parallel; writing into a second buffer and swapping the pointers on the host after each launch avoids read-after-write races without any synchronisation inside the kernel (successive launches on one stream are ordered). Boundary threads simply copy their value, so both buffers keep the fixed boundary. A 16x16 block maps x to columns for coalesced row access. The CPU reference performs the same 500 sweeps with the same expression, `0.25f * (up + down + left + right)`; there is no multiply-add the compiler could fuse and no reassociation without fast-math flags, so the GPU result should match closely, and the check uses 1e-6 absolute on values in [0, 1].
+@after
+Jacobi converges slowly (the error shrinks by roughly a factor 1 - pi^2 / (2 n^2) per sweep on an n x n grid); for real solves use a multigrid or conjugate-gradient method and keep this kernel as the smoother.
 @*/
 #include <cmath>
 #include <cstdio>

@@ -2,6 +2,8 @@
 Global top-16 of a 4M-element float array (values and indices, descending, ties to the smaller index). Do it in two passes: each block produces its 16 best candidates, then a single block selects the final 16 from all candidates. Reuse the same kernel for both passes.
 @explanation
 Pass one: every thread of a 256-thread block keeps a sorted register list of the 16 best (value, index) pairs it has seen in its grid-stride slice. The block then extracts its 16 winners in 16 rounds: each thread offers its list head, a warp butterfly with `__shfl_xor_sync` picks each warp's best, thread 0 compares the eight warp winners from shared memory and publishes the round's winner, and after a `__syncthreads()` the owning thread pops its head. The winners go to a candidate buffer of `gridDim.x * 16` entries. Pass two launches the same kernel with a single block over the candidates; it carries the original indices through an optional index array, exactly as the first pass uses the element position. Ordering is total (value, then index), so the result equals a CPU partial sort.
+@after
+For k in the hundreds or thousands, a radix-select that narrows the threshold digit by digit scales better than extracting winners one at a time.
 @*/
 #include <algorithm>
 #include <cmath>

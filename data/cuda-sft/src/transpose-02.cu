@@ -2,6 +2,8 @@
 Write an efficient matrix transpose using a 32x32 shared-memory tile with one column of padding (tile[32][33]) to avoid bank conflicts. Use 32x8 thread blocks where each thread moves 4 elements. Matrix: 4096 rows x 2500 columns, float.
 @explanation
 Both the global read and the global write should be coalesced, so the block reads a 32x32 tile row by row into shared memory and writes it back out row by row of the transposed tile, swapping the roles of `blockIdx.x` and `blockIdx.y` for the output. The transposition happens in shared memory: threads write `tile[y][x]` and later read `tile[x][y]`. Without padding, reading a column touches addresses 32 words apart, all in the same bank, a 32-way conflict; with a row length of 33 consecutive column entries fall into consecutive banks. A 32x8 block covers the 32 tile rows in four steps of 8 (`j` loop), which gives each thread more work and keeps the block small. Edge tiles are guarded in both the load and the store, since 2500 is not a multiple of 32.
+@after
+Setting `TILE_DIM` to 32 matters: with 32 columns a warp's row write is one 128-byte transaction, and the extra padding column costs only 3% more shared memory.
 @*/
 #include <cstdio>
 #include <cstdlib>

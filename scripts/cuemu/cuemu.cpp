@@ -1,0 +1,509 @@
+// cuemu runtime: fibers and barriers for device code, and the subset of the CUDA runtime API the
+// bundled programs use, implemented on host memory. See cuemu.h.
+#include "cuemu.h"
+#include <vector>
+#include <algorithm>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CUEMU_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define CUEMU_UNPOISON(p, n) ((void)0)
+#endif
+
+extern "C" void cuemu_switch(void** save_sp, void* to_sp);
+asm(R"(
+.text
+.globl cuemu_switch
+.type cuemu_switch,@function
+cuemu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+)");
+
+namespace cuemu {
+struct Warp {
+    int alive = 0, arrived = 0;
+    unsigned gen = 0;
+    uint64_t slot[2][32];
+    unsigned valid[2] = {0, 0};
+    int op[2] = {0, 0};
+};
+struct Block {
+    uint3 idx;
+    int alive = 0, arrived = 0, nthreads = 0;
+    unsigned gen = 0;
+    int acc[2] = {0, 0};
+    std::vector<Warp> warps;
+    std::vector<char> smem;
+};
+struct Fiber {
+    void* sp = nullptr;
+    char* stack = nullptr;
+    uint3 tid;
+    Block* blk = nullptr;
+    int linear = 0;
+    bool done = false;
+    bool plain = false;
+};
+
+static Fiber* cur = nullptr;
+static void* sched_sp = nullptr;
+static dim3 g_grid, g_block;
+static std::function<void()>* g_fn = nullptr;
+static unsigned long long progress = 0;
+static bool used_sync = false;
+static int grid_alive = 0, grid_arrived = 0;
+static unsigned grid_gen = 0;
+static bool in_coop = false;
+static const size_t kStack = 64 * 1024;
+static std::vector<char*> stack_pool;
+static size_t smem_limit = 48 * 1024;
+static cudaError_t last_error = cudaSuccess;
+static unsigned long long n_launches = 0;
+
+void fail(const char* what)
+{
+    if (cur && !cur->plain)
+        fprintf(stderr, "cuemu: %s (block %u,%u,%u thread %u,%u,%u)\n", what, cur->blk->idx.x, cur->blk->idx.y,
+                cur->blk->idx.z, cur->tid.x, cur->tid.y, cur->tid.z);
+    else
+        fprintf(stderr, "cuemu: %s\n", what);
+    fflush(stderr);
+    _Exit(86);
+}
+
+static Fiber* need_fiber(const char* what)
+{
+    used_sync = true;
+    if (!cur) fail("device intrinsic called outside a kernel");
+    if (cur->plain) fail(what);
+    return cur;
+}
+
+uint3 tidx() { if (!cur) fail("threadIdx outside a kernel"); return cur->tid; }
+uint3 bidx() { if (!cur) fail("blockIdx outside a kernel"); return cur->blk->idx; }
+dim3 bdim() { return g_block; }
+dim3 gdim() { return g_grid; }
+int linear_tid() { return cur->linear; }
+int lane_id() { return cur->linear & 31; }
+int block_threads() { return (int)(g_block.x * g_block.y * g_block.z); }
+void* dyn_smem() { return cur->blk->smem.data(); }
+
+static void yield_to_sched() { cuemu_switch(&cur->sp, sched_sp); }
+
+void syncthreads()
+{
+    Fiber* f = need_fiber("__syncthreads in a kernel whose thread 0 never synchronised");
+    Block* b = f->blk;
+    unsigned g = b->gen;
+    ++progress;
+    if (++b->arrived == b->alive) { b->arrived = 0; ++b->gen; return; }
+    while (b->gen == g) yield_to_sched();
+}
+
+int sync_reduce(int pred, int kind)
+{
+    Fiber* f = need_fiber("__syncthreads_count in a kernel whose thread 0 never synchronised");
+    Block* b = f->blk;
+    unsigned g = b->gen;
+    int& acc = b->acc[g & 1];
+    if (b->arrived == 0) acc = (kind == 1) ? 1 : 0;
+    if (kind == 0) acc += pred != 0;
+    else if (kind == 1) acc = acc && pred;
+    else acc = acc || pred;
+    ++progress;
+    if (++b->arrived == b->alive) { b->arrived = 0; ++b->gen; }
+    else while (b->gen == g) yield_to_sched();
+    return b->acc[g & 1];
+}
+
+uint64_t warp_exchange(unsigned mask, uint64_t bits, int mode, int arg, int width, int op)
+{
+    Fiber* f = need_fiber("warp collective in a kernel whose thread 0 never used one");
+    Warp& w = f->blk->warps[f->linear >> 5];
+    const int lane = f->linear & 31;
+    if (!(mask & (1u << lane))) fail("warp collective called by a lane outside its mask");
+    if (width <= 0 || width > 32 || (width & (width - 1))) fail("invalid shuffle width");
+    const unsigned g = w.gen;
+    const int k = g & 1;
+    if (w.arrived == 0) { w.valid[k] = 0; w.op[k] = op; }
+    else if (w.op[k] != op) fail("lanes of a warp are in different warp collectives (divergence)");
+    w.slot[k][lane] = bits;
+    w.valid[k] |= 1u << lane;
+    ++progress;
+    if (++w.arrived == w.alive) { w.arrived = 0; ++w.gen; }
+    else while (w.gen == g) yield_to_sched();
+
+    const unsigned present = w.valid[k];
+    if (op == 0) return 0;  // __syncwarp
+    if ((mask & present) != mask) fail("warp collective: a lane named in the mask has exited or did not participate");
+    if (op == 2) {
+        unsigned r = 0;
+        for (int l = 0; l < 32; ++l)
+            if ((present >> l & 1u) && (mask >> l & 1u) && w.slot[k][l]) r |= 1u << l;
+        return r;
+    }
+    const int seg = lane & ~(width - 1), in_seg = lane & (width - 1);
+    int src = lane;
+    switch (mode) {
+    case 0: src = seg + (arg & (width - 1)); break;
+    case 1: src = (in_seg >= arg) ? lane - arg : lane; break;
+    case 2: src = (in_seg + arg < width) ? lane + arg : lane; break;
+    case 3: src = lane ^ arg; if ((src & ~(width - 1)) != seg) src = lane; break;
+    }
+    if (src < 0 || src > 31 || !(present >> src & 1u)) fail("shuffle reads a lane that has exited or is not in the warp");
+    return w.slot[k][src];
+}
+
+void syncwarp(unsigned mask) { (void)warp_exchange(mask, 0, 0, 0, 32, 0); }
+
+void grid_sync()
+{
+    need_fiber("grid sync outside a cooperative launch");
+    if (!in_coop) fail("grid.sync() in a kernel not launched with cudaLaunchCooperativeKernel");
+    unsigned g = grid_gen;
+    ++progress;
+    if (++grid_arrived == grid_alive) { grid_arrived = 0; ++grid_gen; return; }
+    while (grid_gen == g) yield_to_sched();
+}
+
+unsigned long long grid_rank()
+{
+    uint3 b = cur->blk->idx;
+    unsigned long long block_lin = b.x + (unsigned long long)g_grid.x * (b.y + (unsigned long long)g_grid.y * b.z);
+    return block_lin * block_threads() + cur->linear;
+}
+unsigned long long grid_size() { return (unsigned long long)g_grid.x * g_grid.y * g_grid.z * block_threads(); }
+
+static void finish_current()
+{
+    Fiber* f = cur;
+    f->done = true;
+    ++progress;
+    Block* b = f->blk;
+    if (--b->alive > 0 && b->arrived > 0 && b->arrived == b->alive) { b->arrived = 0; ++b->gen; }
+    Warp& w = b->warps[f->linear >> 5];
+    if (--w.alive > 0 && w.arrived > 0 && w.arrived == w.alive) { w.arrived = 0; ++w.gen; }
+    if (in_coop && --grid_alive > 0 && grid_arrived > 0 && grid_arrived == grid_alive) { grid_arrived = 0; ++grid_gen; }
+}
+
+static void fiber_entry()
+{
+    (*g_fn)();
+    finish_current();
+    cuemu_switch(&cur->sp, sched_sp);
+    fail("finished fiber resumed");
+}
+
+static char* get_stack(size_t i)
+{
+    while (stack_pool.size() <= i) stack_pool.push_back((char*)malloc(kStack));
+    CUEMU_UNPOISON(stack_pool[i], kStack);
+    return stack_pool[i];
+}
+
+static void init_fiber(Fiber& f, size_t stack_index)
+{
+    f.stack = get_stack(stack_index);
+    uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
+    void** sp = (void**)top;
+    *--sp = nullptr;                    // fake return address of fiber_entry
+    *--sp = (void*)&fiber_entry;        // popped by `ret`
+    for (int r = 0; r < 6; ++r) *--sp = nullptr;  // rbp rbx r12-r15
+    f.sp = sp;
+    f.done = false;
+    f.plain = false;
+}
+
+static void setup_block(Block& b, uint3 idx, size_t smem)
+{
+    b.idx = idx;
+    b.nthreads = block_threads();
+    b.alive = b.nthreads;
+    b.arrived = 0;
+    b.gen = 0;
+    b.warps.assign((b.nthreads + 31) / 32, Warp{});
+    for (size_t w = 0; w < b.warps.size(); ++w) b.warps[w].alive = std::min(32, b.nthreads - (int)w * 32);
+    b.smem.assign(smem, (char)0xFF);  // uninitialised shared memory reads as NaN / -1
+}
+
+static uint3 thread_coords(int linear)
+{
+    uint3 t;
+    t.x = linear % g_block.x;
+    t.y = (linear / g_block.x) % g_block.y;
+    t.z = linear / (g_block.x * g_block.y);
+    return t;
+}
+
+// CUEMU_SCHED picks the order in which threads (and blocks) run: "forward" (default), "reverse"
+// or "random" (seeded by CUEMU_SEED). A race-free program passes under every order; running all
+// three exposes many missing barriers that one fixed order would hide.
+static int sched_mode()
+{
+    static int mode = [] {
+        const char* e = getenv("CUEMU_SCHED");
+        if (!e || !strcmp(e, "forward")) return 0;
+        if (!strcmp(e, "reverse")) return 1;
+        if (!strcmp(e, "random")) return 2;
+        fail("CUEMU_SCHED must be forward, reverse or random");
+    }();
+    return mode;
+}
+static unsigned long long rng_state = 0;
+static unsigned long long next_random()
+{
+    if (!rng_state) {
+        const char* e = getenv("CUEMU_SEED");
+        rng_state = 0x9E3779B97F4A7C15ull ^ (e ? strtoull(e, nullptr, 10) : 1ull);
+    }
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static void make_order(std::vector<size_t>& order, size_t n)
+{
+    order.resize(n);
+    for (size_t i = 0; i < n; ++i) order[i] = (sched_mode() == 1) ? n - 1 - i : i;
+    if (sched_mode() == 2)
+        for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
+}
+
+static void run_fibers(std::vector<Fiber>& fs)
+{
+    size_t remaining = fs.size();
+    std::vector<size_t> order;
+    while (remaining) {
+        unsigned long long before = progress;
+        make_order(order, fs.size());
+        for (size_t o : order) {
+            Fiber& f = fs[o];
+            if (f.done) continue;
+            cur = &f;
+            cuemu_switch(&sched_sp, f.sp);
+            if (f.done) --remaining;
+        }
+        cur = nullptr;
+        if (remaining && progress == before) fail("deadlock: every remaining thread waits at a barrier that cannot complete");
+    }
+}
+
+static uint3 block_coords(unsigned long long lin)
+{
+    uint3 b;
+    b.x = lin % g_grid.x;
+    b.y = (lin / g_grid.x) % g_grid.y;
+    b.z = lin / ((unsigned long long)g_grid.x * g_grid.y);
+    return b;
+}
+
+void Launch::go(std::function<void()> fn)
+{
+    ++n_launches;
+    const unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+    if (threads == 0 || threads > 1024 || b.z > 64 || g.x == 0 || g.y == 0 || g.z == 0 || g.y > 65535 || g.z > 65535) {
+        fprintf(stderr, "cuemu: invalid launch configuration grid(%u,%u,%u) block(%u,%u,%u)\n", g.x, g.y, g.z, b.x, b.y, b.z);
+        last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    if (smem > smem_limit) {
+        fprintf(stderr, "cuemu: %zu bytes of dynamic shared memory exceed the limit %zu\n", smem, smem_limit);
+        last_error = cudaErrorInvalidValue;
+        return;
+    }
+    if (getenv("CUEMU_TRACE")) fprintf(stderr, "cuemu: launch %llu grid(%u,%u,%u) block(%u,%u,%u) smem %zu%s\n", n_launches, g.x, g.y, g.z, b.x, b.y, b.z, smem, coop ? " coop" : "");
+    g_grid = g;
+    g_block = b;
+    g_fn = &fn;
+    const unsigned long long n_blocks = (unsigned long long)g.x * g.y * g.z;
+    const int nt = (int)threads;
+
+    if (coop) {
+        int per_sm = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nullptr, nt, smem);
+        if (n_blocks > (unsigned long long)per_sm * 4) {
+            fprintf(stderr, "cuemu: cooperative launch of %llu blocks exceeds co-residency (%d per SM x 4 SMs)\n", n_blocks, per_sm);
+            last_error = cudaErrorCooperativeLaunchTooLarge;
+            return;
+        }
+        in_coop = true;
+        std::vector<Block> blocks(n_blocks);
+        std::vector<Fiber> fs(n_blocks * nt);
+        grid_alive = (int)(n_blocks * nt);
+        grid_arrived = 0;
+        for (unsigned long long bl = 0; bl < n_blocks; ++bl) {
+            setup_block(blocks[bl], block_coords(bl), smem);
+            for (int t = 0; t < nt; ++t) {
+                Fiber& f = fs[bl * nt + t];
+                init_fiber(f, bl * nt + t);
+                f.tid = thread_coords(t);
+                f.linear = t;
+                f.blk = &blocks[bl];
+            }
+        }
+        run_fibers(fs);
+        in_coop = false;
+        return;
+    }
+
+    Block blk;
+    std::vector<Fiber> fs(nt);
+    bool plain = false;
+    std::vector<size_t> block_order, thread_order;
+    if (sched_mode() == 2 && n_blocks > 1000000) fail("random block order of more than 10^6 blocks");
+    if (sched_mode() == 2) make_order(block_order, n_blocks);
+    for (unsigned long long step = 0; step < n_blocks; ++step) {
+        const unsigned long long bl = sched_mode() == 0 ? step : sched_mode() == 1 ? n_blocks - 1 - step : block_order[step];
+        setup_block(blk, block_coords(bl), smem);
+        if (plain) {  // the probe block never synchronised: run threads one after another
+            Fiber f;
+            f.plain = true;
+            f.blk = &blk;
+            make_order(thread_order, nt);
+            for (size_t t : thread_order) {
+                f.tid = thread_coords((int)t);
+                f.linear = t;
+                cur = &f;
+                fn();
+            }
+            cur = nullptr;
+            continue;
+        }
+        used_sync = false;
+        for (int t = 0; t < nt; ++t) {
+            init_fiber(fs[t], t);
+            fs[t].tid = thread_coords(t);
+            fs[t].linear = t;
+            fs[t].blk = &blk;
+        }
+        run_fibers(fs);
+        if (step == 0 && !used_sync && !getenv("CUEMU_NO_PLAIN")) plain = true;
+    }
+}
+}  // namespace cuemu
+
+// ------------------------------------------------------------------ runtime API
+using namespace cuemu;
+// Mutation testing of the programs' own checks: CUEMU_PERTURB=N corrupts the N-th device-to-host
+// copy (one byte near the middle of the buffer); CUEMU_PERTURB_MODE=gross flips bit 6 of the top
+// byte of an 8-byte-aligned word (exponent bits of float/double/half, bit 30 of an int), "mild"
+// flips bit 0 of byte 2 (a 2^-7 relative change of a float).
+static int d2h_count = 0;
+static void count_report() { if (getenv("CUEMU_COUNT")) fprintf(stderr, "cuemu: %d device-to-host copies\n", d2h_count); }
+static void after_d2h(void* dst, size_t n)
+{
+    static bool registered = (atexit(count_report), true);
+    (void)registered;
+    ++d2h_count;
+    const char* e = getenv("CUEMU_PERTURB");
+    if (!e || atoi(e) != d2h_count || n == 0) return;
+    const char* mode = getenv("CUEMU_PERTURB_MODE");
+    bool mild = mode && strcmp(mode, "mild") == 0;
+    size_t base = (n / 2) & ~(size_t)7;
+    size_t off = mild ? base + 2 : base + 7;
+    if (off >= n) off = n - 1;
+    ((unsigned char*)dst)[off] ^= mild ? 0x01 : 0x40;
+    fprintf(stderr, "cuemu: perturbed byte %zu of a %zu-byte copy\n", off, n);
+}
+extern "C" {
+cudaError_t cudaMalloc(void** p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    if (!*p) return cudaErrorMemoryAllocation;
+    memset(*p, 0xFF, n);  // device memory is not zeroed: make forgotten initialisation visible
+    return cudaSuccess;
+}
+cudaError_t cudaFree(void* p) { free(p); return cudaSuccess; }
+cudaError_t cudaMallocHost(void** p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
+cudaError_t cudaFreeHost(void* p) { free(p); return cudaSuccess; }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMallocHost(p, n); }
+cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h)
+{
+    *pitch = (w + 511) & ~(size_t)511;
+    return cudaMalloc(p, *pitch * h);
+}
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind k) { memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
+cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
+cudaError_t cudaMemcpy2D(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k)
+{
+    for (size_t r = 0; r < h; ++r) memcpy((char*)d + r * dp, (const char*)s + r * sp, w);
+    if (k == cudaMemcpyDeviceToHost) after_d2h(d, dp * (h - 1) + w);
+    return cudaSuccess;
+}
+cudaError_t cudaMemset(void* d, int v, size_t n) { memset(d, v, n); return cudaSuccess; }
+cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t) { memset(d, v, n); return cudaSuccess; }
+cudaError_t cudaMemcpyToSymbol(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind)
+{
+    memcpy((char*)sym + off, src, n);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind)
+{
+    memcpy(dst, (const char*)sym + off, n);
+    return cudaSuccess;
+}
+cudaError_t cudaGetLastError(void) { cudaError_t e = last_error; last_error = cudaSuccess; return e; }
+cudaError_t cudaPeekAtLastError(void) { return last_error; }
+const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "cuemu error"; }
+const char* cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorCuemu"; }
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = (cudaStream_t)malloc(8); return cudaSuccess; }
+cudaError_t cudaStreamDestroy(cudaStream_t s) { free((void*)s); return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int)
+{
+    switch (a) {
+    case cudaDevAttrMultiProcessorCount: *v = 4; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 232448; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *v = 49152; break;
+    case cudaDevAttrCooperativeLaunch: *v = 1; break;
+    case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *v = 2048; break;
+    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *v = 233472; break;
+    case cudaDevAttrComputeCapabilityMajor: *v = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *v = 0; break;
+    default: *v = 0; break;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute a, int v)
+{
+    if (a == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (v > 232448) return cudaErrorInvalidValue;
+        smem_limit = std::max(smem_limit, (size_t)v);
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void*)
+{
+    memset(a, 0, sizeof(*a));
+    a->maxThreadsPerBlock = 1024;
+    a->numRegs = 32;
+    return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const void*, int bs, size_t, unsigned int)
+{
+    *n = bs > 0 ? std::max(1, std::min(2, 2048 / bs)) : 0;
+    return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f, int bs, size_t sm)
+{
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, bs, sm, 0);
+}
+}
