@@ -7,8 +7,8 @@
 # On a GPU machine, `cuset-train data check FILE --run` is the real thing.
 #   scripts/emulate-cuda-sft.sh [--asan] [--orders] [--perturb] [FILE...]
 #     --asan     build with AddressSanitizer: out-of-bounds device accesses abort the program
-#     --orders   run threads and blocks forward, in reverse and in random order (CUEMU_SCHED);
-#                a race-free program passes under all three
+#     --orders   run every program under five thread/block schedules (CUEMU_SCHED: forward,
+#                reverse, random, chaos, lag); a race-free program passes under all of them
 #     --perturb  mutation test of each program's own check: corrupt each device-to-host copy in
 #                turn (an exponent bit of a word in the middle of the buffer); the program must fail
 # The last line is "N passed, M failed". Exit status 77 when the CUDA headers or g++ are missing.
@@ -25,7 +25,7 @@ while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --asan) ASAN=1 ;;
     --perturb) PERTURB=1 ;;
-    --orders) ORDERS="forward reverse random" ;;
+    --orders) ORDERS="forward reverse random chaos lag" ;;
     *) echo "emulate-cuda-sft: unknown option $1" >&2; exit 2 ;;
   esac
   shift

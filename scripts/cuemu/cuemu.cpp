@@ -249,9 +249,11 @@ static uint3 thread_coords(int linear)
     return t;
 }
 
-// CUEMU_SCHED picks the order in which threads (and blocks) run: "forward" (default), "reverse"
-// or "random" (seeded by CUEMU_SEED). A race-free program passes under every order; running all
-// three exposes many missing barriers that one fixed order would hide.
+// CUEMU_SCHED picks the order in which threads (and blocks) run: "forward" (default), "reverse",
+// "random" (a new random order each round, seeded by CUEMU_SEED) or "chaos" (each step resumes a
+// random thread) or "lag" (one random warp of each block only runs when every other thread is
+// blocked, so the others run as far ahead as the barriers allow). A race-free program passes under
+// every order; together they expose most missing barriers (lag finds the write-after-read ones).
 static int sched_mode()
 {
     static int mode = [] {
@@ -259,7 +261,9 @@ static int sched_mode()
         if (!e || !strcmp(e, "forward")) return 0;
         if (!strcmp(e, "reverse")) return 1;
         if (!strcmp(e, "random")) return 2;
-        fail("CUEMU_SCHED must be forward, reverse or random");
+        if (!strcmp(e, "chaos")) return 3;
+        if (!strcmp(e, "lag")) return 4;
+        fail("CUEMU_SCHED must be forward, reverse, random, chaos or lag");
     }();
     return mode;
 }
@@ -277,12 +281,62 @@ static void make_order(std::vector<size_t>& order, size_t n)
 {
     order.resize(n);
     for (size_t i = 0; i < n; ++i) order[i] = (sched_mode() == 1) ? n - 1 - i : i;
-    if (sched_mode() == 2)
+    if (sched_mode() >= 2)
         for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
+}
+
+static void run_fibers_chaos(std::vector<Fiber>& fs)
+{
+    std::vector<size_t> live(fs.size());
+    for (size_t i = 0; i < fs.size(); ++i) live[i] = i;
+    unsigned long long idle_steps = 0;
+    while (!live.empty()) {
+        const size_t pick = next_random() % live.size();
+        Fiber& f = fs[live[pick]];
+        const unsigned long long before = progress;
+        cur = &f;
+        cuemu_switch(&sched_sp, f.sp);
+        cur = nullptr;
+        if (f.done) { live[pick] = live.back(); live.pop_back(); }
+        idle_steps = (progress == before) ? idle_steps + 1 : 0;
+        if (idle_steps > 64 * live.size() + 64) {
+            // Possibly a deadlock: give every live thread one more turn before deciding.
+            const unsigned long long mark = progress;
+            for (size_t i : live) { cur = &fs[i]; cuemu_switch(&sched_sp, fs[i].sp); cur = nullptr; }
+            if (progress == mark) fail("deadlock: every remaining thread waits at a barrier that cannot complete");
+            for (size_t k = 0; k < live.size();)
+                if (fs[live[k]].done) { live[k] = live.back(); live.pop_back(); } else ++k;
+            idle_steps = 0;
+        }
+    }
+}
+
+static void run_fibers_lag(std::vector<Fiber>& fs)
+{
+    const int n_warps = (block_threads() + 31) / 32;
+    const int slow = (int)(next_random() % n_warps);
+    auto round = [&](bool laggards) {
+        for (Fiber& f : fs) {
+            if (f.done || ((f.linear >> 5) == slow) != laggards) continue;
+            cur = &f;
+            cuemu_switch(&sched_sp, f.sp);
+        }
+        cur = nullptr;
+    };
+    auto remaining = [&] { size_t r = 0; for (Fiber& f : fs) r += !f.done; return r; };
+    while (remaining()) {
+        unsigned long long before = progress;
+        round(false);
+        if (progress != before) continue;  // the fast threads can still move
+        round(true);
+        if (progress == before) fail("deadlock: every remaining thread waits at a barrier that cannot complete");
+    }
 }
 
 static void run_fibers(std::vector<Fiber>& fs)
 {
+    if (sched_mode() == 3) { run_fibers_chaos(fs); return; }
+    if (sched_mode() == 4) { run_fibers_lag(fs); return; }
     size_t remaining = fs.size();
     std::vector<size_t> order;
     while (remaining) {
@@ -362,8 +416,8 @@ void Launch::go(std::function<void()> fn)
     std::vector<Fiber> fs(nt);
     bool plain = false;
     std::vector<size_t> block_order, thread_order;
-    if (sched_mode() == 2 && n_blocks > 1000000) fail("random block order of more than 10^6 blocks");
-    if (sched_mode() == 2) make_order(block_order, n_blocks);
+    if (sched_mode() >= 2 && n_blocks > 10000000) fail("random block order of more than 10^7 blocks");
+    if (sched_mode() >= 2) make_order(block_order, n_blocks);
     for (unsigned long long step = 0; step < n_blocks; ++step) {
         const unsigned long long bl = sched_mode() == 0 ? step : sched_mode() == 1 ? n_blocks - 1 - step : block_order[step];
         setup_block(blk, block_coords(bl), smem);

@@ -59,7 +59,7 @@ int main()
     double worst = 0.0;
     for (int i = 0; i < n; ++i) {
         double err = std::fabs((double)y[i] - gelu_ref(x[i]));
-        if (!(err <= worst)) worst = err;  // a NaN output becomes the worst error
+        if (std::isnan(err) || err > worst) worst = err;  // a NaN sticks
     }
     cudaFree(d_x);
     cudaFree(d_y);

@@ -126,8 +126,8 @@ int main()
         const float px[3] = {pos[i].x, pos[i].y, pos[i].z}, pv[3] = {vel[i].x, vel[i].y, vel[i].z};
         for (int c = 0; c < 3; ++c) {
             double d = std::fabs(px[c] - s.x[3 * i + c]), e = std::fabs(pv[c] - s.v[3 * i + c]);
-            if (!(d <= max_dx)) max_dx = d;  // NaN propagates
-            if (!(e <= max_dv)) max_dv = e;
+            if (std::isnan(d) || d > max_dx) max_dx = d;  // a NaN sticks
+            if (std::isnan(e) || e > max_dv) max_dv = e;  // a NaN sticks
         }
     }
     State g{std::vector<double>(3 * n), std::vector<double>(3 * n), s.m};
