@@ -48,6 +48,7 @@ struct Block {
     int acc[2] = {0, 0};
     std::vector<Warp> warps;
     std::vector<char> smem;
+    std::vector<void*> poisoned;  // static __shared__ variables already poisoned in this block
 };
 struct Fiber {
     void* sp = nullptr;
@@ -101,6 +102,16 @@ int linear_tid() { return cur->linear; }
 int lane_id() { return cur->linear & 31; }
 int block_threads() { return (int)(g_block.x * g_block.y * g_block.z); }
 void* dyn_smem() { return cur->blk->smem.data(); }
+
+void poison_shared(void* p, size_t n)
+{
+    std::vector<void*>& done = cur->blk->poisoned;
+    if (std::find(done.begin(), done.end(), p) != done.end()) return;
+    done.push_back(p);
+    // A new block finds garbage in shared memory, not its predecessor's data. 0x7F bytes are a huge
+    // finite float/double (fmaxf would silently skip a NaN) and a large int.
+    memset(p, 0x7F, n);
+}
 
 static void yield_to_sched() { cuemu_switch(&cur->sp, sched_sp); }
 
@@ -238,6 +249,7 @@ static void setup_block(Block& b, uint3 idx, size_t smem)
     b.warps.assign((b.nthreads + 31) / 32, Warp{});
     for (size_t w = 0; w < b.warps.size(); ++w) b.warps[w].alive = std::min(32, b.nthreads - (int)w * 32);
     b.smem.assign(smem, (char)0xFF);  // uninitialised shared memory reads as NaN / -1
+    b.poisoned.clear();
 }
 
 static uint3 thread_coords(int linear)

@@ -40,6 +40,7 @@ void grid_sync();
 unsigned long long grid_rank();
 unsigned long long grid_size();
 void* dyn_smem();
+void poison_shared(void* p, size_t n);  // first call per block and address: fill with garbage
 int lane_id();
 int linear_tid();
 int block_threads();

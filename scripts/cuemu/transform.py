@@ -64,10 +64,49 @@ def code_mask(s):
         i = j
     return mask
 
+def split_top(s, sep=','):
+    parts, depth, cur = [], 0, ''
+    for c in s:
+        if c in '([{<':
+            depth += 1
+        elif c in ')]}>':
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append(cur)
+            cur = ''
+        else:
+            cur += c
+    parts.append(cur)
+    return parts
+
+SHARED_DECL = re.compile(r'__shared__\s+(?!.*\(\))([^;{}()]*?);')
+
+def poison_static_shared(src):
+    """After each static `__shared__` declaration, poison the variables (NaN bytes) the first time
+    a thread of the block reaches it, as a GPU leaves shared memory uninitialised."""
+    out, pos = [], 0
+    mask = code_mask(src)
+    for m in SHARED_DECL.finditer(src):
+        if not mask[m.start()] or src[:m.start()].rstrip().endswith('extern'):
+            continue
+        decl = m.group(1)
+        words = split_top(decl)
+        # the type is what precedes the first declarator's name
+        first = re.match(r'(.*?)(\w+)\s*(\[.*\])?\s*$', words[0].strip(), re.S)
+        if not first:
+            continue
+        names = [first.group(2)] + [re.match(r'\s*(\w+)', w).group(1) for w in words[1:]]
+        out.append(src[pos:m.end()])
+        out.append(''.join(f' cuemu::poison_shared(&{n}, sizeof({n}));' for n in names))
+        pos = m.end()
+    out.append(src[pos:])
+    return ''.join(out)
+
 def transform(src):
     m = re.match(r'/\*@prompt\n.*?\n@\*/\n', src, re.S)
     if m:
         src = '\n' * m.group(0).count('\n') + src[m.end():]
+    src = poison_static_shared(src)
     src = re.sub(r'extern\s+__shared__\s+([\w\s:<>]+?)\s+(\w+)\s*\[\s*\]\s*;',
                  r'\1* \2 = (\1*)cuemu::dyn_smem();', src)
     src = re.sub(r'cudaLaunchKernel\(\s*\((?:const\s+)?void\s*\*\)\s*(\w+)\s*,', r'cuemu::launch_args(false, \1,', src)
