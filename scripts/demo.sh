@@ -5,4 +5,4 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 scripts/setup.sh
-exec build/cuset-train --config configs/demo.yaml --dry-run "$@"
+exec build/cuset-train --config configs/demo.yaml "$@"

@@ -4,7 +4,7 @@
 #      split), a 4k byte-level BPE tokenizer trained with `tokenizers`, a random Qwen2 init;
 #   2. cuset-train pre-trains it (configs/tiny-coder-pretrain.yaml);
 #   3. cuset-train export writes the result as bf16 into data/tiny-coder (< 10 MB).
-# Takes about an hour on 2 CPU cores. Extra arguments go to the pre-training run (e.g.
+# Takes about 25 minutes on 2 otherwise idle CPU cores. Extra arguments go to the pre-training run (e.g.
 # --set train.max_steps=100 for a quicker, weaker model).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

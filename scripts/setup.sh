@@ -24,6 +24,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config python3-venv
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libpcre2-dev libutf8proc-dev libgtest-dev libgmock-dev
+  libgloo-dev  # headers only: c10d's Gloo process group (the library itself is inside LibTorch)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
