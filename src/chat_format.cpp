@@ -14,6 +14,7 @@
 
 #include "cuset/error.h"
 #include "cuset/log.h"
+#include "tokenizer_internal.h"
 
 namespace cuset {
 
@@ -464,47 +465,7 @@ std::string utf8_sanitize(std::string_view text, bool replace, const std::string
         throw InputError(strprintf("%s: invalid UTF-8 at byte %lld (set data.invalid_utf8: replace to repair it)",
                                    context.c_str(), static_cast<long long>(bad)));
     // Each maximal ill-formed subsequence (Unicode 3.9, Table 3-7) becomes one U+FFFD.
-    std::string out;
-    out.reserve(text.size() + 8);
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const size_t n = text.size();
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = p[i];
-        if (c < 0x80) {
-            out.push_back(static_cast<char>(c));
-            ++i;
-            continue;
-        }
-        int need = 0;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) need = 1;
-        else if (c == 0xE0) { need = 2; lo = 0xA0; }
-        else if (c >= 0xE1 && c <= 0xEC) need = 2;
-        else if (c == 0xED) { need = 2; hi = 0x9F; }
-        else if (c >= 0xEE && c <= 0xEF) need = 2;
-        else if (c == 0xF0) { need = 3; lo = 0x90; }
-        else if (c >= 0xF1 && c <= 0xF3) need = 3;
-        else if (c == 0xF4) { need = 3; hi = 0x8F; }
-        size_t k = 1;
-        bool ok = need > 0;
-        if (ok) {
-            if (i + 1 >= n || p[i + 1] < lo || p[i + 1] > hi) ok = false;
-            else {
-                k = 2;
-                for (; k <= static_cast<size_t>(need); ++k)
-                    if (i + k >= n || p[i + k] < 0x80 || p[i + k] > 0xBF) { ok = false; break; }
-            }
-        }
-        if (ok) {
-            out.append(text.data() + i, static_cast<size_t>(need) + 1);
-            i += static_cast<size_t>(need) + 1;
-        } else {
-            out.append("\xEF\xBF\xBD");
-            i += k;
-        }
-    }
-    return out;
+    return detail::utf8_lossy(text);
 }
 
 // ---------------------------------------------------------------- cuset-train tokenize

@@ -32,7 +32,7 @@ std::string write_config(const std::string& dir, int max_steps, int every) {
     // +-lr whose sign rounding decides; a larger eps keeps the update a smooth function of the
     // gradient, so two summation orders (fp32, ~1e-7 relative) give weights within 1e-6.
     std::string path = dir + "/c.yaml";
-    write_file(path, "model:\n  path: " + std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model" +
+    write_file(path, "model:\n  path: " + cuset::test::tiny_model_dir() +
                          "\n  dtype: float32\ndata:\n  train: tests/data/mini_sft.jsonl\n  eval: \"\"\n"
                          "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
                          "objective:\n  region:\n    window: 16\n"
@@ -73,16 +73,6 @@ int wait_exit(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::vector<json> metrics(const std::string& run) {
-    std::vector<json> out;
-    std::ifstream f(run + "/metrics.jsonl");
-    for (std::string line; std::getline(f, line);) {
-        json j = json::parse(line);
-        if (j.contains("loss")) out.push_back(j);
-    }
-    return out;
-}
-
 double max_weight_diff(const std::string& a, const std::string& b) {
     cuset::SafetensorsFile fa(a + "/model.safetensors"), fb(b + "/model.safetensors");
     double worst = 0;
@@ -113,7 +103,7 @@ TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
     run_two_ranks(cfg, dir, "two", free_port(1));  // 2 ranks x 1 x 2 = 4 rows per step
     auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2");  // 1 x 2 x 2
     ASSERT_EQ(one.exit_code, 0) << one.err;
-    auto m2 = metrics(dir + "/two"), m1 = metrics(dir + "/one");
+    auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
     ASSERT_EQ(m2.size(), 4u);
     ASSERT_EQ(m1.size(), 4u);
     for (int i = 0; i < 4; ++i) {
@@ -132,7 +122,7 @@ TEST(Distributed, TwoRankCheckpointResumesInOneProcess) {
     fs::copy(dir + "/two/checkpoint-0000002", dir + "/one/checkpoint-0000002", fs::copy_options::recursive);
     auto r = run_cuset("--config " + cfg + " --run-name one --resume auto --set train.micro_batch_size=2");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto m2 = metrics(dir + "/two"), m1 = metrics(dir + "/one");
+    auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
     ASSERT_EQ(m1.size(), 2u);
     for (int i = 0; i < 2; ++i) {
         EXPECT_EQ(m1[i]["step"], m2[i + 2]["step"]);
@@ -164,9 +154,9 @@ TEST(Distributed, DeadRankMakesTheOtherExit) {
     pid_t r0 = spawn_rank(cfg, "dead", 0, 2, port, dir + "/r0.log", {"--set", "distributed.timeout_s=5"});
     pid_t r1 = spawn_rank(cfg, "dead", 1, 2, port, dir + "/r1.log", {"--set", "distributed.timeout_s=5"});
     auto t0 = std::chrono::steady_clock::now();
-    while (metrics(dir + "/dead").size() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    while (cuset::test::read_metrics(dir + "/dead").size() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_GE(metrics(dir + "/dead").size(), 2u) << read_file(dir + "/r0.log");
+    ASSERT_GE(cuset::test::read_metrics(dir + "/dead").size(), 2u) << read_file(dir + "/r0.log");
     kill(r1, SIGKILL);
     wait_exit(r1);
     auto t1 = std::chrono::steady_clock::now();

@@ -22,11 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixture_model() { return std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model"; }
-
 std::string config(const std::string& dir) {
     std::string path = dir + "/c.yaml";
-    write_file(path, "model:\n  path: " + fixture_model() +
+    write_file(path, "model:\n  path: " + cuset::test::tiny_model_dir() +
                          "\n  dtype: float32\ndata:\n  train: tests/data/mini_sft.jsonl\n  eval: \"\"\n"
                          "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
                          "objective:\n  region:\n    window: 16\n  chunk_size: 64\n"
@@ -44,7 +42,7 @@ TEST(Score, ProbabilitiesMatchTransformers) {
     // fp32 logits through a 2-layer model computed by two implementations: probabilities agree
     // to a few fp32 ulps of the logits; 1e-5 absolute leaves room for the different summation order.
     auto c = run_command(std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/golden/check_scores.py " +
-                         fixture_model() + " " + dir + "/s.jsonl 1e-5");
+                         cuset::test::tiny_model_dir() + " " + dir + "/s.jsonl 1e-5");
     EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
     EXPECT_NE(c.out.find("token probabilities"), std::string::npos) << c.out;
 }
@@ -120,7 +118,7 @@ TEST(Score, CachedConfidencesReproduceOnlineFirstStepAndRefuseOtherModels) {
     EXPECT_NEAR(a, b, 1e-5 * std::abs(a));
     // A score file of another model is refused with exit 3.
     std::string other = dir + "/other-model";
-    fs::copy(fixture_model(), other, fs::copy_options::recursive);
+    fs::copy(cuset::test::tiny_model_dir(), other, fs::copy_options::recursive);
     write_file(other + "/config.json", read_file(other + "/config.json") + "\n");
     auto refused = run_cuset("--config " + cfg + " --run-name refused --set model.path=" + other +
                              " --set objective.confidence.source=cached --set objective.confidence.cache=" + dir + "/s.bin");

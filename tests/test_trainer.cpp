@@ -28,11 +28,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixture_model() { return std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model"; }
-
 // A config for `name` under `out`; extra YAML lines are appended per section by --set instead.
 std::string write_config(const std::string& dir, const std::string& method, int max_steps, int every) {
-    std::string text = "model:\n  path: " + fixture_model() +
+    std::string text = "model:\n  path: " + cuset::test::tiny_model_dir() +
                        "\n  dtype: float32\n"
                        "data:\n  train: tests/data/mini_sft.jsonl\n  eval: tests/data/mini_sft.jsonl\n"
                        "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
@@ -47,16 +45,6 @@ std::string write_config(const std::string& dir, const std::string& method, int 
     return path;
 }
 
-std::vector<json> metrics(const std::string& run) {
-    std::vector<json> out;
-    std::ifstream f(run + "/metrics.jsonl");
-    for (std::string line; std::getline(f, line);) {
-        json j = json::parse(line);
-        if (j.contains("loss")) out.push_back(j);
-    }
-    return out;
-}
-
 std::string weights(const std::string& ckpt) { return read_file(ckpt + "/model.safetensors"); }
 
 void expect_exact_resume(const std::string& method) {
@@ -69,8 +57,8 @@ void expect_exact_resume(const std::string& method) {
     fs::copy(dir + "/a/checkpoint-0000003", dir + "/b/checkpoint-0000003", fs::copy_options::recursive);
     auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
     ASSERT_EQ(b.exit_code, 0) << b.err;
-    auto ma = metrics(dir + "/a");
-    auto mb = metrics(dir + "/b");
+    auto ma = cuset::test::read_metrics(dir + "/a");
+    auto mb = cuset::test::read_metrics(dir + "/b");
     ASSERT_EQ(ma.size(), 6u);
     ASSERT_EQ(mb.size(), 3u);
     for (int i = 0; i < 3; ++i) {
@@ -106,7 +94,7 @@ TEST(Trainer, SummaryMetricsAndLossFalls) {
     EXPECT_LE(s["kept_fraction"].get<double>(), 1.0);
     EXPECT_GE(s["weight"]["min"].get<double>(), 1.0);  // w = 1 + alpha * d with d in [0, 1]
     EXPECT_LE(s["weight"]["max"].get<double>(), 2.0);
-    auto m = metrics(dir + "/s");
+    auto m = cuset::test::read_metrics(dir + "/s");
     ASSERT_EQ(m.size(), 12u);
     for (const json& j : m) {
         EXPECT_TRUE(j["loss"].is_number());
@@ -148,14 +136,14 @@ TEST(Trainer, SigtermSavesThenResumeMatchesUninterrupted) {
     }
     // Wait for a few completed steps, then ask it to stop.
     auto t0 = std::chrono::steady_clock::now();
-    while (metrics(dir + "/cut").size() < 5 &&
+    while (cuset::test::read_metrics(dir + "/cut").size() < 5 &&
            std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status));
-    size_t done = metrics(dir + "/cut").size();
+    size_t done = cuset::test::read_metrics(dir + "/cut").size();
     if (done >= 240) GTEST_SKIP() << "the run finished before the signal arrived";
     EXPECT_EQ(WEXITSTATUS(status), 75) << read_file(dir + "/cut.err");
     EXPECT_NE(read_file(dir + "/cut.err").find("--resume auto"), std::string::npos);
@@ -173,7 +161,7 @@ TEST(Trainer, NonFiniteStepsStopWithExit4) {
     std::string dir = scratch_dir("trainer-nan");
     // A copy of the model whose final norm weight is NaN: every step is non-finite.
     std::string model = dir + "/nan-model";
-    fs::copy(fixture_model(), model, fs::copy_options::recursive);
+    fs::copy(cuset::test::tiny_model_dir(), model, fs::copy_options::recursive);
     auto poison = run_command(std::string(CUSET_PYTHON) +
                               " -c \"import sys, torch; from safetensors.torch import load_file, save_file; "
                               "p=sys.argv[1]+'/model.safetensors'; t=load_file(p); "
@@ -198,7 +186,7 @@ TEST(Trainer, StepLossIndependentOfMicroBatchSplit) {
             auto r = run_cuset("--config " + cfg + " --run-name " + name + " --set train.micro_batch_size=" +
                                std::to_string(mb) + " --set train.grad_accum=" + std::to_string(acc));
             ASSERT_EQ(r.exit_code, 0) << r.err;
-            first.push_back(metrics(dir + "/" + name)[0]);
+            first.push_back(cuset::test::read_metrics(dir + "/" + name)[0]);
         }
         for (int i = 1; i < 3; ++i) {
             double l0 = first[0]["loss"], li = first[i]["loss"];

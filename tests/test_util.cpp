@@ -52,6 +52,18 @@ std::string read_file(const std::string& path) {
     return ss.str();
 }
 
+std::vector<nlohmann::json> read_metrics(const std::string& run_dir) {
+    std::vector<nlohmann::json> out;
+    std::ifstream f(run_dir + "/metrics.jsonl");
+    for (std::string line; std::getline(f, line);) {
+        nlohmann::json j = nlohmann::json::parse(line);
+        if (j.contains("loss")) out.push_back(j);
+    }
+    return out;
+}
+
+std::string tiny_model_dir() { return std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model"; }
+
 int count_of(const std::string& hay, const std::string& needle) {
     int n = 0;
     for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size()))

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace cuset::test {
 
 struct RunResult {
@@ -25,6 +27,12 @@ std::string scratch_dir(const std::string& name);
 // Writes `text` to `path`.
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
+
+// The step lines (those with a "loss") of a run folder's metrics.jsonl, in order.
+std::vector<nlohmann::json> read_metrics(const std::string& run_dir);
+
+// The Hugging Face folder of the very small Qwen2 model made by tests/golden/tiny_model.py.
+std::string tiny_model_dir();
 
 // Number of non-overlapping occurrences of `needle` in `hay`.
 int count_of(const std::string& hay, const std::string& needle);
