@@ -53,7 +53,7 @@ std::string hash_file(const std::string& path) {
 std::string hash_model_dir(const std::string& dir) {
     Hasher h;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw InputError("model folder '" + dir + "' does not exist");
+    if (!fs::is_directory(dir, ec)) throw InputError("model folder '" + dir + "' does not exist: check model.path");
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         std::string n = e.path().filename().string();

@@ -78,11 +78,8 @@ int run_train(const TrainCli& o) {
         return 0;
     }
     if (o.dry_run) {
-        cuset::log_info("configuration %s is valid (hash %s)",
-                        cfg.source_file.empty() ? "<defaults>" : cfg.source_file.c_str(),
-                        cuset::config_hash(cfg).c_str());
-        cuset::log_info("model %s | data %s | method %s | device %s", cfg.model.path.c_str(),
-                        cfg.data.train.c_str(), cfg.objective.method.c_str(), cfg.train.device.c_str());
+        cuset::log_info("configuration %s is valid", cfg.source_file.empty() ? "<defaults>" : cfg.source_file.c_str());
+        cuset::train_dry_run(cfg);
         return 0;
     }
     cuset::TrainOptions to;

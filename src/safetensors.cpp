@@ -312,7 +312,8 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& path) {
     if (fs::is_regular_file(path, ec)) {
         add_all(add_file(path));
     } else if (!fs::is_directory(path, ec)) {
-        throw InputError("model checkpoint '" + path + "' does not exist");
+        throw InputError("model checkpoint '" + path +
+                         "' does not exist: point model.path at a Hugging Face model folder (config.json + *.safetensors)");
     } else if (fs::path index_path = fs::path(path) / kSafetensorsIndexFile; fs::exists(index_path)) {
         const std::string ip = index_path.string();
         std::ifstream in(ip);

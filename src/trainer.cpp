@@ -689,6 +689,25 @@ int Trainer::run() {
 
 }  // namespace
 
+void train_dry_run(const Config& cfg) {
+    std::string summary = model_inspect(cfg.model.path);
+    log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());
+    TextPipeline pipe = text_pipeline_from(cfg);
+    log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
+             pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
+    DataLoadOptions lo;
+    lo.skip_invalid = cfg.data.skip_invalid;
+    lo.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
+    for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
+        if (f.empty()) continue;
+        LoadReport rep;
+        data_load_jsonl(f, lo, &rep);
+        log_info("data %s: %lld samples (%lld lines, %lld skipped)", f.c_str(), (long long)rep.loaded,
+                 (long long)rep.lines, (long long)rep.skipped);
+    }
+    log_info("run folder would be %s; configuration hash %s", run_dir_of(cfg).c_str(), config_hash(cfg).c_str());
+}
+
 int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm) {
     Trainer t(cfg, opts, comm);
     return t.run();

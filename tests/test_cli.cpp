@@ -104,4 +104,15 @@ TEST(Cli, SubcommandHelp) {
 TEST(Cli, DryRunAcceptsShippedConfig) {
     auto r = run_cuset("--config configs/demo.yaml --dry-run");
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    // The dry run reads the model, tokenizer and data: the bundled split sizes of data/README.md.
+    EXPECT_NE(r.err.find("train.jsonl: 110 samples"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("eval.jsonl: 24 samples"), std::string::npos) << r.err;
+}
+
+TEST(Cli, DryRunChecksTheModelFolder) {
+    // A shipped configuration for a model that is not downloaded here: exit 3, one line naming it.
+    auto r = run_cuset("--config configs/qwen7b.yaml --dry-run");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("models/Qwen2.5-Coder-7B-Instruct"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("model.path"), std::string::npos) << r.err;
 }

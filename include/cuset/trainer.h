@@ -37,6 +37,11 @@ struct TrainOptions {
 // saving on SIGINT/SIGTERM, RuntimeFailure after too many non-finite steps, ...).
 int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm = Comm());
 
+// `--dry-run`: checks what a run would read without training — the model folder (config and
+// every safetensors header, no weights loaded), the tokenizer and chat format, the data files —
+// and logs a summary. Throws the same errors a run would.
+void train_dry_run(const Config& cfg);
+
 // The run folder of a configuration: run.output_dir / (run.name, or the config file's stem).
 std::string run_dir_of(const Config& cfg);
 
