@@ -8,7 +8,10 @@
 // it). Not run by the test suite.
 //   bench_model_step [--layers 4] [--hidden 512] [--vocab 32000] [--seq 512] [--batch 2]
 //                    [--heads 8] [--kv-heads 8] [--threads 1] [--steps 5] [--warmup 1]
-//                    [--chunk 1024] [--checkpointing]
+//                    [--chunk 1024] [--checkpointing] [--reference-keeps-pages]
+// cuset's side keeps its heap pages between steps as the trainer does on the CPU
+// (cpu_allocator_keep_pages); --reference-keeps-pages gives the Python reference the same glibc
+// setting (GLIBC_TUNABLES), to separate that gain from the rest.
 // CUSET_BENCH_PROFILE=trace.json also writes a LibTorch profile of one cuset step.
 #include <signal.h>
 #include <sys/wait.h>
@@ -27,6 +30,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include "cuset/device.h"
 #include "cuset/model.h"
 #include "cuset/objective.h"
 #include "cuset/safetensors_torch.h"
@@ -37,6 +41,7 @@ struct Args {
     int64_t layers = 4, hidden = 512, vocab = 32000, seq = 512, batch = 2, heads = 8, kv_heads = 8;
     int64_t threads = 1, steps = 5, warmup = 1, chunk = 1024;
     bool checkpointing = false;
+    bool reference_keeps_pages = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -62,6 +67,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--warmup") a.warmup = next();
         else if (k == "--chunk") a.chunk = next();
         else if (k == "--checkpointing") a.checkpointing = true;
+        else if (k == "--reference-keeps-pages") a.reference_keeps_pages = true;
         else {
             std::fprintf(stderr, "unknown argument %s\n", k.c_str());
             std::exit(2);
@@ -137,6 +143,9 @@ private:
 int main(int argc, char** argv) {
     Args a = parse(argc, argv);
     at::set_num_threads(static_cast<int>(a.threads));
+    cuset::cpu_allocator_keep_pages();  // as Trainer does on the CPU
+    if (a.reference_keeps_pages)
+        ::setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647", 1);
     namespace fs = std::filesystem;
     const std::string dir = (fs::temp_directory_path() / ("cuset-bench-step-" + std::to_string(::getpid()))).string();
     fs::create_directories(dir);
@@ -224,6 +233,8 @@ int main(int argc, char** argv) {
                 "%lld thread(s); %lld alternating steps each, medians\n",
                 (long long)a.layers, (long long)a.hidden, (long long)a.heads, (long long)a.kv_heads,
                 (long long)a.vocab, (long long)a.batch, (long long)a.seq, (long long)a.threads, (long long)a.steps);
+    std::printf("heap pages kept between steps: cuset yes, transformers %s\n",
+                a.reference_keeps_pages ? "yes (GLIBC_TUNABLES)" : "no (glibc default)");
     std::printf("first-step loss: cuset %.6f, transformers %.6f (same weights and inputs)\n", our_loss, ref_loss);
     std::printf("cuset CPU per step: decoder forward %.3f s, objective (lm_head, loss and their grads) %.3f s, "
                 "decoder backward %.3f s%s\n",

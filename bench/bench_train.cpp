@@ -6,6 +6,7 @@
 // CPU seconds per step and the ratios: transformers / cuset-sft (goal >= 1.1) and
 // cuset / sft (goal <= 1.03). Not run by the test suite.
 //   bench_train [--config configs/demo.yaml] [--steps 5] [--warmup 1] [--threads 2]
+// CUSET_BENCH_PROFILE=trace also writes LibTorch profiles of one step each: trace.sft.json, trace.cuset.json.
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,10 +21,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "cuset/batching.h"
 #include "cuset/config.h"
 #include "cuset/dataset.h"
+#include "cuset/device.h"
 #include "cuset/model.h"
 #include "cuset/objective.h"
 #include "cuset/optim.h"
@@ -83,6 +86,7 @@ int main(int argc, char** argv) {
         else if (k == "--threads") threads = std::atoi(argv[i + 1]);
     }
     at::set_num_threads(threads);
+    cuset::cpu_allocator_keep_pages();  // as Trainer does on the CPU
     cuset::Config cfg = cuset::config_load(config, {});
     cuset::TextPipeline text = cuset::text_pipeline_from(cfg);
     cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cfg, "train");
@@ -184,6 +188,14 @@ int main(int argc, char** argv) {
     }
     fclose(to);
     waitpid(pid, nullptr, 0);
+    if (const char* trace = std::getenv("CUSET_BENCH_PROFILE")) {  // one more step of each, profiled
+        {
+            torch::autograd::profiler::RecordProfile guard(std::string(trace) + ".sft.json");
+            cuset_step(m_sft, obj_sft, o_sft, batches[0], 1e-4);
+        }
+        torch::autograd::profiler::RecordProfile guard(std::string(trace) + ".cuset.json");
+        cuset_step(m_cuset, obj_cuset, o_cuset, batches[0], 1e-4);
+    }
     std::filesystem::remove_all(tmp);
     const ssize_t tokens = batches[0].size() * batches[0][0].input_ids.numel();
     std::printf("training step of %s: %lld micro-batches of %lldx%lld tokens, %d threads, median of %d steps\n",

@@ -1,7 +1,12 @@
 // Device resolution and the version report.
 #include "cuset/device.h"
 
+#include <climits>
 #include <sstream>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -33,6 +38,13 @@ c10::Device device_resolve(const std::string& spec) {
     }
     throw UsageError("config error: key 'train.device' expects auto, cpu, cuda or cuda:N, got '" +
                      spec + "'");
+}
+
+void cpu_allocator_keep_pages() {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_MAX, 0);              // large blocks come from the heap, reused after free
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);  // and the heap's top is not given back between steps
+#endif
 }
 
 int64_t device_peak_allocated(c10::Device device) {

@@ -161,6 +161,7 @@ void Trainer::setup() {
     if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
     device_ = device_resolve(cfg_.train.device);
     if (device_.is_cuda() && comm_.world > 1) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm_.local_rank));
+    if (device_.is_cpu()) cpu_allocator_keep_pages();
     if (cfg_.model.dtype == "auto") dtype_ = device_.is_cuda() ? at::kBFloat16 : at::kFloat;
     else dtype_ = dtype_from_name(cfg_.model.dtype);
     log_info("run %s | device %s | dtype %s | %d CPU threads | rank %lld of %lld", run_dir_.c_str(),

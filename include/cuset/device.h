@@ -25,6 +25,13 @@ int64_t device_total_memory(c10::Device device);
 std::string sdpa_backend_for(c10::Device device, c10::ScalarType dtype, int64_t n_head, int64_t n_head_kv,
                              int64_t head_dim, int64_t seq, bool with_mask);
 
+// Training on the CPU: keeps the large tensor buffers of one step in the process heap for the
+// next (glibc's malloc otherwise maps every block over 32 MB afresh and unmaps it on free, so
+// each step page-faults its logits, activations and gradients in again: ~5-10% of a small
+// model's CPU step). Memory is then held at the run's peak instead of being returned between
+// steps. No effect outside glibc; never used for GPU runs, whose host memory should go back.
+void cpu_allocator_keep_pages();
+
 // Multi-line text: project version, LibTorch version, CUDA compiled/available, device count.
 std::string version_report();
 
