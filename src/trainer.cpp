@@ -53,6 +53,53 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Every rank's values, in rank order, on every rank: an all-gather through the sum all-reduce
+// (each rank fills its own slots, zeros elsewhere; x + 0 is exact). Every rank must call it.
+std::vector<double> gather_over_ranks(const Comm& comm, const std::vector<double>& local) {
+    if (comm.world == 1) return local;
+    std::vector<double> counts(static_cast<size_t>(comm.world), 0.0);
+    counts[static_cast<size_t>(comm.rank)] = static_cast<double>(local.size());
+    counts = comm.sum_vec(std::move(counts));
+    size_t offset = 0, total = 0;
+    for (int64_t r = 0; r < comm.world; ++r) {
+        if (r < comm.rank) offset += static_cast<size_t>(counts[static_cast<size_t>(r)]);
+        total += static_cast<size_t>(counts[static_cast<size_t>(r)]);
+    }
+    std::vector<double> all(total, 0.0);
+    std::copy(local.begin(), local.end(), all.begin() + static_cast<std::ptrdiff_t>(offset));
+    return comm.sum_vec(std::move(all));
+}
+
+// The step's objective statistics over all ranks (merged in rank order), the same on every rank.
+ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s) {
+    if (comm.world == 1) return s;
+    constexpr size_t kFields = 13;
+    std::vector<double> all = gather_over_ranks(
+        comm, {double(s.n_valid), double(s.n_kept), double(s.n_sensitive), double(s.n_kept_only_sensitive), s.sum_tau,
+               double(s.n_tau), double(s.n_samples), s.w_min, s.w_max, s.w_sum, s.conf_sum_sensitive, s.conf_sum_plain,
+               s.nll_sum_valid});
+    ObjectiveStats out;
+    for (size_t b = 0; b + kFields <= all.size(); b += kFields) {
+        const double* v = all.data() + b;
+        ObjectiveStats one;
+        one.n_valid = static_cast<int64_t>(v[0]);
+        one.n_kept = static_cast<int64_t>(v[1]);
+        one.n_sensitive = static_cast<int64_t>(v[2]);
+        one.n_kept_only_sensitive = static_cast<int64_t>(v[3]);
+        one.sum_tau = v[4];
+        one.n_tau = static_cast<int64_t>(v[5]);
+        one.n_samples = static_cast<int64_t>(v[6]);
+        one.w_min = v[7];
+        one.w_max = v[8];
+        one.w_sum = v[9];
+        one.conf_sum_sensitive = v[10];
+        one.conf_sum_plain = v[11];
+        one.nll_sum_valid = v[12];
+        out.merge(one);
+    }
+    return out;
+}
+
 // NaN-safe JSON number (nlohmann writes NaN/inf as null, which is what we want in metrics).
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -123,7 +170,7 @@ private:
     std::vector<int64_t> steps_in_epoch_;  // per planned epoch
     int64_t cached_epoch_ = -1;
     std::vector<Row> cached_rows_;
-    ObjectiveStats run_stats_;  // over the whole run (this process's part, summed at the end)
+    ObjectiveStats run_stats_;  // over the whole run and every rank (merged from the steps')
     double tokens_per_s_sum_ = 0.0;
     int64_t tokens_per_s_n_ = 0;
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
@@ -384,37 +431,42 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
     std::vector<at::Tensor> params = param_tensors();
     double numerator = 0.0, denominator = 0.0;
     int64_t tokens = 0, targets = 0;
-    try {
-        std::optional<double> tau;
-        if (objective_->needs_two_passes()) {
-            // batch_quantile: the threshold over every valid token of the step, all ranks.
+    std::optional<double> tau;
+    if (objective_->needs_two_passes()) {
+        // batch_quantile: the threshold over every valid token of the step, all ranks.
+        std::vector<double> local;
+        try {
             at::NoGradGuard no_grad;
-            std::vector<double> local;
             for (const MicroBatch& mb : micro) {
                 at::Tensor h = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
                 at::Tensor c = objective_->confidences(h, model_->lm_head_weight(), targets_of(mb)).to(at::kDouble).cpu();
                 local.insert(local.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
             }
-            if (comm_.world > 1)
-                throw UsageError("config error: 'objective.mask.threshold.mode: batch_quantile' is not "
-                                 "supported with several ranks yet; use sample_quantile");
-            if (!local.empty())
-                tau = quantile_linear(at::tensor(local, at::kDouble), objective_->options().q);
+        } catch (const NonFiniteError& e) {
+            log_warn("step %lld: %s", (long long)state_.step, e.what());
+            r.non_finite = true;  // the step is skipped on every rank below
+            local.clear();
         }
-        for (const MicroBatch& mb : micro) {
-            at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
-            ObjectiveOutput out = objective_->compute(hidden, model_->lm_head_weight(), targets_of(mb), tau);
-            out.numerator.backward();
-            numerator += out.numerator.item<double>();
-            denominator += out.denominator;
-            r.stats.merge(out.stats);
-            tokens += mb.n_tokens;
-            targets += mb.n_targets;
-            if (cfg_.log.sample_weights && log_enabled(LogLevel::kDebug))
-                for (const SampleWeight& w : out.samples)
-                    log_debug("step %lld sample %s: weight %.4f tau %.4f hardest window [%lld, %lld) mean %.4f of %lld targets",
-                              (long long)state_.step, w.id.c_str(), w.weight, w.tau, (long long)w.win_begin,
-                              (long long)w.win_end, w.win_mean, (long long)w.n_valid);
+        std::vector<double> all = gather_over_ranks(comm_, local);  // every rank, whatever happened locally
+        if (!all.empty()) tau = quantile_linear(at::tensor(all, at::kDouble), objective_->options().q);
+    }
+    try {
+        if (!r.non_finite) {  // skipped when the confidence pass failed
+            for (const MicroBatch& mb : micro) {
+                at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
+                ObjectiveOutput out = objective_->compute(hidden, model_->lm_head_weight(), targets_of(mb), tau);
+                out.numerator.backward();
+                numerator += out.numerator.item<double>();
+                denominator += out.denominator;
+                r.stats.merge(out.stats);
+                tokens += mb.n_tokens;
+                targets += mb.n_targets;
+                if (cfg_.log.sample_weights && log_enabled(LogLevel::kDebug))
+                    for (const SampleWeight& w : out.samples)
+                        log_debug("step %lld sample %s: weight %.4f tau %.4f hardest window [%lld, %lld) mean %.4f of %lld targets",
+                                  (long long)state_.step, w.id.c_str(), w.weight, w.tau, (long long)w.win_begin,
+                                  (long long)w.win_end, w.win_mean, (long long)w.n_valid);
+            }
         }
     } catch (const NonFiniteError& e) {
         log_warn("step %lld: %s", (long long)state_.step, e.what());
@@ -424,6 +476,7 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
     std::vector<double> sums = comm_.sum_vec({numerator, denominator, double(tokens), double(targets),
                                               r.non_finite ? 1.0 : 0.0});
     comm_.sum_grads(params);
+    r.stats = stats_over_ranks(comm_, r.stats);  // the logged statistics are the step's, all ranks
     numerator = sums[0];
     denominator = sums[1];
     r.tokens = static_cast<int64_t>(sums[2]);
@@ -675,15 +728,6 @@ int Trainer::run() {
     double train_seconds = seconds_since(t_start);
     eval_and_record("after training");
     save_checkpoint();
-    // Statistics over every rank for the summary.
-    std::vector<double> s = comm_.sum_vec({double(run_stats_.n_valid), double(run_stats_.n_kept), double(run_stats_.n_sensitive),
-                                           double(run_stats_.n_kept_only_sensitive), double(run_stats_.n_samples), run_stats_.w_sum});
-    run_stats_.n_valid = static_cast<int64_t>(s[0]);
-    run_stats_.n_kept = static_cast<int64_t>(s[1]);
-    run_stats_.n_sensitive = static_cast<int64_t>(s[2]);
-    run_stats_.n_kept_only_sensitive = static_cast<int64_t>(s[3]);
-    run_stats_.n_samples = static_cast<int64_t>(s[4]);
-    run_stats_.w_sum = s[5];
     write_summary(train_seconds);
     return 0;
 }

@@ -87,31 +87,54 @@ double max_weight_diff(const std::string& a, const std::string& b) {
     return worst;
 }
 
-void run_two_ranks(const std::string& cfg, const std::string& dir, const std::string& name, int port) {
-    pid_t r0 = spawn_rank(cfg, name, 0, 2, port, dir + "/" + name + "-r0.log");
-    pid_t r1 = spawn_rank(cfg, name, 1, 2, port, dir + "/" + name + "-r1.log");
+void run_two_ranks(const std::string& cfg, const std::string& dir, const std::string& name, int port,
+                   const std::vector<std::string>& extra = {}) {
+    pid_t r0 = spawn_rank(cfg, name, 0, 2, port, dir + "/" + name + "-r0.log", extra);
+    pid_t r1 = spawn_rank(cfg, name, 1, 2, port, dir + "/" + name + "-r1.log", extra);
     int e1 = wait_exit(r1), e0 = wait_exit(r0);
     ASSERT_EQ(e0, 0) << read_file(dir + "/" + name + "-r0.log");
     ASSERT_EQ(e1, 0) << read_file(dir + "/" + name + "-r1.log");
 }
 
-}  // namespace
-
-TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
-    std::string dir = scratch_dir("dist-equal");
+// Two ranks against one process on the same global batch, for a threshold mode.
+void expect_two_ranks_match_one(const std::string& test, const std::string& mode, int port) {
+    std::string dir = scratch_dir(test);
     std::string cfg = write_config(dir, 4, 0);
-    run_two_ranks(cfg, dir, "two", free_port(1));  // 2 ranks x 1 x 2 = 4 rows per step
-    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2");  // 1 x 2 x 2
+    const std::string set_mode = "objective.mask.threshold.mode=" + mode;
+    run_two_ranks(cfg, dir, "two", port, {"--set", set_mode});  // 2 ranks x 1 x 2 = 4 rows per step
+    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2 --set " + set_mode);  // 1 x 2 x 2
     ASSERT_EQ(one.exit_code, 0) << one.err;
     auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
     ASSERT_EQ(m2.size(), 4u);
     ASSERT_EQ(m1.size(), 4u);
     for (int i = 0; i < 4; ++i) {
         // Same samples per step; only the order of fp32 summation differs: 1e-6 relative.
-        EXPECT_NEAR(m2[i]["loss"].get<double>(), m1[i]["loss"].get<double>(), 1e-6 * m1[i]["loss"].get<double>());
+        auto near = [&](const char* key) {
+            const double a = m2[i][key].get<double>(), b = m1[i][key].get<double>();
+            EXPECT_NEAR(a, b, 1e-6 * std::abs(b)) << key << " at step " << i + 1;
+        };
+        near("loss");
+        // The logged statistics are the whole step's on rank 0, not its own share.
+        near("ce");
+        near("w_min");
+        near("w_max");
+        near("mean_tau");
         EXPECT_EQ(m2[i]["tokens"], m1[i]["tokens"]);
+        EXPECT_EQ(m2[i]["kept_fraction"], m1[i]["kept_fraction"]) << "step " << i + 1;
+        EXPECT_EQ(m2[i]["sensitive_fraction"], m1[i]["sensitive_fraction"]) << "step " << i + 1;
     }
     EXPECT_LE(max_weight_diff(dir + "/two/checkpoint-0000004", dir + "/one/checkpoint-0000004"), 1e-6);
+}
+
+}  // namespace
+
+TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
+    expect_two_ranks_match_one("dist-equal", "sample_quantile", free_port(1));
+}
+
+TEST(Distributed, BatchQuantileGathersTheThresholdFromEveryRank) {
+    // tau is the q-quantile over the step's confidences from both ranks, as in one process.
+    expect_two_ranks_match_one("dist-batch-quantile", "batch_quantile", free_port(5));
 }
 
 TEST(Distributed, TwoRankCheckpointResumesInOneProcess) {
