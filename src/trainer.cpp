@@ -100,6 +100,10 @@ ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s) {
     return out;
 }
 
+// Appended to a checkpoint that cannot be resumed: what the user can do instead.
+constexpr const char* kResumeHint =
+    " (resume from another checkpoint with --resume PATH, or start afresh with --run-name NAME)";
+
 // NaN-safe JSON number (nlohmann writes NaN/inf as null, which is what we want in metrics).
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -245,7 +249,12 @@ void Trainer::load_data() {
 
 void Trainer::build_model_and_optimizer() {
     std::string src = resume_from_.empty() ? cfg_.model.path : resume_from_;
-    model_ = model_load(src, dtype_, device_);
+    try {
+        model_ = model_load(src, dtype_, device_);
+    } catch (const InputError& e) {
+        if (resume_from_.empty()) throw;
+        throw InputError(std::string(e.what()) + kResumeHint);
+    }
     model_->set_activation_checkpointing(cfg_.model.activation_checkpointing);
     const ModelConfig& mc = model_->config();
     if (pipe_.tokenizer->vocab_size() > mc.vocab_size)
@@ -678,7 +687,13 @@ int Trainer::run() {
     load_data();
     build_model_and_optimizer();
     plan_steps();
-    if (!resume_from_.empty()) restore(resume_from_);
+    if (!resume_from_.empty()) {
+        try {
+            restore(resume_from_);
+        } catch (const InputError& e) {
+            throw InputError(std::string(e.what()) + kResumeHint);
+        }
+    }
     if (comm_.is_main()) {
         metrics_.open((fs::path(run_dir_) / "metrics.jsonl").string(), std::ios::app);
         if (!metrics_) throw RuntimeFailure("cannot write " + run_dir_ + "/metrics.jsonl");
