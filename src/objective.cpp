@@ -85,14 +85,16 @@ void chunk_backward(const at::Tensor& gz, const at::Tensor& h, const at::Tensor&
     if (grad_w.defined()) *grad_w_empty = false;
     if (h.scalar_type() == gz.scalar_type()) {
         if (grad_h.defined()) at::mm_out(grad_h, gz, w);
-        if (grad_w.defined()) write ? (void)at::mm_out(grad_w, gz.t(), h) : (void)grad_w.addmm_(gz.t(), h);
+        if (grad_w.defined() && write) at::mm_out(grad_w, gz.t(), h);
+        else if (grad_w.defined()) grad_w.addmm_(gz.t(), h);
         return;
     }
     at::Tensor g = gz.to(h.scalar_type());  // [r, V] model dtype
     if (grad_h.defined()) at::mm_out(grad_h, g, w);
     if (grad_w.defined()) {
         at::Tensor gw = h.is_cuda() ? at::mm(g.t(), h, grad_w.scalar_type()) : at::mm(g.t(), h);  // [V, D]
-        write ? (void)grad_w.copy_(gw) : (void)grad_w.add_(gw);
+        if (write) grad_w.copy_(gw);
+        else grad_w.add_(gw);
     }
 }
 
