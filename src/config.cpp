@@ -255,9 +255,9 @@ Table make_table() {
     bookkeeping(range(t.add("distributed.timeout_s", Kind::kInt, CUSET_REF(distributed.timeout_s),
                             "collective timeout; a dead rank fails the others after this"),
                       1, 86400));
-    bookkeeping(range(t.add("distributed.bucket_mb", Kind::kInt, CUSET_REF(distributed.bucket_mb),
-                            "gradient all-reduce bucket size in MiB"),
-                      1, 1 << 16));
+    bookkeeping(range(t.add("distributed.bucket_mb", Kind::kDouble, CUSET_REF(distributed.bucket_mb),
+                            "gradient all-reduce bucket size in MiB (fractions allowed)"),
+                      1.0 / 1024, 65536.0));
     return t;
 }
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -104,28 +106,161 @@ void wait_or_fail(const c10::intrusive_ptr<c10d::Work>& work, const ProcessGroup
     }
 }
 
-void all_reduce_sum(ProcessGroupHandle& pg, at::Tensor& t, const char* what) {
+// Starts one sum all-reduce; the caller waits on the returned work.
+c10::intrusive_ptr<c10d::Work> all_reduce_sum_async(ProcessGroupHandle& pg, at::Tensor& t, const char* what) {
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::SUM;
     o.timeout = pg.timeout;
-    c10::intrusive_ptr<c10d::Work> w;
     try {
-        w = pg.backend->allreduce(v, o);
+        return pg.backend->allreduce(v, o);
     } catch (const std::exception& e) {
         std::string msg = e.what();
         throw RuntimeFailure(strprintf("distributed: rank %lld: %s failed (%s)", (long long)pg.rank, what,
                                        msg.substr(0, msg.find('\n')).c_str()));
     }
-    wait_or_fail(w, pg, what);
 }
+
+void all_reduce_sum(ProcessGroupHandle& pg, at::Tensor& t, const char* what) {
+    wait_or_fail(all_reduce_sum_async(pg, t, what), pg, what);
+}
+
+// The step's gradient sum across ranks, overlapped with the last backward of the step. Parameters
+// are grouped into fp32 buckets of distributed.bucket_mb in reverse order (the order backward
+// finishes them); once armed, a hook after each parameter's gradient accumulation marks it
+// final, and bucket k is packed and its all-reduce started as soon as it and buckets 0..k-1 are
+// complete. Launching strictly in bucket order keeps the sequence of collectives the same on every
+// rank, whatever order the autograd engine finishes parameters in; finish() launches whatever
+// backward did not reach (unused parameters, or a rank whose step failed before its backward),
+// waits for all and writes the sums back into the gradients.
+class GradReducer : public std::enable_shared_from_this<GradReducer> {
+public:
+    explicit GradReducer(std::shared_ptr<ProcessGroupHandle> pg) : pg_(std::move(pg)) {}
+
+    void arm(const std::vector<at::Tensor>& params) {
+        plan(params);
+        std::fill(final_.begin(), final_.end(), false);
+        for (Bucket& b : buckets_) b.n_final = 0;
+        next_ = 0;
+        armed_ = true;
+    }
+
+    void finish(const std::vector<at::Tensor>& params) {
+        if (!armed_) {
+            plan(params);
+            next_ = 0;
+        }
+        armed_ = false;
+        at::NoGradGuard no_grad;
+        const size_t during_backward = next_;
+        while (next_ < buckets_.size()) launch(buckets_[next_++]);
+        log_debug("gradient all-reduce: %zu of %zu bucket(s) started during backward", during_backward,
+                  buckets_.size());
+        for (Bucket& b : buckets_) {
+            wait_or_fail(b.work, *pg_, "gradient all-reduce");
+            b.work.reset();
+            if (!b.send.is_same(b.flat)) b.flat.copy_(b.send);
+            int64_t off = 0;
+            for (size_t k : b.params) {
+                const at::Tensor& p = params_[k];
+                at::Tensor part = b.flat.narrow(0, off, p.numel()).view(p.sizes());
+                at::Tensor g = p.mutable_grad();
+                if (g.defined()) g.copy_(part);
+                else p.mutable_grad() = part.to(p.scalar_type()).clone();
+                off += p.numel();
+            }
+        }
+    }
+
+    // Called by the autograd engine after parameter i's gradient is accumulated.
+    void on_final(size_t i) {
+        if (!armed_ || i >= final_.size() || final_[i]) return;
+        final_[i] = true;
+        ++buckets_[bucket_of_[i]].n_final;
+        at::NoGradGuard no_grad;
+        while (next_ < buckets_.size() && buckets_[next_].n_final == buckets_[next_].params.size())
+            launch(buckets_[next_++]);
+    }
+
+private:
+    struct Bucket {
+        std::vector<size_t> params;  // indices into params_
+        size_t n_final = 0;
+        at::Tensor flat;  // [numel] fp32 on the parameters' device, reused every step
+        at::Tensor send;  // flat, or its copy on the process group's device
+        c10::intrusive_ptr<c10d::Work> work;
+    };
+
+    struct FinalHook : public torch::autograd::PostAccumulateGradHook {
+        FinalHook(std::weak_ptr<GradReducer> r, size_t i) : reducer(std::move(r)), index(i) {}
+        void operator()(const torch::autograd::Variable&) override {
+            if (auto r = reducer.lock()) r->on_final(index);
+        }
+        std::weak_ptr<GradReducer> reducer;
+        size_t index;
+    };
+
+    // Buckets for this parameter list (once; the trainer passes the same tensors every step).
+    void plan(const std::vector<at::Tensor>& params) {
+        bool same = params.size() == params_.size();
+        for (size_t i = 0; same && i < params.size(); ++i) same = params[i].is_same(params_[i]);
+        if (same) return;
+        params_ = params;
+        buckets_.clear();
+        bucket_of_.assign(params.size(), 0);
+        final_.assign(params.size(), false);
+        int64_t numel = 0;
+        for (size_t r = 0; r < params.size(); ++r) {
+            const size_t i = params.size() - 1 - r;
+            const int64_t n = params[i].numel();
+            if (buckets_.empty() || (numel > 0 && (numel + n) * 4 > pg_->bucket_bytes)) {
+                buckets_.emplace_back();
+                numel = 0;
+            }
+            buckets_.back().params.push_back(i);
+            bucket_of_[i] = buckets_.size() - 1;
+            numel += n;
+        }
+        for (Bucket& b : buckets_) {
+            int64_t total = 0;
+            for (size_t k : b.params) total += params_[k].numel();
+            b.flat = at::empty({total}, at::TensorOptions().dtype(at::kFloat).device(params_[b.params[0]].device()));
+            b.send = b.flat.device() == pg_->device ? b.flat : b.flat.to(pg_->device);
+        }
+        std::weak_ptr<GradReducer> self = weak_from_this();
+        for (size_t i = 0; i < params_.size(); ++i)
+            torch::autograd::impl::set_post_acc_grad_hooks(params_[i], std::make_unique<FinalHook>(self, i));
+    }
+
+    // Packs a bucket's gradients (zeros for a parameter without one) and starts its all-reduce.
+    void launch(Bucket& b) {
+        int64_t off = 0;
+        for (size_t k : b.params) {
+            const at::Tensor& p = params_[k];
+            at::Tensor g = p.grad();
+            if (g.defined()) b.flat.narrow(0, off, p.numel()).copy_(g.reshape({-1}));
+            else b.flat.narrow(0, off, p.numel()).zero_();
+            off += p.numel();
+        }
+        if (!b.send.is_same(b.flat)) b.send.copy_(b.flat);
+        b.work = all_reduce_sum_async(*pg_, b.send, "gradient all-reduce");
+    }
+
+    std::shared_ptr<ProcessGroupHandle> pg_;
+    std::vector<at::Tensor> params_;
+    std::vector<Bucket> buckets_;
+    std::vector<size_t> bucket_of_;  // parameter -> bucket
+    std::vector<bool> final_;        // parameter's gradient is final for this step
+    size_t next_ = 0;                // next bucket to launch
+    bool armed_ = false;
+};
 
 }  // namespace
 
 Distributed::Distributed(const DistEnv& env, const Config& cfg, c10::Device device) : env_(env) {
     pg_ = std::make_shared<ProcessGroupHandle>();
     pg_->timeout = std::chrono::milliseconds(cfg.distributed.timeout_s * 1000);
-    pg_->bucket_bytes = cfg.distributed.bucket_mb << 20;
+    pg_->bucket_bytes = static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20));
     pg_->rank = env.rank;
     std::string backend = cfg.distributed.backend;
     if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
@@ -194,42 +329,9 @@ Comm Distributed::comm() const {
         return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
     };
     c.sum = [c](double x) { return c.sum_vec({x})[0]; };
-    c.sum_grads = [pg](const std::vector<at::Tensor>& params) {
-        // Buckets of fp32 gradients (bf16 models too: the sum is taken in fp32), flattened, summed,
-        // written back. Parameters without a gradient contribute zeros so every rank sends the
-        // same buckets.
-        at::NoGradGuard no_grad;
-        size_t i = 0;
-        while (i < params.size()) {
-            size_t j = i;
-            int64_t numel = 0;
-            while (j < params.size() && (j == i || (numel + params[j].numel()) * 4 <= pg->bucket_bytes))
-                numel += params[j++].numel();
-            c10::Device dev = params[i].device();
-            at::Tensor flat = at::empty({numel}, at::TensorOptions().dtype(at::kFloat).device(dev));  // [numel] fp32
-            int64_t off = 0;
-            for (size_t k = i; k < j; ++k) {
-                int64_t n = params[k].numel();
-                at::Tensor g = params[k].grad();
-                if (g.defined()) flat.narrow(0, off, n).copy_(g.reshape({-1}));
-                else flat.narrow(0, off, n).zero_();
-                off += n;
-            }
-            at::Tensor send = flat.device() == pg->device ? flat : flat.to(pg->device);
-            all_reduce_sum(*pg, send, "gradient all-reduce");
-            if (!send.is_same(flat)) flat.copy_(send);
-            off = 0;
-            for (size_t k = i; k < j; ++k) {
-                int64_t n = params[k].numel();
-                at::Tensor g = params[k].mutable_grad();
-                at::Tensor part = flat.narrow(0, off, n).view(params[k].sizes());
-                if (g.defined()) g.copy_(part);
-                else params[k].mutable_grad() = part.to(params[k].scalar_type()).clone();
-                off += n;
-            }
-            i = j;
-        }
-    };
+    auto reducer = std::make_shared<GradReducer>(pg);
+    c.grads_will_be_final = [reducer](const std::vector<at::Tensor>& params) { reducer->arm(params); };
+    c.sum_grads = [reducer](const std::vector<at::Tensor>& params) { reducer->finish(params); };
     c.barrier = [pg] {
         // A one-element all-reduce: works the same on every backend and honours the timeout.
         at::Tensor t = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(pg->device));

@@ -464,6 +464,7 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
             for (const MicroBatch& mb : micro) {
                 at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
                 ObjectiveOutput out = objective_->compute(hidden, model_->lm_head_weight(), targets_of(mb), tau);
+                if (&mb == &micro.back()) comm_.grads_will_be_final(params);  // all-reduce overlaps this backward
                 out.numerator.backward();
                 numerator += out.numerator.item<double>();
                 denominator += out.denominator;
@@ -481,10 +482,11 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
         log_warn("step %lld: %s", (long long)state_.step, e.what());
         r.non_finite = true;
     }
-    // Every rank takes part in the reductions, whatever happened locally.
+    // Every rank takes part in the reductions, whatever happened locally; the gradient sum first
+    // (its buckets may already be under way from the last backward).
+    comm_.sum_grads(params);
     std::vector<double> sums = comm_.sum_vec({numerator, denominator, double(tokens), double(targets),
                                               r.non_finite ? 1.0 : 0.0});
-    comm_.sum_grads(params);
     r.stats = stats_over_ranks(comm_, r.stats);  // the logged statistics are the step's, all ranks
     numerator = sums[0];
     denominator = sums[1];

@@ -114,7 +114,7 @@ struct AnalysisKeys {
 struct DistributedKeys {
     std::string backend = "auto";  // auto | nccl | gloo
     int64_t timeout_s = 300;
-    int64_t bucket_mb = 25;
+    double bucket_mb = 25.0;
 };
 
 struct Config {

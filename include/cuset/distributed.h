@@ -1,6 +1,7 @@
 // Data parallelism on torch.distributed's C++ core (c10d): the process group from torchrun's or
 // Slurm's environment through a TCPStore, Gloo on CPUs and NCCL on GPUs, and the `Comm` the
-// trainer uses (sums of host values, bucketed fp32 gradient all-reduce, barrier). Every
+// trainer uses (sums of host values, bucketed fp32 gradient all-reduce overlapped with the last
+// backward of a step, barrier). Every
 // collective has the configured timeout, so a dead rank fails the others with a clear error.
 // No engine of our own: c10d does the communication.
 #pragma once

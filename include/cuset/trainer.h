@@ -21,8 +21,13 @@ struct Comm {
     int64_t local_rank = 0;  // GPU index on this node
     // Sum of a host double over ranks.
     std::function<double(double)> sum = [](double x) { return x; };
-    // Sum of the gradients over ranks, in place (called once per step, before normalisation).
-    std::function<void(const std::vector<at::Tensor>& grads)> sum_grads = [](const std::vector<at::Tensor>&) {};
+    // Called just before the step's last backward pass: from then on a data-parallel Comm sums
+    // gradient buckets across ranks as backward makes them final (overlapping communication with
+    // the rest of backward).
+    std::function<void(const std::vector<at::Tensor>& params)> grads_will_be_final = [](const std::vector<at::Tensor>&) {};
+    // Completes the sum of the gradients over ranks, in place (once per step, on every rank, before
+    // any other collective of the step that follows backward, and before normalisation).
+    std::function<void(const std::vector<at::Tensor>& params)> sum_grads = [](const std::vector<at::Tensor>&) {};
     // Sum of a small host vector over ranks (statistics).
     std::function<std::vector<double>(std::vector<double>)> sum_vec = [](std::vector<double> v) { return v; };
     std::function<void()> barrier = [] {};
