@@ -149,21 +149,42 @@ double hf_step_seconds(const Args& a) {
 
 }  // namespace
 
+const char* const kUsage =
+    "usage: bench_gpu_step [--layers 4] [--seq 4096] [--batch 1] [--steps 5] [--warmup 2] [--device cuda]\n"
+    "                      [--tiny] (small shapes for a smoke run on the CPU) [--no-hf]\n";
+
 int main(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
-        auto next = [&] { return std::atoll(argv[++i]); };
-        if (k == "--layers") a.layers = next();
-        else if (k == "--seq") a.seq = next();
-        else if (k == "--batch") a.batch = next();
-        else if (k == "--steps") a.steps = next();
-        else if (k == "--warmup") a.warmup = next();
-        else if (k == "--device") a.device = argv[++i];
+        auto value = [&]() -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench_gpu_step: %s needs a value\n%s", k.c_str(), kUsage);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (k == "--layers") a.layers = std::atoll(value());
+        else if (k == "--seq") a.seq = std::atoll(value());
+        else if (k == "--batch") a.batch = std::atoll(value());
+        else if (k == "--steps") a.steps = std::atoll(value());
+        else if (k == "--warmup") a.warmup = std::atoll(value());
+        else if (k == "--device") a.device = value();
         else if (k == "--tiny") a.tiny = true;
         else if (k == "--no-hf") a.hf = false;
+        else if (k == "--help" || k == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "bench_gpu_step: unknown argument %s\n%s", k.c_str(), kUsage);
+            return 2;
+        }
     }
     c10::Device dev(a.device);
+    if (dev.is_cuda() && !at::hasCUDA()) {
+        std::fprintf(stderr, "bench_gpu_step: no CUDA device here (use --tiny --device cpu for a smoke run)\n");
+        return 1;
+    }
     cuset::ModelConfig mc = qwen7b_shape(a);
     double n_params = 0;
     {
