@@ -55,7 +55,7 @@ double cuset_step(cuset::Decoder& model, const cuset::Objective& obj, cuset::Ada
     opt.zero_grad();
     double num = 0, den = 0;
     for (const cuset::MicroBatch& mb : micro) {
-        at::Tensor h = model->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
+        at::Tensor h = model->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
         cuset::MicroBatchTargets t;
         t.labels = mb.labels;
         t.sensitive = mb.sensitive;

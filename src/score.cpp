@@ -287,22 +287,20 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
         int64_t B = std::min(mbs, n - b0);
         int64_t T = len(order[b0]);
         at::Tensor ids = at::full({B, T}, pad, at::kLong);          // [B, T]
-        at::Tensor mask = at::zeros({B, T}, at::kBool);             // [B, T]
         at::Tensor labels = at::full({B, T}, kIgnoreIndex, at::kLong);  // [B, T] next token
         auto* ip = ids.data_ptr<int64_t>();
-        auto* mp = mask.data_ptr<bool>();
         auto* lp = labels.data_ptr<int64_t>();
         for (int64_t b = 0; b < B; ++b) {
             const TokenizedSample& s = split.samples[order[b0 + b]];
             int64_t L = len(order[b0 + b]);
             for (int64_t t = 0; t < L; ++t) {
                 ip[b * T + t] = s.ids[t];
-                mp[b * T + t] = true;
                 if (t + 1 < L) lp[b * T + t] = s.ids[t + 1];
             }
             tokens += L;
         }
-        at::Tensor hidden = model->forward(ids.to(device), mask.to(device));  // [B, T, D]
+        // Right-padded rows need no mask under causal attention (see MicroBatch::causal_mask).
+        at::Tensor hidden = model->forward(ids.to(device));  // [B, T, D]
         at::Tensor nll = token_nll(hidden.reshape({B * T, -1}), model->lm_head_weight(),
                                    labels.reshape({B * T}).to(device), chunk);  // [B*T] fp32
         at::Tensor prob = at::exp(-nll).to(at::kFloat).cpu().reshape({B, T});   // [B, T]

@@ -360,9 +360,14 @@ void Trainer::plan_steps() {
     state_.data_hash = data_hash_;
     if (device_.is_cuda()) {
         const ModelConfig& mc = model_->config();
-        log_info("attention kernel on %s: %s (causal), %s (with padding/packing mask)", device_.str().c_str(),
-                 sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, false).c_str(),
-                 sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, true).c_str());
+        const std::string causal =
+            sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, false);
+        if (cfg_.data.packing)
+            log_info("attention kernel on %s: %s (packed rows: segment mask)", device_.str().c_str(),
+                     sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, true).c_str());
+        else
+            log_info("attention kernel on %s: %s (causal; right padding needs no mask)", device_.str().c_str(),
+                     causal.c_str());
     }
     log_info("%lld optimizer steps of %lld rows (micro-batch %lld x accumulation %lld x %lld rank(s)); warmup %lld, %s schedule, peak lr %g",
              (long long)total, (long long)global_batch_, (long long)cfg_.train.micro_batch_size,
@@ -447,7 +452,7 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
         try {
             at::NoGradGuard no_grad;
             for (const MicroBatch& mb : micro) {
-                at::Tensor h = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
+                at::Tensor h = model_->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
                 at::Tensor c = objective_->confidences(h, model_->lm_head_weight(), targets_of(mb)).to(at::kDouble).cpu();
                 local.insert(local.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
             }
@@ -462,7 +467,7 @@ StepResult Trainer::train_step(const std::vector<Row>& rows) {
     try {
         if (!r.non_finite) {  // skipped when the confidence pass failed
             for (const MicroBatch& mb : micro) {
-                at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
+                at::Tensor hidden = model_->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
                 ObjectiveOutput out = objective_->compute(hidden, model_->lm_head_weight(), targets_of(mb), tau);
                 if (&mb == &micro.back()) comm_.grads_will_be_final(params);  // all-reduce overlaps this backward
                 out.numerator.backward();
@@ -544,7 +549,7 @@ EvalResult Trainer::evaluate(const PreparedData& data) {
     for (size_t b = 0; b < mine.size(); b += mbs) {
         std::vector<Row> part(mine.begin() + b, mine.begin() + std::min(mine.size(), b + mbs));
         MicroBatch mb = make_micro_batch(data, part, static_cast<int32_t>(pad_id_), device_);
-        at::Tensor hidden = model_->forward(mb.input_ids, mb.attention_mask, mb.position_ids, mb.segment_ids);
+        at::Tensor hidden = model_->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
         MicroBatchTargets t = targets_of(mb);
         std::optional<double> tau;
         if (eval_objective_->needs_two_passes()) {

@@ -148,6 +148,7 @@ TEST(MicroBatch, PaddingMasksAndSampleIndex) {
     EXPECT_TRUE(at::equal(mb.sample_index[0], at::tensor({-1, 0, 0, 0, -1}, at::kLong)));
     EXPECT_TRUE(at::equal(mb.sample_index[1], at::tensor({1, 1, -1, -1, -1}, at::kLong)));
     EXPECT_FALSE(mb.segment_ids.defined());
+    EXPECT_FALSE(mb.causal_mask().defined());  // right padding: plain causal attention suffices
     EXPECT_EQ(mb.n_tokens, 8);
     EXPECT_EQ(mb.n_targets, 3 + 2);
     EXPECT_EQ(mb.sample_ids, (std::vector<std::string>{"a", "b"}));
@@ -163,6 +164,7 @@ TEST(MicroBatch, PackedRowsRestartPositionsAndSegments) {
     EXPECT_TRUE(at::equal(mb.position_ids[0], at::tensor({0, 1, 2, 0, 1}, at::kLong)));
     ASSERT_TRUE(mb.segment_ids.defined());
     EXPECT_TRUE(at::equal(mb.segment_ids[0], at::tensor({0, 0, 0, 1, 1}, at::kLong)));
+    EXPECT_TRUE(mb.causal_mask().defined());  // packed: the segments need the mask path
     // the last token of "a" has no target (the next token belongs to "b")
     EXPECT_TRUE(at::equal(mb.labels[0], at::tensor({11, 12, -100, 11, -100}, at::kLong)));
     EXPECT_TRUE(at::equal(mb.sample_index[0], at::tensor({0, 0, -1, 1, -1}, at::kLong)));

@@ -450,6 +450,24 @@ TEST(ModelParity, Fp32LogitsAndGradientsMatchTransformers) {
             std::printf("[parity fp32] %-12s %-5s logits max err %.2e, grads max err %.2e (worst %s)\n", c.c_str(),
                         batch.c_str(), logits.max_abs, grads.max_abs, grads.worst.c_str());
         }
+        // Right padding needs no mask under causal attention (what MicroBatch::causal_mask relies
+        // on): the right-padded batch run without its mask matches transformers' masked reference
+        // at every real token, logits and gradients; the left-padded one does not.
+        for (const std::string batch : {"pad", "left"}) {
+            Batch b = golden_batch(in, batch);
+            b.mask = at::Tensor();  // b.keep still marks the real tokens
+            Result r = run_batch(model, b, in.at("w_" + batch), /*grads=*/true);
+            Diff logits, grads;
+            accumulate(logits, batch + ".logits", r.logits, ref.at(batch + ".logits"), kAtol32, kRtol32, b.keep);
+            for (const auto& [name, g] : r.grads)
+                accumulate(grads, batch + ".grad." + name, g, ref.at(batch + ".grad." + name), kAtol32, kRtol32);
+            if (batch == "pad") {
+                EXPECT_LE(logits.worst_ratio, 1.0) << "no mask, worst: " << logits.worst;
+                EXPECT_LE(grads.worst_ratio, 1.0) << "no mask, worst: " << grads.worst;
+            } else {
+                EXPECT_GT(logits.worst_ratio, 10.0) << "left padding without its mask should differ";
+            }
+        }
         // Packed rows without explicit positions: derived from the segments, same logits.
         Batch b = golden_batch(in, "pack");
         at::Tensor with_pos = model->logits(model->forward(b.ids, b.mask, b.pos, b.seg));

@@ -85,6 +85,12 @@ struct MicroBatch {
     std::vector<std::string> sample_ids;  // [S]
     int64_t n_tokens = 0;       // real tokens
     int64_t n_targets = 0;      // labels != -100
+
+    // The padding mask the causal decoder needs: none for right-padded rows (a real token never
+    // attends to a later pad, and pads have no target, so their outputs are never used), which
+    // keeps attention on the causal kernels that skip the upper triangle (flash on the GPU); the
+    // mask with packing, where the decoder combines it with the segments.
+    at::Tensor causal_mask() const { return segment_ids.defined() ? attention_mask : at::Tensor(); }
 };
 
 // Right-pads the rows to the longest (pad_id), builds the tensors on the CPU, and moves them to
