@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -147,6 +148,57 @@ TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
 TEST(Distributed, BatchQuantileGathersTheThresholdFromEveryRank) {
     // tau is the q-quantile over the step's confidences from both ranks, as in one process.
     expect_two_ranks_match_one("dist-batch-quantile", "batch_quantile", free_port(5));
+}
+
+TEST(Distributed, OneRankWithANonFiniteStepSkipsItOnEveryRank) {
+    // One sample only one rank trains on poisons its forward pass (NaN input-embedding rows, in an
+    // untied copy of the model, for every token holding a non-ASCII byte; the other samples are
+    // ASCII): that rank's step fails before
+    // its backward while the other rank's buckets start during backward. Both must issue the same
+    // collectives, skip the step together and finish, instead of hanging or mixing up buffers.
+    std::string dir = scratch_dir("dist-nonfinite");
+    std::string model = dir + "/model";
+    fs::copy(cuset::test::tiny_model_dir(), model, fs::copy_options::recursive);
+    write_file(dir + "/poison.py",
+               "import json, sys, torch\n"
+               "from safetensors.torch import load_file, save_file\n"
+               "d = sys.argv[1]\n"
+               "bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))\n"
+               "cs = bs[:]\n"
+               "n = 0\n"
+               "for b in range(256):\n"
+               "    if b not in bs:\n"
+               "        bs.append(b); cs.append(256 + n); n += 1\n"
+               "byte_of = {chr(c): b for b, c in zip(bs, cs)}\n"
+               "vocab = json.load(open(d + '/tokenizer.json'))['model']['vocab']\n"
+               "bad = [i for t, i in vocab.items() if any(byte_of.get(ch, 0) >= 128 for ch in t)]\n"
+               "p = d + '/model.safetensors'\n"
+               "t = load_file(p)\n"
+               "t['lm_head.weight'] = t['model.embed_tokens.weight'].clone()  # untied: only inputs poisoned\n"
+               "t['model.embed_tokens.weight'][bad] = float('nan')\n"
+               "save_file(t, p, metadata={'format': 'pt'})\n"
+               "c = json.load(open(d + '/config.json'))\n"
+               "c['tie_word_embeddings'] = False\n"
+               "json.dump(c, open(d + '/config.json', 'w'))\n"
+               "print(len(bad))\n");
+    auto poison = cuset::test::run_command(std::string(CUSET_PYTHON) + " " + dir + "/poison.py " + model);
+    ASSERT_EQ(poison.exit_code, 0) << poison.err;
+    ASSERT_GT(std::atoi(poison.out.c_str()), 0) << poison.out;
+    std::string data = read_file("tests/data/mini_sft.jsonl");
+    ASSERT_TRUE(std::all_of(data.begin(), data.end(), [](char c) { return static_cast<unsigned char>(c) < 128; }));
+    write_file(dir + "/data.jsonl", data + "{\"id\": \"mini-poison\", \"prompt\": \"Say it in French.\", "
+                                            "\"response\": \"Caf\u00e9 cr\u00e8me, s'il vous pla\u00eet.\"}\n");
+    std::string cfg = write_config(dir, 3, 0);  // 11 samples: steps of 4, 4 and 3 rows
+    run_two_ranks(cfg, dir, "two", free_port(6),
+                  {"--set", "model.path=" + model, "--set", "data.train=" + dir + "/data.jsonl", "--set",
+                   "distributed.bucket_mb=0.015625", "--set", "train.max_bad_steps=2"});
+    auto m = cuset::test::read_metrics(dir + "/two");
+    ASSERT_EQ(m.size(), 3u);
+    int skipped = 0;
+    for (const auto& j : m) skipped += j["skipped"].get<bool>() ? 1 : 0;
+    EXPECT_EQ(skipped, 1);
+    const std::string r1 = read_file(dir + "/two-r0.log") + read_file(dir + "/two-r1.log");
+    EXPECT_EQ(cuset::test::count_of(r1, "non-finite logits"), 1) << r1;  // one rank's forward failed
 }
 
 TEST(Distributed, TwoRankCheckpointResumesInOneProcess) {
