@@ -68,23 +68,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 # One <id>.cu per record: the body of the response's (single) ```cuda fence; a record without
 # exactly one such fence becomes <id>.err directly.
-python3 - "$WORK" "$@" <<'PY'
-import json, re, sys
-from pathlib import Path
-work = Path(sys.argv[1])
-fence = re.compile(r"```cuda\n(.*?)```", re.S)
-for name in sys.argv[2:]:
-    with open(name, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            rec = json.loads(line)
-            blocks = fence.findall(rec["response"])
-            sid = re.sub(r"[^A-Za-z0-9_.-]", "_", rec.get("id") or f"line{n}")
-            if len(blocks) != 1:
-                (work / f"{sid}.err").write_text(
-                    f"error: {name}:{n}: {len(blocks)} ```cuda fences in the response (want 1)\n")
-                continue
-            (work / f"{sid}.cu").write_text(blocks[0], encoding="utf-8")
-PY
+python3 "$ROOT/scripts/cuda-sft-programs.py" "$WORK" .err "$@"
 
 compile_one() {  # $1 = path/to/<id>.cu; leaves <id>.ok or <id>.err
   local src="$1" stem="${1%.cu}"

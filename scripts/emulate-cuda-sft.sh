@@ -42,22 +42,7 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cuda-sft-emu.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
-python3 - "$WORK" "$@" <<'PY'
-import json, re, sys
-from pathlib import Path
-work = Path(sys.argv[1])
-fence = re.compile(r"```cuda\n(.*?)```", re.S)
-for name in sys.argv[2:]:
-    with open(name, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            rec = json.loads(line)
-            sid = re.sub(r"[^A-Za-z0-9_.-]", "_", rec.get("id") or f"line{n}")
-            blocks = fence.findall(rec["response"])
-            if len(blocks) == 1:
-                (work / f"{sid}.cu").write_text(blocks[0], encoding="utf-8")
-            else:
-                (work / f"{sid}.fail").write_text(f"{len(blocks)} ```cuda fences in the response\n")
-PY
+python3 "$ROOT/scripts/cuda-sft-programs.py" "$WORK" .fail "$@"
 
 FLAGS=(-std=c++17 -O1 -g -w -fpermissive -I "$EMU/include" -I "$EMU" -I "$CUDA_INCLUDE")
 if ((ASAN)); then FLAGS+=(-fsanitize=address -fno-omit-frame-pointer); fi
