@@ -242,6 +242,13 @@ Command add_export_command(CLI::App& root) {
             }};
 }
 
+// --model / --data / --split: what `score` (and `analyze`, which scores first) runs over.
+void add_score_source_options(CLI::App* sub, cuset::ScoreRequest& req) {
+    sub->add_option("--model", req.model, "model folder (default: model.path)");
+    sub->add_option("--data", req.data, "JSONL file (default: data.train, or data.eval with --split eval)");
+    sub->add_option("--split", req.split, "train or eval")->check(CLI::IsMember({"train", "eval"}));
+}
+
 Command add_score_command(CLI::App& root) {
     struct Opts {
         ConfigCli cfg;
@@ -252,9 +259,7 @@ Command add_score_command(CLI::App& root) {
         "score", "per-token probabilities of a data set under a model (no training): the input of "
                  "`analyze` and the cache for objective.confidence.source: cached");
     add_config_options(sub, o->cfg);
-    sub->add_option("--model", o->req.model, "model folder (default: model.path)");
-    sub->add_option("--data", o->req.data, "JSONL file (default: data.train, or data.eval with --split eval)");
-    sub->add_option("--split", o->req.split, "train or eval")->check(CLI::IsMember({"train", "eval"}));
+    add_score_source_options(sub, o->req);
     sub->add_option("--out", o->req.out, "score file (default: <run folder>/scores.bin or .jsonl)");
     sub->add_option("--format", o->req.format, "bin (binary + index) or jsonl (small sets)")
         ->check(CLI::IsMember({"bin", "jsonl"}));
@@ -276,9 +281,7 @@ Command add_analyze_command(CLI::App& root) {
                    "KS test, low-confidence windows; analysis.json, analysis.svg and a table");
     add_config_options(sub, o->cfg);
     sub->add_option("--scores", o->req.scores, "an existing score file (default: score the data first)");
-    sub->add_option("--model", o->req.score.model, "model folder (default: model.path)");
-    sub->add_option("--data", o->req.score.data, "JSONL file (default: data.train, or data.eval with --split eval)");
-    sub->add_option("--split", o->req.score.split, "train or eval")->check(CLI::IsMember({"train", "eval"}));
+    add_score_source_options(sub, o->req.score);
     sub->add_option("--out", o->req.out, "output folder (default: the run folder)");
     return {sub, [o] {
                 cuset::Config cfg = load_config(o->cfg);
