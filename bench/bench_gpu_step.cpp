@@ -23,10 +23,11 @@
 
 #include <ATen/ATen.h>
 
-#include "cuset/device.h"
-#include "cuset/model.h"
-#include "cuset/objective.h"
-#include "cuset/optim.h"
+#include "cuset/model/device.h"
+#include "cuset/model/model.h"
+#include "cuset/train/objective.h"
+#include "cuset/train/optim.h"
+#include "cuset/train/train_step.h"
 
 namespace {
 
@@ -78,7 +79,7 @@ StepTimes run_steps(const Args& a, cuset::Method method, c10::Device dev) {
     cuset::decoder_init_weights(model, 0);
     model->set_activation_checkpointing(true);
     std::vector<cuset::OptimParam> ps;
-    for (auto& [n, p] : cuset::hf_named_parameters(model)) {
+    for (auto& [n, p] : model->trainable_parameters()) {
         p.set_requires_grad(true);
         ps.push_back({n, p, cuset::decays_by_default(n, p)});
     }
@@ -92,24 +93,26 @@ StepTimes run_steps(const Args& a, cuset::Method method, c10::Device dev) {
     labels.select(1, a.seq - 1).fill_(cuset::kIgnoreIndex);
     labels.narrow(1, 0, a.seq / 4).fill_(cuset::kIgnoreIndex);  // a prompt: the first quarter
     at::Tensor sensitive = at::rand({a.batch, a.seq}, at::TensorOptions().device(dev)) < 0.3;
+    cuset::MicroBatch mb;  // one micro-batch of `batch` unpadded rows, one sample each
+    mb.input_ids = ids;
+    mb.labels = labels;
+    mb.sensitive = sensitive;
+    mb.sample_index = at::where(labels != cuset::kIgnoreIndex,
+                                at::arange(a.batch, ids.options()).unsqueeze(1).expand({a.batch, a.seq}),
+                                at::full({}, -1, ids.options()));  // [B, T]
+    for (int64_t b = 0; b < a.batch; ++b) mb.sample_ids.push_back("row" + std::to_string(b));
+    mb.n_tokens = a.batch * a.seq;
+    mb.n_targets = (labels != cuset::kIgnoreIndex).sum().item<int64_t>();
+    cuset::TrainStepOptions so;
+    so.lr = 1e-5;
+    so.grad_clip = 1.0;
     std::vector<double> times;
     double peak = 0;
     for (int64_t s = 0; s < a.warmup + a.steps; ++s) {
         sync(dev);
         cuset::device_reset_peak(dev);
         double t0 = now();
-        opt.zero_grad();
-        at::Tensor h = model->forward(ids);  // [B, T, D]
-        cuset::MicroBatchTargets t;
-        t.labels = labels;
-        t.sensitive = sensitive;
-        cuset::ObjectiveOutput out = obj.compute(h, model->lm_head_weight(), t);
-        out.numerator.backward();
-        std::vector<at::Tensor> params;
-        for (auto& p : opt.params()) params.push_back(p.param);
-        cuset::gradients_scale(params, 1.0 / out.denominator);
-        cuset::gradients_clip(params, 1.0);
-        opt.step(1e-5);
+        cuset::train_step(model, obj, opt, cuset::Comm(), {mb}, so);  // the trainer's step
         sync(dev);
         if (s >= a.warmup) times.push_back(now() - t0);
         peak = std::max(peak, cuset::device_peak_allocated(dev) / 1e9);

@@ -22,7 +22,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "cuset/model.h"
+#include "cuset/model/model.h"
 
 namespace {
 

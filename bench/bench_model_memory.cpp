@@ -19,8 +19,8 @@
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 
-#include "cuset/model.h"
-#include "cuset/objective.h"
+#include "cuset/model/model.h"
+#include "cuset/train/objective.h"
 
 namespace {
 

@@ -30,10 +30,10 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
-#include "cuset/device.h"
-#include "cuset/model.h"
-#include "cuset/objective.h"
-#include "cuset/safetensors_torch.h"
+#include "cuset/model/device.h"
+#include "cuset/model/model.h"
+#include "cuset/train/objective.h"
+#include "cuset/model/safetensors_torch.h"
 
 namespace {
 

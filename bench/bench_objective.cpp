@@ -22,7 +22,7 @@
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 
-#include "cuset/objective.h"
+#include "cuset/train/objective.h"
 
 namespace {
 

@@ -17,8 +17,8 @@
 
 #include <time.h>
 
-#include "cuset/cuda_lexer.h"
-#include "cuset/tagger.h"
+#include "cuset/tagger/cuda_lexer.h"
+#include "cuset/tagger/tagger.h"
 
 namespace {
 

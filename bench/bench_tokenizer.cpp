@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuset/tokenizer.h"
+#include "cuset/text/tokenizer.h"
 
 namespace {
 

@@ -23,14 +23,15 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
-#include "cuset/batching.h"
-#include "cuset/config.h"
-#include "cuset/dataset.h"
-#include "cuset/device.h"
-#include "cuset/model.h"
-#include "cuset/objective.h"
-#include "cuset/optim.h"
-#include "cuset/safetensors_torch.h"
+#include "cuset/data/batching.h"
+#include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
+#include "cuset/model/device.h"
+#include "cuset/model/model.h"
+#include "cuset/train/objective.h"
+#include "cuset/train/optim.h"
+#include "cuset/train/train_step.h"
+#include "cuset/model/safetensors_torch.h"
 
 namespace {
 
@@ -49,28 +50,13 @@ struct Side {
     std::vector<double> wall, cpu;
 };
 
-// One cuset optimizer step over `micro`, as the trainer does it.
+// One cuset optimizer step over `micro`: the trainer's train_step, one process.
 double cuset_step(cuset::Decoder& model, const cuset::Objective& obj, cuset::AdamW& opt,
                   const std::vector<cuset::MicroBatch>& micro, double lr) {
-    opt.zero_grad();
-    double num = 0, den = 0;
-    for (const cuset::MicroBatch& mb : micro) {
-        at::Tensor h = model->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
-        cuset::MicroBatchTargets t;
-        t.labels = mb.labels;
-        t.sensitive = mb.sensitive;
-        t.sample_index = mb.sample_index;
-        cuset::ObjectiveOutput out = obj.compute(h, model->lm_head_weight(), t);
-        out.numerator.backward();
-        num += out.numerator.item<double>();
-        den += out.denominator;
-    }
-    std::vector<at::Tensor> params;
-    for (const auto& p : opt.params()) params.push_back(p.param);
-    cuset::gradients_scale(params, 1.0 / den);
-    cuset::gradients_clip(params, 1.0);
-    opt.step(lr);
-    return num / den;
+    cuset::TrainStepOptions o;
+    o.lr = lr;
+    o.grad_clip = 1.0;
+    return cuset::train_step(model, obj, opt, cuset::Comm(), micro, o).loss;
 }
 
 }  // namespace
@@ -145,7 +131,7 @@ int main(int argc, char** argv) {
     cuset::Decoder m_cuset = cuset::model_load(cfg.model.path, at::kFloat, c10::Device(c10::kCPU));
     auto make_opt = [&](cuset::Decoder& m) {
         std::vector<cuset::OptimParam> ps;
-        for (auto& [n, p] : cuset::hf_named_parameters(m)) {
+        for (auto& [n, p] : m->trainable_parameters()) {
             p.set_requires_grad(true);
             ps.push_back({n, p, cuset::decays_by_default(n, p)});
         }

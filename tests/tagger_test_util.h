@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cuset/tagger.h"
+#include "cuset/tagger/tagger.h"
 
 namespace cuset {
 // gtest prints spans as {begin, end, bits}.

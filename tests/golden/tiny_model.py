@@ -1,6 +1,6 @@
 """A very small Qwen2 model and tokenizer for the trainer tests, made with the reference
 libraries: a byte-level BPE tokenizer (Qwen2 pipeline, ChatML special tokens) trained with
-`tokenizers` on tests/data/mini_sft.jsonl, and a randomly initialised Qwen2ForCausalLM
+`tokenizers` on tests/fixtures/mini_sft.jsonl, and a randomly initialised Qwen2ForCausalLM
 (transformers, seed 0) saved as a Hugging Face folder in argv[1]/model."""
 import json
 import os
@@ -14,7 +14,7 @@ out = os.path.join(sys.argv[1], "model")
 os.makedirs(out, exist_ok=True)
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 texts = []
-with open(os.path.join(root, "tests/data/mini_sft.jsonl")) as f:
+with open(os.path.join(root, "tests/fixtures/mini_sft.jsonl")) as f:
     for line in f:
         r = json.loads(line)
         if "messages" in r:

@@ -1,0 +1,21 @@
+// `cuset-train analyze`: METHOD.md sec. 7 over a score file (made first with `score` when none
+// is given): analysis.json, analysis.svg and the console table.
+#pragma once
+
+#include <string>
+
+#include "cuset/analysis/score.h"
+#include "cuset/core/config.h"
+
+namespace cuset {
+
+struct AnalyzeRequest {
+    std::string scores;  // an existing score file; "" = score first (with `score`)
+    ScoreRequest score;
+    std::string out;     // output folder; "" = the run folder
+};
+
+// METHOD.md sec. 7 over a score file: analysis.json, analysis.svg and the console table.
+int analyze_run(const Config& cfg, const AnalyzeRequest& req);
+
+}  // namespace cuset

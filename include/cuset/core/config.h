@@ -1,0 +1,165 @@
+// The typed run configuration: one schema with defaults, read from YAML and `--set` overrides.
+// Every key is declared once in src/config.cpp (path, type, range, help); parsing, validation,
+// printing and error messages all come from that table. No module reads YAML itself.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cuset {
+
+struct ModelConfigKeys {
+    std::string path = "data/tiny-coder";  // Hugging Face model folder
+    std::string tokenizer;                 // tokenizer folder or file; empty = model.path
+    std::string dtype = "auto";            // auto | float32 | bfloat16 | float16
+    bool activation_checkpointing = false;
+};
+
+struct TemplateKeys {
+    // User chat template (`data.chat_format: custom`); `{content}` is replaced by the text.
+    std::string prefix;                         // once at the start (e.g. a BOS piece)
+    std::string system = "{content}\n";
+    std::string user = "User: {content}\n";
+    std::string assistant = "Assistant: {content}";
+    std::string end_of_turn;                    // appended after the response, trainable
+};
+
+struct DataKeys {
+    std::string train = "data/cuda-sft/train.jsonl";
+    std::string eval = "data/cuda-sft/eval.jsonl";  // empty = no evaluation
+    std::string chat_format = "auto";  // auto | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
+    std::string system_prompt;         // used when a sample has no system message
+    TemplateKeys templ;                // key path: data.template.*
+    int64_t max_seq_len = 2048;
+    std::string truncation = "truncate";  // truncate | drop
+    bool packing = false;
+    bool group_by_length = false;
+    bool shuffle = true;
+    bool skip_invalid = false;
+    std::string invalid_utf8 = "error";  // error | replace
+    std::string cache_dir = ".cache/tokenized";  // tokenised-data cache; empty = off
+};
+
+struct ObjectiveKeys {
+    std::string method = "cuset";  // cuset | sft | dft | focal
+    std::string confidence_source = "online";  // online | cached
+    std::string confidence_cache;              // score file for `cached`
+    bool mask_confidence = true;
+    bool mask_sensitivity = true;
+    double drop_weight = 0.0;
+    std::string threshold_mode = "sample_quantile";  // sample_quantile | fixed | batch_quantile
+    double threshold_q = 0.2;
+    double threshold_value = 0.5;
+    bool region_enabled = true;
+    int64_t region_window = 256;
+    double region_alpha = 1.0;
+    double focal_gamma = 2.0;
+    int64_t chunk_size = 1024;  // tokens per lm_head/loss chunk; 0 = full logits (reference)
+};
+
+struct TaggerKeys {
+    bool device_functions = true;
+};
+
+struct TrainKeys {
+    std::string device = "auto";  // auto | cpu | cuda | cuda:N
+    int64_t seed = 1234;
+    int64_t micro_batch_size = 4;
+    int64_t grad_accum = 1;
+    int64_t epochs = 1;
+    int64_t max_steps = 0;  // > 0 overrides epochs
+    double lr = 2e-5;
+    std::string schedule = "cosine";  // constant | linear | cosine
+    int64_t warmup_steps = 0;
+    double warmup_ratio = 0.0;
+    double min_lr_ratio = 0.0;
+    double weight_decay = 0.0;
+    bool decay_norm_and_bias = false;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double grad_clip = 1.0;  // 0 = off
+    int64_t eval_every = 0;  // steps; 0 = only before and after training
+    int64_t max_bad_steps = 5;
+    int64_t threads = 0;  // intra-op CPU threads; 0 = LibTorch default
+};
+
+struct CheckpointKeys {
+    int64_t every = 0;  // steps; 0 = only at the end
+    int64_t keep_last = 2;
+    int64_t max_shard_mb = 4096;
+};
+
+struct LogKeys {
+    std::string level = "info";  // trace | debug | info | warn | error
+    int64_t every = 1;
+    std::string progress = "auto";  // auto | always | never
+    bool sample_weights = false;   // per-sample weight and hardest window in the log (debug)
+};
+
+struct RunKeys {
+    std::string output_dir = "runs";
+    std::string name;  // empty = the config file's stem
+};
+
+struct AnalysisKeys {
+    int64_t window = 64;
+    double low_threshold = 0.5;
+    double overlap = 0.5;
+    int64_t bins = 20;
+};
+
+struct DistributedKeys {
+    std::string backend = "auto";  // auto | nccl | gloo
+    int64_t timeout_s = 300;
+    double bucket_mb = 25.0;
+};
+
+struct Config {
+    ModelConfigKeys model;
+    DataKeys data;
+    ObjectiveKeys objective;
+    TaggerKeys tagger;
+    TrainKeys train;
+    CheckpointKeys checkpoint;
+    LogKeys log;
+    RunKeys run;
+    AnalysisKeys analysis;
+    DistributedKeys distributed;
+
+    std::string source_file;  // the YAML file it came from ("" = defaults only)
+};
+
+// One `--set key.path=value` override, applied after the file.
+struct Override {
+    std::string key;
+    std::string value;
+};
+
+// Loads `file` (may be empty: defaults), applies overrides in order, validates.
+// Throws UsageError with file:line:column and the key path on any problem.
+Config config_load(const std::string& file, const std::vector<Override>& overrides);
+
+// Parses "a.b.c=value"; throws UsageError if there is no '='.
+Override override_parse(const std::string& arg);
+
+// Resolved configuration as YAML text (every key, in schema order).
+std::string config_to_yaml(const Config& cfg);
+
+// Stable hash of the keys that change what a model learns (excludes log/run/checkpoint
+// bookkeeping), used to refuse resuming from an incompatible checkpoint.
+std::string config_hash(const Config& cfg);
+
+// Relative paths in the config resolve against the current directory (like the command line).
+// The list of all key paths, in schema order (for help text and tests).
+std::vector<std::string> config_keys();
+
+// Closest valid key to `key` by edit distance ("" if none is reasonably close).
+std::string config_closest_key(const std::string& key);
+
+// The run folder of a configuration: run.output_dir / (run.name, or the config file's stem).
+std::string run_dir_of(const Config& cfg);
+
+}  // namespace cuset

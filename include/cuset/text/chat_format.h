@@ -1,0 +1,117 @@
+// Chat formats: turn a conversation into token ids with, for every token, its role, whether it is
+// a training target, and its byte span inside the message it came from. The whole rendered text
+// is tokenized at once (as transformers' apply_chat_template does), so ids equal the reference.
+// Formats: chatml (Qwen2.5), qwen3 (ChatML with Qwen3's think block), deepseek-coder, seed-coder,
+// plain, custom (data.template.*), auto (recognised from tokenizer_config.json's chat_template).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cuset/core/config.h"
+#include "cuset/text/tokenizer.h"
+
+namespace cuset {
+
+enum class Role : uint8_t { kTemplate = 0, kSystem = 1, kPrompt = 2, kResponse = 3 };
+const char* role_name(Role r);  // "template" | "system" | "prompt" | "response"
+
+struct Message {
+    std::string role;     // system | user | assistant ("text": one raw-text message, see below)
+    std::string content;
+};
+struct Conversation {
+    std::string id;  // names the sample in errors
+    std::vector<Message> messages;
+};
+
+struct FormattedSample {
+    std::vector<int32_t> ids;                        // [T]
+    std::vector<Role> roles;                         // [T]
+    std::vector<uint8_t> trainable;                  // [T] 1 = training target (response tokens and the end-of-turn token)
+    std::vector<int32_t> message;                    // [T] index of the message whose content the token covers; -1 = template
+    std::vector<std::pair<int32_t, int32_t>> spans;  // [T] byte span inside messages[message[t]].content; {-1,-1} = none
+};
+
+struct ChatFormatOptions {
+    std::string format = "auto";  // auto | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
+    std::string system_prompt;    // used when the conversation has no system message ("" = the format's own default)
+    TemplateKeys templ;           // data.template.* for `custom`
+};
+
+// Token roles. A token whose bytes overlap an assistant message's content is kResponse (its span
+// is the overlap, so a token merging a template newline with the content's first byte counts as
+// response); one overlapping a user or system message is kPrompt / kSystem; everything else is
+// kTemplate. Trainable: every kResponse token plus the end-of-turn sequence after each assistant
+// message (the template text from the end of the content through the end-of-turn token, e.g.
+// "\n<|EOT|>" for deepseek-coder, "<|im_end|>" for ChatML). Qwen3's empty
+// "<think>\n\n</think>\n\n" block before an answer is template and not trainable (it is part of
+// the prompt at inference with thinking off); a non-empty reasoning block is trainable.
+// A conversation made of one message with role "text" is raw text: no template, BOS when the
+// tokenizer adds one, every content token trainable, then EOS (trainable) when the tokenizer has one.
+class ChatFormatter {
+public:
+    // Resolves `auto` from `tokenizer_dir`/tokenizer_config.json (or chat_template.jinja); a
+    // template it does not recognise is a UsageError asking for data.chat_format.
+    ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir);
+
+    // InputError naming c.id: unknown role, no assistant message, invalid UTF-8, empty trainable set.
+    FormattedSample format(const Conversation& c) const;
+
+    const std::string& name() const { return name_; }  // resolved format name
+
+    // The rendered text of `c` with its segments (for tests and `cuset-train tokenize`), and
+    // format() that also returns each token's byte span in that text.
+    struct Rendered;
+    Rendered render(const Conversation& c) const;
+    FormattedSample format(const Conversation& c, Rendered* rendered,
+                           std::vector<std::pair<uint32_t, uint32_t>>* offsets) const;
+
+private:
+    const Tokenizer& tok_;
+    ChatFormatOptions opts_;
+    std::string name_;
+    int32_t add_bos_ = -1;  // BOS the tokenizer's post-processor would add (plain, custom, raw text)
+};
+
+struct ChatFormatter::Rendered {
+    // One piece of the rendered text: template text, (part of) a message's content, or a token
+    // put in by id (BOS/EOS for plain, custom and raw text; begin == end at its position).
+    struct Segment {
+        size_t begin = 0, end = 0;  // byte range in `text`
+        int32_t message = -1;       // message index; -1 = template text
+        size_t content_begin = 0;   // byte offset of `begin` inside the message content
+        bool trainable = false;     // template text that is a training target (end of turn)
+        int32_t token_id = -1;      // >= 0: a token inserted by id
+    };
+    std::string text;
+    std::vector<Segment> segments;
+};
+
+// Recognises the chat format from a tokenizer folder's tokenizer_config.json chat_template (or
+// chat_template.jinja): returns "" when there is none or it is not one cuset knows.
+std::string chat_format_detect(const std::string& tokenizer_dir);
+
+// UTF-8: validate or repair text from data files (config data.invalid_utf8: error | replace).
+// Returns the text unchanged when valid; replaces each maximal invalid subsequence with U+FFFD when
+// `replace` (as Python's errors="replace"); otherwise throws InputError naming `context` and the
+// byte offset.
+std::string utf8_sanitize(std::string_view text, bool replace, const std::string& context);
+
+// `cuset-train tokenize`: tokenizes a text file (or a JSONL conversation with a chat format) and
+// prints ids, pieces and byte offsets, as a table or as JSON for scripts.
+struct TokenizeRequest {
+    std::string tokenizer;     // folder or file
+    std::string input = "-";   // file, or "-" for stdin
+    std::string chat_format;   // "" = raw text; else the input is JSONL, one conversation per line
+    std::string system_prompt;
+    std::string output = "text";  // text | json
+    bool add_special_tokens = false;
+};
+int tokenize_command(const TokenizeRequest& req, std::ostream& out);
+
+}  // namespace cuset

@@ -1,0 +1,52 @@
+// Data parallelism on torch.distributed's C++ core (c10d): the process group from torchrun's or
+// Slurm's environment through a TCPStore, Gloo on CPUs and NCCL on GPUs, and the `Comm`
+// (train/comm.h) over it: sums of host values and tensors, all-gather, reduce-scatter,
+// broadcast, barrier, and the bucketed fp32 gradient all-reduce overlapped with the last
+// backward of a step. Every
+// collective has the configured timeout, so a dead rank fails the others with a clear error.
+// No engine of our own: c10d does the communication.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "cuset/core/config.h"
+#include "cuset/train/comm.h"
+
+namespace cuset {
+
+struct DistEnv {
+    int64_t rank = 0;
+    int64_t world = 1;
+    int64_t local_rank = 0;
+    std::string master_addr = "127.0.0.1";
+    int64_t master_port = 29500;
+    std::string launcher = "none";  // torchrun | slurm | none
+};
+
+// torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. Slurm (srun): SLURM_PROCID,
+// SLURM_NTASKS, SLURM_LOCALID with MASTER_ADDR / MASTER_PORT exported by the job script.
+// UsageError when a variable is malformed or one of a set is missing.
+DistEnv dist_env_from_environment();
+
+class ProcessGroupHandle;  // owns the c10d store and backend
+
+class Distributed {
+public:
+    Distributed(const DistEnv& env, const Config& cfg, c10::Device device);
+    ~Distributed();
+    Comm comm() const;
+    const DistEnv& env() const { return env_; }
+
+private:
+    DistEnv env_;
+    std::shared_ptr<ProcessGroupHandle> pg_;
+};
+
+// Joins the process group when the environment describes more than one rank; nullptr otherwise.
+std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const Config& cfg, c10::Device device);
+
+}  // namespace cuset

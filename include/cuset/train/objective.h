@@ -1,0 +1,156 @@
+// The CuSeT training objective (../shared/METHOD.md sections 1-5) and its baselines (sft, dft,
+// focal): per-token cross-entropy from final hidden states without materialising [N, V] logits,
+// the confidence/sensitivity mask, region-aware sample weights, and the step normalisation.
+// It does not run the model, read score caches or talk to other ranks: callers pass those in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "cuset/core/config.h"
+
+namespace cuset {
+
+// Label value of a target that is not trained on (prompt, padding, template): costs nothing.
+constexpr int64_t kIgnoreIndex = -100;
+
+enum class Method { kSft, kCuset, kDft, kFocal };
+enum class ThresholdMode { kSampleQuantile, kFixed, kBatchQuantile };
+
+struct ObjectiveOptions {
+    Method method = Method::kCuset;
+    bool cached_confidence = false;  // confidence.source: cached (c supplied by the caller)
+    // Mask switches. mask_confidence=false: no token is dropped for low confidence (m = valid),
+    // so mask_sensitivity has nothing to rescue. mask_sensitivity=false: m = valid AND mc.
+    bool mask_confidence = true, mask_sensitivity = true;
+    double drop_weight = 0.0;  // mask value of a dropped valid token (0 = hard mask)
+    ThresholdMode threshold_mode = ThresholdMode::kSampleQuantile;
+    double q = 0.2, threshold_value = 0.5;
+    bool region_enabled = true;
+    int64_t window = 256;  // valid tokens per region window
+    double alpha = 1.0;    // w = 1 + alpha * (1 - min window mean confidence)
+    double focal_gamma = 2.0;
+    int64_t chunk_size = 1024;  // tokens per lm_head+loss chunk; 0 = full logits (reference path)
+};
+
+// The objective.* keys of a configuration. Throws UsageError on a value it does not know.
+ObjectiveOptions objective_options_from(const Config& cfg);
+
+const char* method_name(Method m);
+
+// Per-token NLL l = -log softmax(h W^T)[y], computed in fp32 (fp64 when the inputs are fp64)
+// whatever the input dtype, in chunks of `chunk_size` tokens with a custom autograd function
+// whose backward recomputes each chunk's logits, so [N, V] logits and their gradient never exist
+// at once. chunk_size = 0: plain full logits through at::cross_entropy (the reference).
+//   hidden [N, D] (model dtype), weight [V, D] (same dtype), labels [N] int64, kIgnoreIndex =
+//   ignored: only valid rows are computed. Returns [N] fp32 (fp64 for fp64 inputs), 0 at ignored.
+// Gradients flow to hidden and weight. A non-finite logit throws RuntimeFailure; a label outside
+// [0, V) throws InputError.
+at::Tensor token_nll(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& labels,
+                     int64_t chunk_size);
+
+struct MicroBatchTargets {
+    at::Tensor labels;        // [B, T] int64: target of position t (already shifted), -100 = not valid
+    at::Tensor sensitive;     // [B, T] bool: s(i,t) of that target; undefined = all false
+    at::Tensor sample_index;  // [B, T] int64: sample (0..S-1 in this micro-batch) of the target, -1 =
+                              // invalid; rows may hold several packed samples; undefined = row index
+    at::Tensor confidence;    // [B, T] fp32, only for confidence.source = cached; undefined otherwise
+    std::vector<std::string> sample_ids;  // [S] for the per-sample debug log (may be empty)
+};
+
+// One sample's weight and the region that set it. The window is in valid-token ordinals of the
+// sample: tokens [win_begin, win_end) of its n_valid response tokens. tau and the window are NaN
+// / -1 when they do not apply (no valid token, or a method without them).
+struct SampleWeight {
+    std::string id;
+    double weight = 1.0, tau = std::numeric_limits<double>::quiet_NaN();
+    int64_t win_begin = -1, win_end = -1;
+    double win_mean = std::numeric_limits<double>::quiet_NaN();
+    int64_t n_valid = 0;
+};
+
+// Counters for the trainer's log, summed over a micro-batch; merge() adds two (micro-batches,
+// steps, ranks). Samples are counted only when they have at least one valid token.
+struct ObjectiveStats {
+    int64_t n_valid = 0;                // valid target tokens
+    int64_t n_kept = 0;                 // valid tokens the mask keeps (m = 1)
+    int64_t n_sensitive = 0;            // valid tokens with s = 1
+    int64_t n_kept_only_sensitive = 0;  // kept although c < tau, because s = 1
+    double sum_tau = 0.0;               // sum of per-sample thresholds (cuset mask only)
+    int64_t n_tau = 0;                  // samples that have a threshold
+    int64_t n_samples = 0;              // samples with a valid token
+    double w_min = std::numeric_limits<double>::infinity();
+    double w_max = -std::numeric_limits<double>::infinity();
+    double w_sum = 0.0;                 // per-sample weights
+    double conf_sum_sensitive = 0.0;    // sum of c over sensitive valid tokens
+    double conf_sum_plain = 0.0;        // sum of c over non-sensitive valid tokens
+    double nll_sum_valid = 0.0;         // sum of l over valid tokens (unweighted)
+
+    void merge(const ObjectiveStats& o);
+    double kept_fraction() const;                 // n_kept / n_valid
+    double sensitive_fraction() const;            // n_sensitive / n_valid
+    double kept_only_sensitive_fraction() const;  // n_kept_only_sensitive / n_valid
+    double mean_tau() const;                      // sum_tau / n_tau
+    double w_mean() const;                        // w_sum / n_samples
+    double conf_mean_sensitive() const;           // NaN when there is no such token
+    double conf_mean_plain() const;
+    double nll_mean() const;                      // plain token-mean NLL of the valid tokens
+};
+
+struct ObjectiveOutput {
+    // scalar fp32 (fp64 for fp64 inputs) with grad: sum_{i,t} w_i m(i,t) g(i,t) l(i,t), where g is
+    // the per-token method weight (1, c or (1-c)^gamma). With no valid token: a zero leaf whose
+    // backward() changes nothing.
+    at::Tensor numerator;
+    double denominator = 0.0;  // sum_{i,t} w_i m(i,t) (detached)
+    ObjectiveStats stats;
+    std::vector<SampleWeight> samples;  // [S]
+};
+
+class Objective {
+public:
+    explicit Objective(ObjectiveOptions opts);  // throws UsageError on an out-of-range option
+
+    // hidden [B, T, D] (model dtype), lm_head [V, D] (same dtype). batch_tau: the step's threshold
+    // for batch_quantile (required in that mode, ignored otherwise). With chunk_size > 0 the
+    // gradients of the numerator are computed chunk by chunk during this call (each chunk's logits
+    // once, whole samples per chunk; only a sample longer than a chunk is recomputed) and handed
+    // to autograd, so numerator.backward() costs no further lm_head work.
+    ObjectiveOutput compute(const at::Tensor& hidden, const at::Tensor& lm_head,
+                            const MicroBatchTargets& t,
+                            std::optional<double> batch_tau = std::nullopt) const;
+
+    // batch_quantile pass 1 (no grad): confidences of the valid targets, in row-major order,
+    // [n_valid] fp64: exactly the c that compute() compares with the threshold (exp(-l) taken in
+    // fp64), so a threshold equal to some c keeps that token. labels [B, T] or [N] int64.
+    at::Tensor confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
+                           const at::Tensor& labels) const;
+    // Same, but returns the supplied confidences when confidence.source is cached.
+    at::Tensor confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
+                           const MicroBatchTargets& t) const;
+
+    bool needs_two_passes() const;  // batch_quantile
+    const ObjectiveOptions& options() const { return opts_; }
+
+private:
+    ObjectiveOptions opts_;
+};
+
+// q-quantile of `values` (any shape, any floating dtype, non-empty) with numpy's default 'linear'
+// interpolation, computed in fp64.
+double quantile_linear(const at::Tensor& values, double q);
+
+// Step normalisation: after all micro-batches of a step, divide every gradient by the step's global
+// denominator. `all_reduce` (may be empty) sums a CPU double across ranks first.
+double step_denominator(double local, const std::function<double(double)>& all_reduce);
+// grad *= inv_denominator for every parameter that has a gradient. Throws RuntimeFailure when
+// inv_denominator is not finite (a step with denominator 0 must be skipped by the caller).
+void gradients_scale(const std::vector<at::Tensor>& params, double inv_denominator);
+
+}  // namespace cuset

@@ -1,0 +1,49 @@
+// `cuset-train analyze`: the score file's valid tokens into the METHOD.md sec. 7 report.
+#include "cuset/analysis/analyze.h"
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "cuset/analysis/stats.h"
+#include "cuset/core/log.h"
+#include "cuset/data/score_file.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+
+int analyze_run(const Config& cfg, const AnalyzeRequest& req) {
+    ScoreRequest sr = req.score;
+    if (sr.out.empty() && !req.out.empty()) {
+        fs::create_directories(req.out);
+        sr.out = (fs::path(req.out) / "scores.bin").string();
+    }
+    std::string scores = req.scores.empty() ? score_run(cfg, sr) : req.scores;
+    ScoreHeader header;
+    std::vector<ScoreRecord> records = score_load_all(scores, &header);
+    std::vector<ScoredSample> samples;
+    samples.reserve(records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+        const ScoreRecord& r = records[i];
+        ScoredSample s;
+        s.id = static_cast<int64_t>(i);
+        // METHOD.md: valid tokens are the training targets; token 0 has no prediction.
+        for (size_t t = 1; t < r.ids.size(); ++t) {
+            if (!r.trainable[t] || !std::isfinite(r.prob[t])) continue;
+            s.confidence.push_back(r.prob[t]);
+            s.sensitive.push_back(r.tag_bits[t] != 0);
+            s.categories.push_back(r.tag_bits[t]);
+        }
+        samples.push_back(std::move(s));
+    }
+    AnalysisReport report = analyze_confidences(samples, cfg.analysis, header.model, header.data);
+    std::string dir = req.out.empty() ? run_dir_of(cfg) : req.out;
+    fs::create_directories(dir);
+    analysis_write(report, dir);
+    std::cout << analysis_table(report) << std::flush;
+    log_info("wrote %s and %s", (fs::path(dir) / "analysis.json").c_str(), (fs::path(dir) / "analysis.svg").c_str());
+    return 0;
+}
+
+}  // namespace cuset

@@ -1,0 +1,630 @@
+// The configuration schema table and everything derived from it: YAML parsing with
+// positions, `--set` overrides, range/type checks, printing and hashing.
+// It does not interpret values (modules do); cross-key rules live in config_validate().
+#include "cuset/core/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cuset/core/error.h"
+
+namespace cuset {
+namespace {
+
+enum class Kind { kBool, kInt, kDouble, kString, kEnum };
+
+struct Field {
+    std::string path;
+    Kind kind;
+    std::function<void*(Config&)> ref;  // points at the member of the matching type
+    double lo = -std::numeric_limits<double>::infinity();
+    double hi = std::numeric_limits<double>::infinity();
+    std::vector<std::string> choices;  // kEnum
+    bool affects_training = true;      // part of config_hash()
+    std::string help;
+};
+
+// Small builder so each key is one line in the table below.
+struct Table {
+    std::vector<Field> fields;
+
+    Field& add(std::string path, Kind kind, std::function<void*(Config&)> ref, std::string help) {
+        Field f;
+        f.path = std::move(path);
+        f.kind = kind;
+        f.ref = std::move(ref);
+        f.help = std::move(help);
+        fields.push_back(std::move(f));
+        return fields.back();
+    }
+};
+
+#define CUSET_REF(member) [](Config& c) -> void* { return &c.member; }
+
+Field& range(Field& f, double lo, double hi) {
+    f.lo = lo;
+    f.hi = hi;
+    return f;
+}
+Field& choices(Field& f, std::vector<std::string> c) {
+    f.choices = std::move(c);
+    return f;
+}
+Field& bookkeeping(Field& f) {
+    f.affects_training = false;
+    return f;
+}
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+Table make_table() {
+    Table t;
+    // model
+    t.add("model.path", Kind::kString, CUSET_REF(model.path), "Hugging Face model folder");
+    t.add("model.tokenizer", Kind::kString, CUSET_REF(model.tokenizer),
+          "tokenizer folder or file (tokenizer.json / tokenizer.model); empty = model.path");
+    choices(t.add("model.dtype", Kind::kEnum, CUSET_REF(model.dtype),
+                  "compute dtype; auto = bfloat16 on CUDA, float32 on CPU"),
+            {"auto", "float32", "bfloat16", "float16"});
+    t.add("model.activation_checkpointing", Kind::kBool, CUSET_REF(model.activation_checkpointing),
+          "recompute each decoder layer in backward to save activation memory");
+    // data
+    t.add("data.train", Kind::kString, CUSET_REF(data.train), "training JSONL file");
+    t.add("data.eval", Kind::kString, CUSET_REF(data.eval), "evaluation JSONL file; empty = none");
+    choices(t.add("data.chat_format", Kind::kEnum, CUSET_REF(data.chat_format),
+                  "chat format; auto = recognise from tokenizer_config.json"),
+            {"auto", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"});
+    t.add("data.system_prompt", Kind::kString, CUSET_REF(data.system_prompt),
+          "system message for samples without one; empty = the format's default");
+    t.add("data.template.prefix", Kind::kString, CUSET_REF(data.templ.prefix),
+          "custom format: text once at the start");
+    t.add("data.template.system", Kind::kString, CUSET_REF(data.templ.system),
+          "custom format: system turn, {content} = the system text");
+    t.add("data.template.user", Kind::kString, CUSET_REF(data.templ.user),
+          "custom format: user turn, {content} = the prompt");
+    t.add("data.template.assistant", Kind::kString, CUSET_REF(data.templ.assistant),
+          "custom format: assistant turn, {content} = the response");
+    t.add("data.template.end_of_turn", Kind::kString, CUSET_REF(data.templ.end_of_turn),
+          "custom format: text after the response (trainable)");
+    range(t.add("data.max_seq_len", Kind::kInt, CUSET_REF(data.max_seq_len),
+                "tokens per sample after chat formatting"),
+          8, 1 << 20);
+    choices(t.add("data.truncation", Kind::kEnum, CUSET_REF(data.truncation),
+                  "longer samples: truncate the end, or drop the sample"),
+            {"truncate", "drop"});
+    t.add("data.packing", Kind::kBool, CUSET_REF(data.packing),
+          "pack several samples per row (no attention across samples)");
+    t.add("data.group_by_length", Kind::kBool, CUSET_REF(data.group_by_length),
+          "batch samples of similar length to reduce padding");
+    t.add("data.shuffle", Kind::kBool, CUSET_REF(data.shuffle), "shuffle by seed and epoch");
+    bookkeeping(t.add("data.skip_invalid", Kind::kBool, CUSET_REF(data.skip_invalid),
+                      "count and skip malformed JSONL lines instead of stopping"));
+    choices(t.add("data.invalid_utf8", Kind::kEnum, CUSET_REF(data.invalid_utf8),
+                  "invalid UTF-8 in a sample: error, or replace with U+FFFD"),
+            {"error", "replace"});
+    bookkeeping(t.add("data.cache_dir", Kind::kString, CUSET_REF(data.cache_dir),
+                      "tokenised-data cache folder; empty = no cache"));
+    // objective (../shared/METHOD.md)
+    choices(t.add("objective.method", Kind::kEnum, CUSET_REF(objective.method),
+                  "training objective"),
+            {"cuset", "sft", "dft", "focal"});
+    choices(t.add("objective.confidence.source", Kind::kEnum,
+                  CUSET_REF(objective.confidence_source),
+                  "online = from the training forward pass; cached = from a score file"),
+            {"online", "cached"});
+    t.add("objective.confidence.cache", Kind::kString, CUSET_REF(objective.confidence_cache),
+          "score file written by `cuset-train score` (source: cached)");
+    t.add("objective.mask.confidence", Kind::kBool, CUSET_REF(objective.mask_confidence),
+          "keep tokens with confidence >= threshold");
+    t.add("objective.mask.sensitivity", Kind::kBool, CUSET_REF(objective.mask_sensitivity),
+          "keep CUDA-sensitive tokens");
+    range(t.add("objective.mask.drop_weight", Kind::kDouble, CUSET_REF(objective.drop_weight),
+                "weight of dropped tokens (0 = hard mask)"),
+          0.0, 1.0);
+    choices(t.add("objective.mask.threshold.mode", Kind::kEnum,
+                  CUSET_REF(objective.threshold_mode), "how the confidence threshold is set"),
+            {"sample_quantile", "fixed", "batch_quantile"});
+    range(t.add("objective.mask.threshold.q", Kind::kDouble, CUSET_REF(objective.threshold_q),
+                "quantile for sample_quantile / batch_quantile"),
+          0.0, 1.0);
+    range(t.add("objective.mask.threshold.value", Kind::kDouble,
+                CUSET_REF(objective.threshold_value), "threshold for mode fixed"),
+          0.0, 1.0);
+    t.add("objective.region.enabled", Kind::kBool, CUSET_REF(objective.region_enabled),
+          "weight samples by their hardest region");
+    range(t.add("objective.region.window", Kind::kInt, CUSET_REF(objective.region_window),
+                "valid tokens per region window"),
+          1, 1 << 24);
+    range(t.add("objective.region.alpha", Kind::kDouble, CUSET_REF(objective.region_alpha),
+                "w = 1 + alpha * difficulty"),
+          0.0, 1e6);
+    range(t.add("objective.focal.gamma", Kind::kDouble, CUSET_REF(objective.focal_gamma),
+                "focal loss exponent"),
+          0.0, 100.0);
+    bookkeeping(range(t.add("objective.chunk_size", Kind::kInt, CUSET_REF(objective.chunk_size),
+                            "tokens per lm_head+loss chunk; 0 = full logits (more memory)"),
+                      0, 1 << 24));
+    // tagger
+    t.add("tagger.device_functions", Kind::kBool, CUSET_REF(tagger.device_functions),
+          "tag __device__ function bodies as kernel code");
+    // train
+    bookkeeping(t.add("train.device", Kind::kString, CUSET_REF(train.device),
+                      "auto | cpu | cuda | cuda:N"));
+    range(t.add("train.seed", Kind::kInt, CUSET_REF(train.seed), "seed for init, shuffling"),
+          0, 9.007199254740992e15);
+    // How a step is split is not part of the hash: the step's gradient does not depend on it
+    // (METHOD.md sec. 4), so a run may resume with another split of the same global batch.
+    bookkeeping(range(t.add("train.micro_batch_size", Kind::kInt, CUSET_REF(train.micro_batch_size),
+                            "samples (or packed rows) per forward pass"),
+                      1, 1 << 20));
+    bookkeeping(range(t.add("train.grad_accum", Kind::kInt, CUSET_REF(train.grad_accum),
+                            "micro-batches per optimizer step (global batch = micro x accum x ranks)"),
+                      1, 1 << 20));
+    range(t.add("train.epochs", Kind::kInt, CUSET_REF(train.epochs), "passes over the data"), 1,
+          1 << 20);
+    range(t.add("train.max_steps", Kind::kInt, CUSET_REF(train.max_steps),
+                "optimizer steps; > 0 overrides epochs"),
+          0, 9.007199254740992e15);
+    range(t.add("train.lr", Kind::kDouble, CUSET_REF(train.lr), "peak learning rate"), 0.0, 10.0);
+    choices(t.add("train.schedule", Kind::kEnum, CUSET_REF(train.schedule),
+                  "learning-rate schedule after warmup"),
+            {"constant", "linear", "cosine"});
+    range(t.add("train.warmup_steps", Kind::kInt, CUSET_REF(train.warmup_steps),
+                "linear warmup steps (wins over warmup_ratio when > 0)"),
+          0, 9.007199254740992e15);
+    range(t.add("train.warmup_ratio", Kind::kDouble, CUSET_REF(train.warmup_ratio),
+                "warmup as a fraction of all steps"),
+          0.0, 1.0);
+    range(t.add("train.min_lr_ratio", Kind::kDouble, CUSET_REF(train.min_lr_ratio),
+                "final lr as a fraction of lr (linear / cosine)"),
+          0.0, 1.0);
+    range(t.add("train.weight_decay", Kind::kDouble, CUSET_REF(train.weight_decay),
+                "AdamW decoupled weight decay"),
+          0.0, 10.0);
+    t.add("train.decay_norm_and_bias", Kind::kBool, CUSET_REF(train.decay_norm_and_bias),
+          "also decay norm weights and biases");
+    range(t.add("train.beta1", Kind::kDouble, CUSET_REF(train.beta1), "AdamW beta1"), 0.0,
+          0.999999);
+    range(t.add("train.beta2", Kind::kDouble, CUSET_REF(train.beta2), "AdamW beta2"), 0.0,
+          0.999999999);
+    range(t.add("train.eps", Kind::kDouble, CUSET_REF(train.eps), "AdamW epsilon"), 0.0, 1.0);
+    range(t.add("train.grad_clip", Kind::kDouble, CUSET_REF(train.grad_clip),
+                "max global gradient norm; 0 = off"),
+          0.0, kInf);
+    bookkeeping(range(t.add("train.eval_every", Kind::kInt, CUSET_REF(train.eval_every),
+                            "evaluate every N steps; 0 = before and after training only"),
+                      0, 9.007199254740992e15));
+    bookkeeping(range(t.add("train.max_bad_steps", Kind::kInt, CUSET_REF(train.max_bad_steps),
+                            "non-finite steps in a row before the run stops (exit 4)"),
+                      1, 1 << 20));
+    bookkeeping(range(t.add("train.threads", Kind::kInt, CUSET_REF(train.threads),
+                            "CPU intra-op threads; 0 = LibTorch default"),
+                      0, 4096));
+    // checkpoint
+    bookkeeping(range(t.add("checkpoint.every", Kind::kInt, CUSET_REF(checkpoint.every),
+                            "save every N steps; 0 = only at the end"),
+                      0, 9.007199254740992e15));
+    bookkeeping(range(t.add("checkpoint.keep_last", Kind::kInt, CUSET_REF(checkpoint.keep_last),
+                            "checkpoints kept; older ones are deleted (0 = keep all)"),
+                      0, 1 << 20));
+    bookkeeping(range(t.add("checkpoint.max_shard_mb", Kind::kInt,
+                            CUSET_REF(checkpoint.max_shard_mb),
+                            "safetensors shard size limit in MiB"),
+                      1, 1 << 24));
+    // log
+    bookkeeping(choices(t.add("log.level", Kind::kEnum, CUSET_REF(log.level), "log level"),
+                        {"trace", "debug", "info", "warn", "error"}));
+    bookkeeping(range(t.add("log.every", Kind::kInt, CUSET_REF(log.every),
+                            "log metrics every N steps"),
+                      1, 1 << 30));
+    bookkeeping(choices(t.add("log.progress", Kind::kEnum, CUSET_REF(log.progress),
+                              "progress bar: auto = when stderr is a terminal"),
+                        {"auto", "always", "never"}));
+    bookkeeping(t.add("log.sample_weights", Kind::kBool, CUSET_REF(log.sample_weights),
+                      "log every sample's weight and hardest window (debug level)"));
+    // run
+    bookkeeping(t.add("run.output_dir", Kind::kString, CUSET_REF(run.output_dir),
+                      "folder holding run folders"));
+    bookkeeping(t.add("run.name", Kind::kString, CUSET_REF(run.name),
+                      "run folder name; empty = the config file's stem"));
+    // analysis (METHOD.md section 7)
+    bookkeeping(range(t.add("analysis.window", Kind::kInt, CUSET_REF(analysis.window),
+                            "valid tokens per low-confidence window"),
+                      1, 1 << 24));
+    bookkeeping(range(t.add("analysis.low_threshold", Kind::kDouble,
+                            CUSET_REF(analysis.low_threshold),
+                            "a window is low-confidence when its mean is below this"),
+                      0.0, 1.0));
+    bookkeeping(range(t.add("analysis.overlap", Kind::kDouble, CUSET_REF(analysis.overlap),
+                            "share of sensitive tokens for a window to count as sensitive"),
+                      0.0, 1.0));
+    bookkeeping(range(t.add("analysis.bins", Kind::kInt, CUSET_REF(analysis.bins),
+                            "histogram bins"),
+                      1, 10000));
+    // distributed
+    bookkeeping(choices(t.add("distributed.backend", Kind::kEnum, CUSET_REF(distributed.backend),
+                              "auto = nccl on CUDA, gloo on CPU"),
+                        {"auto", "nccl", "gloo"}));
+    bookkeeping(range(t.add("distributed.timeout_s", Kind::kInt, CUSET_REF(distributed.timeout_s),
+                            "collective timeout; a dead rank fails the others after this"),
+                      1, 86400));
+    bookkeeping(range(t.add("distributed.bucket_mb", Kind::kDouble, CUSET_REF(distributed.bucket_mb),
+                            "gradient all-reduce bucket size in MiB (fractions allowed)"),
+                      1.0 / 1024, 65536.0));
+    return t;
+}
+
+#undef CUSET_REF
+
+const Table& table() {
+    static const Table t = make_table();
+    return t;
+}
+
+const Field* find_field(const std::string& path) {
+    for (const Field& f : table().fields)
+        if (f.path == path) return &f;
+    return nullptr;
+}
+
+// True when `prefix` names a section (e.g. "objective.mask") of some key.
+bool is_section(const std::string& prefix) {
+    for (const Field& f : table().fields)
+        if (f.path.size() > prefix.size() && f.path.compare(0, prefix.size(), prefix) == 0 &&
+            f.path[prefix.size()] == '.')
+            return true;
+    return false;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string kind_name(const Field& f) {
+    switch (f.kind) {
+        case Kind::kBool: return "a boolean (true/false)";
+        case Kind::kInt: return "an integer";
+        case Kind::kDouble: return "a number";
+        case Kind::kString: return "a string";
+        case Kind::kEnum: {
+            std::string s = "one of ";
+            for (size_t i = 0; i < f.choices.size(); ++i) s += (i ? ", " : "") + f.choices[i];
+            return s;
+        }
+    }
+    return "?";
+}
+
+std::string format_number(double v) {
+    std::ostringstream os;
+    os << std::setprecision(17) << v;
+    double back = 0;
+    std::istringstream(os.str()) >> back;
+    // Prefer the shortest representation that round-trips.
+    for (int p = 1; p <= 17; ++p) {
+        std::ostringstream s;
+        s << std::setprecision(p) << v;
+        std::istringstream(s.str()) >> back;
+        if (back == v) return s.str();
+    }
+    return os.str();
+}
+
+std::string range_text(const Field& f) {
+    std::string lo = std::isinf(f.lo) ? "-inf" : format_number(f.lo);
+    std::string hi = std::isinf(f.hi) ? "inf" : format_number(f.hi);
+    return "[" + lo + ", " + hi + "]";
+}
+
+// Where a value came from, for error messages: "file.yaml:12:5" or "--set".
+struct Origin {
+    std::string where;
+};
+
+[[noreturn]] void fail(const Origin& o, const std::string& msg) {
+    throw UsageError("config error: " + o.where + ": " + msg);
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+// Assigns a scalar text to a field after checking its type and range.
+void assign(Config& cfg, const Field& f, const std::string& text, const Origin& o) {
+    const std::string key = "'" + f.path + "'";
+    auto bad = [&](const std::string& extra) {
+        fail(o, "key " + key + " expects " + kind_name(f) + extra + ", got '" + text + "'");
+    };
+    switch (f.kind) {
+        case Kind::kBool: {
+            std::string v = lower(text);
+            bool b;
+            if (v == "true" || v == "yes" || v == "on")
+                b = true;
+            else if (v == "false" || v == "no" || v == "off")
+                b = false;
+            else
+                bad("");
+            *static_cast<bool*>(f.ref(cfg)) = b;
+            return;
+        }
+        case Kind::kInt: {
+            size_t pos = 0;
+            long long v = 0;
+            try {
+                v = std::stoll(text, &pos, 10);
+            } catch (const std::exception&) {
+                bad(" in " + range_text(f));
+            }
+            if (pos != text.size()) bad(" in " + range_text(f));
+            if (double(v) < f.lo || double(v) > f.hi)
+                fail(o, "key " + key + " = " + text + " is out of range " + range_text(f));
+            *static_cast<int64_t*>(f.ref(cfg)) = v;
+            return;
+        }
+        case Kind::kDouble: {
+            size_t pos = 0;
+            double v = 0;
+            try {
+                v = std::stod(text, &pos);
+            } catch (const std::exception&) {
+                bad(" in " + range_text(f));
+            }
+            if (pos != text.size() || !std::isfinite(v)) bad(" in " + range_text(f));
+            if (v < f.lo || v > f.hi)
+                fail(o, "key " + key + " = " + text + " is out of range " + range_text(f));
+            *static_cast<double*>(f.ref(cfg)) = v;
+            return;
+        }
+        case Kind::kEnum:
+            if (std::find(f.choices.begin(), f.choices.end(), text) == f.choices.end()) bad("");
+            *static_cast<std::string*>(f.ref(cfg)) = text;
+            return;
+        case Kind::kString:
+            *static_cast<std::string*>(f.ref(cfg)) = text;
+            return;
+    }
+}
+
+std::string unknown_key_message(const std::string& path) {
+    std::string msg = "unknown key '" + path + "'";
+    std::string near = config_closest_key(path);
+    if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+    else msg += " (run `cuset-train --print-config` to see every key)";
+    return msg;
+}
+
+Origin origin_of(const std::string& file, const YAML::Mark& m) {
+    if (m.is_null()) return {file};
+    return {file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1)};
+}
+
+void walk(Config& cfg, const YAML::Node& node, const std::string& prefix, const std::string& file) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        const YAML::Node k = it->first;
+        const YAML::Node v = it->second;
+        Origin ko = origin_of(file, k.Mark());
+        if (!k.IsScalar()) fail(ko, "keys must be plain names");
+        std::string path = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
+        if (const Field* f = find_field(path)) {
+            Origin vo = origin_of(file, v.Mark());
+            if (v.IsNull()) {
+                if (f->kind == Kind::kString) {
+                    assign(cfg, *f, "", vo);
+                    continue;
+                }
+                fail(vo, "key '" + path + "' has no value; expected " + kind_name(*f));
+            }
+            if (!v.IsScalar()) fail(vo, "key '" + path + "' expects " + kind_name(*f) + ", got a " +
+                                            (v.IsMap() ? "mapping" : "list"));
+            assign(cfg, *f, v.Scalar(), vo);
+        } else if (is_section(path)) {
+            if (v.IsNull()) continue;  // an empty section is fine
+            if (!v.IsMap()) fail(ko, "'" + path + "' is a section; expected a mapping of keys");
+            walk(cfg, v, path, file);
+        } else {
+            // Name the full path of the first key below an unknown section, so the suggestion
+            // can match it ('trian: {lr: ..}' -> 'trian.lr', did you mean 'train.lr').
+            std::string full = path;
+            for (YAML::Node n = v; n.IsMap() && n.size() > 0;) {
+                auto first = n.begin();
+                if (!first->first.IsScalar()) break;
+                full += "." + first->first.Scalar();
+                n = first->second;
+            }
+            fail(ko, unknown_key_message(full));
+        }
+    }
+}
+
+void check_file_path(const std::string& key, const std::string& path, bool required) {
+    if (path.empty()) {
+        if (required) throw UsageError("config error: key '" + key + "' must be set");
+        return;
+    }
+}
+
+void config_validate(const Config& c) {
+    auto need = [](bool ok, const std::string& msg) {
+        if (!ok) throw UsageError("config error: " + msg);
+    };
+    check_file_path("model.path", c.model.path, true);
+    check_file_path("data.train", c.data.train, true);
+    need(!(c.objective.confidence_source == "cached" && c.objective.confidence_cache.empty()),
+         "key 'objective.confidence.cache' must name a score file when "
+         "'objective.confidence.source' is cached");
+    need(!(c.train.warmup_steps > 0 && c.train.warmup_ratio > 0),
+         "keys 'train.warmup_steps' and 'train.warmup_ratio' are both set; use one");
+    const std::string& d = c.train.device;
+    bool device_ok = d == "auto" || d == "cpu" || d == "cuda" ||
+                     (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
+                      d.find_first_not_of("0123456789", 5) == std::string::npos);
+    need(device_ok, "key 'train.device' expects auto, cpu, cuda or cuda:N, got '" + d + "'");
+    need(!(c.data.chat_format == "custom" &&
+           c.data.templ.assistant.find("{content}") == std::string::npos),
+         "key 'data.template.assistant' must contain {content} when 'data.chat_format' is custom");
+}
+
+}  // namespace
+
+Override override_parse(const std::string& arg) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw UsageError("--set expects key.path=value, got '" + arg + "'");
+    return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+Config config_load(const std::string& file, const std::vector<Override>& overrides) {
+    Config cfg;
+    cfg.source_file = file;
+    if (!file.empty()) {
+        std::ifstream in(file);
+        if (!in)
+            throw UsageError("config error: cannot read '" + file +
+                             "' (check the path given to --config)");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        YAML::Node root;
+        try {
+            root = YAML::Load(ss.str());
+        } catch (const YAML::Exception& e) {
+            throw UsageError("config error: " + file + ":" + std::to_string(e.mark.line + 1) + ":" +
+                             std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+        }
+        if (root.IsNull()) {
+            // An empty file is an empty config: all defaults.
+        } else if (!root.IsMap()) {
+            throw UsageError("config error: " + file +
+                             ": the top level must be a mapping of sections (model:, data:, ...)");
+        } else {
+            walk(cfg, root, "", file);
+        }
+    }
+    for (const Override& o : overrides) {
+        const Field* f = find_field(o.key);
+        Origin origin{"--set " + o.key};
+        if (!f) {
+            if (is_section(o.key)) fail(origin, "'" + o.key + "' is a section, not a key");
+            fail(origin, unknown_key_message(o.key));
+        }
+        std::string v = o.value;
+        // Accept YAML quoting on the command line: --set data.system_prompt='"hi"'.
+        if (v.size() >= 2 && ((v.front() == '"' && v.back() == '"') ||
+                              (v.front() == '\'' && v.back() == '\'')))
+            v = v.substr(1, v.size() - 2);
+        assign(cfg, *f, v, origin);
+    }
+    config_validate(cfg);
+    return cfg;
+}
+
+std::vector<std::string> config_keys() {
+    std::vector<std::string> keys;
+    for (const Field& f : table().fields) keys.push_back(f.path);
+    return keys;
+}
+
+std::string config_closest_key(const std::string& key) {
+    std::string best;
+    size_t best_d = std::string::npos;
+    // Compare full paths and also the last component against each key's last component, so
+    // 'objective.mask.treshold.q' and 'treshold' both find their key.
+    for (const Field& f : table().fields) {
+        size_t d = edit_distance(key, f.path);
+        if (d < best_d) {
+            best_d = d;
+            best = f.path;
+        }
+    }
+    size_t limit = std::max<size_t>(3, key.size() / 3);
+    return best_d <= limit ? best : "";
+}
+
+namespace {
+
+std::string yaml_scalar(Config& cfg, const Field& f) {
+    switch (f.kind) {
+        case Kind::kBool: return *static_cast<bool*>(f.ref(cfg)) ? "true" : "false";
+        case Kind::kInt: return std::to_string(*static_cast<int64_t*>(f.ref(cfg)));
+        case Kind::kDouble: return format_number(*static_cast<double*>(f.ref(cfg)));
+        case Kind::kEnum:
+        case Kind::kString: {
+            YAML::Emitter e;
+            e << YAML::DoubleQuoted << *static_cast<std::string*>(f.ref(cfg));
+            return e.c_str();
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string config_to_yaml(const Config& cfg_in) {
+    Config cfg = cfg_in;  // field refs need a mutable object
+    std::ostringstream os;
+    std::vector<std::string> open;  // currently open section path components
+    for (const Field& f : table().fields) {
+        std::vector<std::string> parts;
+        std::stringstream ss(f.path);
+        for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+        size_t common = 0;
+        while (common < open.size() && common + 1 < parts.size() && open[common] == parts[common])
+            ++common;
+        open.resize(common);
+        for (size_t i = common; i + 1 < parts.size(); ++i) {
+            os << std::string(2 * i, ' ') << parts[i] << ":\n";
+            open.push_back(parts[i]);
+        }
+        std::string value = yaml_scalar(cfg, f);
+        std::string line = std::string(2 * (parts.size() - 1), ' ') + parts.back() + ": " + value;
+        os << line;
+        size_t pad = line.size() < 48 ? 48 - line.size() : 1;
+        os << std::string(pad, ' ') << "# " << f.help << "\n";
+    }
+    return os.str();
+}
+
+std::string config_hash(const Config& cfg_in) {
+    Config cfg = cfg_in;
+    // FNV-1a 64 over "path=value\n" of every training-relevant key.
+    uint64_t h = 1469598103934665603ull;
+    for (const Field& f : table().fields) {
+        if (!f.affects_training) continue;
+        std::string s = f.path + "=" + yaml_scalar(cfg, f) + "\n";
+        for (unsigned char ch : s) {
+            h ^= ch;
+            h *= 1099511628211ull;
+        }
+    }
+    std::ostringstream os;
+    os << std::hex << std::setw(16) << std::setfill('0') << h;
+    return os.str();
+}
+
+std::string run_dir_of(const Config& cfg) {
+    std::string name = cfg.run.name;
+    if (name.empty())
+        name = cfg.source_file.empty() ? "run" : std::filesystem::path(cfg.source_file).stem().string();
+    return (std::filesystem::path(cfg.run.output_dir) / name).string();
+}
+
+}  // namespace cuset

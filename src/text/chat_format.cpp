@@ -1,0 +1,615 @@
+// Chat formats (ChatML/Qwen2.5, Qwen3, DeepSeek-Coder, Seed-Coder, plain, custom, raw text), the
+// per-token role/trainable/span bookkeeping, UTF-8 repair for data files, and the work behind
+// `cuset-train tokenize`. The templates reproduce what transformers' apply_chat_template renders
+// with each family's chat_template; tokenization is the whole rendered text at once.
+#include "cuset/text/chat_format.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "tokenizer_internal.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const char* const kQwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
+const char* const kDeepSeekDefaultSystem =
+    "You are an AI programming assistant, utilizing the Deepseek Coder model, developed by Deepseek Company, and "
+    "you only answer questions related to computer science. For politically sensitive questions, security and "
+    "privacy issues, and other non-computer science questions, you will refuse to answer\n";
+const char* const kSeedDefaultSystem =
+    "You are an AI programming assistant, utilizing the Seed-Coder model, developed by ByteDance Seed, and you "
+    "only answer questions related to computer science. For politically sensitive questions, security and "
+    "privacy issues, and other non-computer science questions, you will refuse to answer.\n\n";
+
+const char* const kFormats[] = {"chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"};
+
+bool known_format(const std::string& f) {
+    for (const char* k : kFormats)
+        if (f == k) return true;
+    return false;
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// Builds the rendered text segment by segment.
+struct Builder {
+    ChatFormatter::Rendered r;
+    void tmpl(std::string_view s, bool trainable = false) {
+        if (s.empty()) return;
+        ChatFormatter::Rendered::Segment seg;
+        seg.begin = r.text.size();
+        r.text.append(s.data(), s.size());
+        seg.end = r.text.size();
+        seg.trainable = trainable;
+        r.segments.push_back(seg);
+    }
+    // content[from, from + len) of message `msg`.
+    void content(int32_t msg, std::string_view content, size_t from, size_t len) {
+        if (len == 0) return;
+        ChatFormatter::Rendered::Segment seg;
+        seg.begin = r.text.size();
+        r.text.append(content.data() + from, len);
+        seg.end = r.text.size();
+        seg.message = msg;
+        seg.content_begin = from;
+        r.segments.push_back(seg);
+    }
+    void content(int32_t msg, std::string_view c) { content(msg, c, 0, c.size()); }
+    void id(int32_t token_id, bool trainable) {
+        ChatFormatter::Rendered::Segment seg;
+        seg.begin = seg.end = r.text.size();
+        seg.token_id = token_id;
+        seg.trainable = trainable;
+        r.segments.push_back(seg);
+    }
+};
+
+// Python's str.strip/lstrip/rstrip of one character, as index ranges.
+void lstrip_range(std::string_view s, char c, size_t* b, size_t e) { while (*b < e && s[*b] == c) ++*b; }
+void rstrip_range(std::string_view s, char c, size_t b, size_t* e) { while (*e > b && s[*e - 1] == c) --*e; }
+
+// `{content}` placeholder split of a custom template part.
+std::pair<std::string, std::string> split_placeholder(const std::string& t, bool* has) {
+    size_t p = t.find("{content}");
+    *has = p != std::string::npos;
+    if (!*has) return {t, ""};
+    return {t.substr(0, p), t.substr(p + 9)};
+}
+
+}  // namespace
+
+const char* role_name(Role r) {
+    switch (r) {
+        case Role::kTemplate: return "template";
+        case Role::kSystem: return "system";
+        case Role::kPrompt: return "prompt";
+        case Role::kResponse: return "response";
+    }
+    return "?";
+}
+
+std::string chat_format_detect(const std::string& dir) {
+    fs::path d(dir);
+    std::string tmpl;
+    json config = json::object();
+    if (fs::exists(d / "tokenizer_config.json")) {
+        try {
+            config = json::parse(read_text(d / "tokenizer_config.json"));
+        } catch (const json::exception& e) {
+            throw InputError((d / "tokenizer_config.json").string() + ": invalid JSON: " + e.what());
+        }
+        if (config.contains("chat_template")) {
+            const json& ct = config["chat_template"];
+            if (ct.is_string()) {
+                tmpl = ct.get<std::string>();
+            } else if (ct.is_array()) {  // [{"name": "default", "template": ...}, ...]
+                for (const json& x : ct)
+                    if (x.is_object() && x.value("name", std::string()) == "default" && x.contains("template"))
+                        tmpl = x["template"].get<std::string>();
+            }
+        }
+    }
+    if (tmpl.empty() && fs::exists(d / "chat_template.jinja")) tmpl = read_text(d / "chat_template.jinja");
+    if (tmpl.empty() && fs::exists(d / "chat_template.json")) {
+        try {
+            json j = json::parse(read_text(d / "chat_template.json"));
+            if (j.contains("chat_template") && j["chat_template"].is_string()) tmpl = j["chat_template"].get<std::string>();
+        } catch (const json::exception&) {
+        }
+    }
+    if (tmpl.empty()) return "";
+    auto has = [&](const char* s) { return tmpl.find(s) != std::string::npos; };
+    if (has("<|im_start|>")) return (has("<think>") || has("enable_thinking") || has("reasoning_content")) ? "qwen3" : "chatml";
+    if (has("### Instruction:") && has("### Response:")) return "deepseek-coder";
+    std::string bos;
+    if (config.contains("bos_token")) {
+        const json& b = config["bos_token"];
+        if (b.is_string()) bos = b.get<std::string>();
+        else if (b.is_object() && b.contains("content") && b["content"].is_string()) bos = b["content"].get<std::string>();
+    }
+    if (has("<[begin\xE2\x96\x81of\xE2\x96\x81sentence]>") ||
+        (bos == "<[begin\xE2\x96\x81of\xE2\x96\x81sentence]>" && has("bos_token")))
+        return "seed-coder";
+    return "";
+}
+
+ChatFormatter::ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir)
+    : tok_(tok), opts_(std::move(opts)) {
+    name_ = opts_.format.empty() ? "auto" : opts_.format;
+    if (name_ == "auto") {
+        name_ = chat_format_detect(tokenizer_dir);
+        if (name_.empty())
+            throw UsageError("cannot recognise the chat format of the tokenizer in '" + tokenizer_dir +
+                             "' (no known chat_template in tokenizer_config.json); set data.chat_format to one of "
+                             "chatml, qwen3, deepseek-coder, seed-coder, plain, custom");
+        log_debug("chat format: %s (recognised from %s)", name_.c_str(), tokenizer_dir.c_str());
+    }
+    if (!known_format(name_))
+        throw UsageError("unknown chat format '" + name_ +
+                         "' (expected auto, chatml, qwen3, deepseek-coder, seed-coder, plain or custom)");
+    if ((name_ == "deepseek-coder" || name_ == "seed-coder") && tok_.bos_id() < 0)
+        throw InputError("chat format " + name_ + " needs the tokenizer's bos_token (tokenizer_config.json)");
+    if (name_ == "seed-coder" && tok_.eos_id() < 0)
+        throw InputError("chat format seed-coder needs the tokenizer's eos_token (tokenizer_config.json)");
+
+    // The BOS the tokenizer's post-processor adds with add_special_tokens (plain, custom, raw text).
+    Encoding with = tok_.encode("a", true), without = tok_.encode("a", false);
+    if (with.ids.size() > without.ids.size() && !without.ids.empty()) {
+        auto it = std::search(with.ids.begin(), with.ids.end(), without.ids.begin(), without.ids.end());
+        if (it != with.ids.end() && it != with.ids.begin()) add_bos_ = with.ids.front();
+    }
+}
+
+ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
+    const auto& ms = c.messages;
+    if (ms.empty()) throw InputError("sample " + c.id + ": no messages");
+    Builder b;
+    const bool raw_text = ms.size() == 1 && ms[0].role == "text";
+    bool any_assistant = raw_text;
+    for (size_t i = 0; i < ms.size(); ++i) {
+        const std::string& r = ms[i].role;
+        if (r != "system" && r != "user" && r != "assistant" && !(raw_text && r == "text"))
+            throw InputError(strprintf("sample %s: message %zu has role '%s' (expected system, user or assistant)",
+                                       c.id.c_str(), i, r.c_str()));
+        any_assistant = any_assistant || r == "assistant";
+        if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
+            throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", c.id.c_str(), i,
+                                       static_cast<long long>(bad)));
+    }
+    if (!any_assistant) throw InputError("sample " + c.id + ": no assistant message, nothing to train on");
+
+    const std::string eos_text = tok_.eos_id() >= 0 ? tok_.id_to_token(tok_.eos_id()) : "";
+    const std::string bos_text = tok_.bos_id() >= 0 ? tok_.id_to_token(tok_.bos_id()) : "";
+    const bool first_is_system = ms[0].role == "system";
+    const std::string& sp = opts_.system_prompt;
+
+    if (raw_text) {
+        b.content(0, ms[0].content);
+        if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
+        return b.r;
+    }
+
+    if (name_ == "chatml") {
+        // Qwen2.5 (no tools): a system block always, the default one when there is no system message.
+        if (first_is_system) {
+            b.tmpl("<|im_start|>system\n");
+            b.content(0, ms[0].content);
+            b.tmpl("<|im_end|>\n");
+        } else {
+            b.tmpl("<|im_start|>system\n" + (sp.empty() ? std::string(kQwenDefaultSystem) : sp) + "<|im_end|>\n");
+        }
+        for (size_t i = 0; i < ms.size(); ++i) {
+            if (i == 0 && first_is_system) continue;
+            const auto id = static_cast<int32_t>(i);
+            b.tmpl("<|im_start|>" + ms[i].role + "\n");
+            b.content(id, ms[i].content);
+            if (ms[i].role == "assistant") {
+                b.tmpl("<|im_end|>", true);
+                b.tmpl("\n");
+            } else {
+                b.tmpl("<|im_end|>\n");
+            }
+        }
+    } else if (name_ == "qwen3") {
+        if (first_is_system) {
+            b.tmpl("<|im_start|>system\n");
+            b.content(0, ms[0].content);
+            b.tmpl("<|im_end|>\n");
+        } else if (!sp.empty()) {
+            b.tmpl("<|im_start|>system\n" + sp + "<|im_end|>\n");
+        }
+        // The last user query; assistant turns after it keep (or get an empty) think block.
+        size_t last_query = ms.size() - 1;
+        for (size_t k = ms.size(); k-- > 0;) {
+            const std::string& t = ms[k].content;
+            bool tool_resp = t.rfind("<tool_response>", 0) == 0 && t.size() >= 16 &&
+                             t.compare(t.size() - 16, 16, "</tool_response>") == 0;
+            if (ms[k].role == "user" && !tool_resp) {
+                last_query = k;
+                break;
+            }
+        }
+        for (size_t i = 0; i < ms.size(); ++i) {
+            if (i == 0 && first_is_system) continue;
+            const auto id = static_cast<int32_t>(i);
+            const std::string& t = ms[i].content;
+            if (ms[i].role != "assistant") {
+                b.tmpl("<|im_start|>" + ms[i].role + "\n");
+                b.content(id, t);
+                b.tmpl("<|im_end|>\n");
+                continue;
+            }
+            // content.split('</think>'): reasoning before the first, answer after the last.
+            size_t rb = 0, re = 0, ab = 0, ae = t.size();
+            size_t close = t.find("</think>");
+            if (close != std::string::npos) {
+                re = close;
+                rstrip_range(t, '\n', 0, &re);
+                size_t open = std::string_view(t).substr(0, re).rfind("<think>");
+                rb = open == std::string::npos ? 0 : open + 7;
+                lstrip_range(t, '\n', &rb, re);
+                ab = t.rfind("</think>") + 8;
+                lstrip_range(t, '\n', &ab, ae);
+            }
+            const bool has_reasoning = re > rb;
+            const bool think = i > last_query && (i + 1 == ms.size() || has_reasoning);
+            b.tmpl("<|im_start|>assistant\n");
+            if (think) {
+                // reasoning.strip('\n'), then the answer with its leading newlines removed.
+                size_t sb = rb, se = re;
+                lstrip_range(t, '\n', &sb, se);
+                rstrip_range(t, '\n', sb, &se);
+                lstrip_range(t, '\n', &ab, ae);
+                if (se > sb) {
+                    b.tmpl("<think>\n", true);
+                    b.content(id, t, sb, se - sb);
+                    b.tmpl("\n</think>\n\n", true);
+                } else {
+                    b.tmpl("<think>\n\n</think>\n\n");  // Qwen3's empty think block: prompt side
+                }
+            }
+            b.content(id, t, ab, ae - ab);
+            b.tmpl("<|im_end|>", true);
+            b.tmpl("\n");
+        }
+    } else if (name_ == "deepseek-coder") {
+        bool has_system = false;
+        for (const Message& m : ms) has_system = has_system || m.role == "system";
+        b.tmpl(bos_text);
+        if (!has_system) b.tmpl(sp.empty() ? std::string(kDeepSeekDefaultSystem) : sp);
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            if (ms[i].role == "system") {
+                b.content(id, ms[i].content);
+            } else if (ms[i].role == "user") {
+                b.tmpl("### Instruction:\n");
+                b.content(id, ms[i].content);
+                b.tmpl("\n");
+            } else {
+                b.tmpl("### Response:\n");
+                b.content(id, ms[i].content);
+                b.tmpl("\n<|EOT|>", true);
+                b.tmpl("\n");
+            }
+        }
+    } else if (name_ == "seed-coder") {
+        bool has_system = false;
+        for (const Message& m : ms) has_system = has_system || m.role == "system";
+        if (!has_system)
+            b.tmpl(bos_text + "system\n" + (sp.empty() ? std::string(kSeedDefaultSystem) : sp + "\n\n") + eos_text);
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            b.tmpl(bos_text + ms[i].role + "\n");
+            b.content(id, ms[i].content);
+            if (ms[i].role == "system") b.tmpl("\n\n" + eos_text);
+            else b.tmpl(eos_text, ms[i].role == "assistant");
+        }
+    } else if (name_ == "plain") {
+        if (!first_is_system && !sp.empty()) b.tmpl(sp + "\n");
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            b.content(id, ms[i].content);
+            if (ms[i].role == "assistant") {
+                if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
+            } else {
+                b.tmpl("\n");
+            }
+        }
+    } else {  // custom
+        const TemplateKeys& t = opts_.templ;
+        b.tmpl(t.prefix);
+        bool has;
+        auto part = [&](const std::string& tpl, int32_t id, const std::string& content, bool assistant) {
+            auto [before, after] = split_placeholder(tpl, &has);
+            b.tmpl(before);
+            if (has) b.content(id, content);
+            if (!assistant) {
+                b.tmpl(after);
+                return;
+            }
+            b.tmpl(after, true);
+            if (!t.end_of_turn.empty()) b.tmpl(t.end_of_turn, true);
+            else if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
+        };
+        if (!first_is_system && !sp.empty()) {
+            auto [before, after] = split_placeholder(t.system, &has);
+            b.tmpl(before + (has ? sp : "") + after);
+        }
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            const std::string& role = ms[i].role;
+            part(role == "system" ? t.system : role == "user" ? t.user : t.assistant, id, ms[i].content,
+                 role == "assistant");
+        }
+    }
+    return b.r;
+}
+
+FormattedSample ChatFormatter::format(const Conversation& c) const { return format(c, nullptr, nullptr); }
+
+FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
+                                      std::vector<std::pair<uint32_t, uint32_t>>* offsets) const {
+    Rendered r = render(c);
+    const auto& ms = c.messages;
+    FormattedSample f;
+    std::vector<std::pair<uint32_t, uint32_t>> offs;
+
+    // Tokenize the text between tokens inserted by id, each run in one piece.
+    auto flush = [&](size_t from, size_t to) {
+        if (to <= from) return;
+        Encoding e = tok_.encode(std::string_view(r.text).substr(from, to - from), false);
+        for (size_t k = 0; k < e.ids.size(); ++k) {
+            f.ids.push_back(e.ids[k]);
+            offs.push_back({static_cast<uint32_t>(e.offsets[k].first + from), static_cast<uint32_t>(e.offsets[k].second + from)});
+        }
+    };
+    size_t run = 0;
+    std::vector<int32_t> by_id_seg;  // per token: segment index of an id token, else -1
+    for (size_t s = 0; s < r.segments.size(); ++s) {
+        const auto& seg = r.segments[s];
+        if (seg.token_id < 0) continue;
+        flush(run, seg.begin);
+        by_id_seg.resize(f.ids.size(), -1);
+        f.ids.push_back(seg.token_id);
+        offs.push_back({static_cast<uint32_t>(seg.begin), static_cast<uint32_t>(seg.begin)});
+        by_id_seg.push_back(static_cast<int32_t>(s));
+        run = seg.begin;
+    }
+    flush(run, r.text.size());
+    by_id_seg.resize(f.ids.size(), -1);
+
+    // Raw text, plain and custom get the BOS the tokenizer adds, unless the text starts with it.
+    const bool by_template = name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" || name_ == "seed-coder";
+    const bool raw_text = ms.size() == 1 && ms[0].role == "text";
+    if (add_bos_ >= 0 && (raw_text || !by_template) && (f.ids.empty() || f.ids.front() != add_bos_)) {
+        f.ids.insert(f.ids.begin(), add_bos_);
+        offs.insert(offs.begin(), {0u, 0u});
+        by_id_seg.insert(by_id_seg.begin(), -1);
+    }
+
+    // Roles from the segments each token's bytes overlap.
+    const size_t T = f.ids.size();
+    f.roles.assign(T, Role::kTemplate);
+    f.trainable.assign(T, 0);
+    f.message.assign(T, -1);
+    f.spans.assign(T, {-1, -1});
+    size_t seg0 = 0;
+    bool any_response = false;
+    for (size_t t = 0; t < T; ++t) {
+        if (by_id_seg[t] >= 0) {
+            f.trainable[t] = r.segments[static_cast<size_t>(by_id_seg[t])].trainable ? 1 : 0;
+            continue;
+        }
+        const size_t tb = offs[t].first, te = offs[t].second;
+        if (te <= tb) continue;
+        // First segment ending after the token's start (segments are in text order).
+        seg0 = static_cast<size_t>(std::partition_point(r.segments.begin(), r.segments.end(),
+                                                        [&](const Rendered::Segment& g) { return g.end <= tb; }) -
+                                   r.segments.begin());
+        int best = 0;  // 4 response, 3 trainable template, 2 prompt/system, 1 template
+        for (size_t s = seg0; s < r.segments.size() && r.segments[s].begin < te; ++s) {
+            const auto& seg = r.segments[s];
+            if (seg.token_id >= 0 || seg.end <= tb) continue;
+            size_t ob = std::max(tb, seg.begin), oe = std::min(te, seg.end);
+            if (oe <= ob) continue;
+            if (seg.message >= 0) {
+                const std::string& role = ms[static_cast<size_t>(seg.message)].role;
+                int rank = (role == "assistant" || role == "text") ? 4 : 2;
+                auto span = std::make_pair(static_cast<int32_t>(seg.content_begin + (ob - seg.begin)),
+                                           static_cast<int32_t>(seg.content_begin + (oe - seg.begin)));
+                if (rank > best) {
+                    best = rank;
+                    f.message[t] = seg.message;
+                    f.spans[t] = span;
+                    f.roles[t] = rank == 4 ? Role::kResponse : role == "system" ? Role::kSystem : Role::kPrompt;
+                } else if (rank == best && f.message[t] == seg.message) {
+                    f.spans[t].second = span.second;  // a token over two pieces of one message
+                }
+            } else if (seg.trainable && best < 3) {
+                best = 3;
+            }
+        }
+        if (best >= 3) f.trainable[t] = 1;
+        any_response = any_response || best == 4;
+    }
+    if (!any_response)
+        throw InputError("sample " + c.id + ": the assistant messages are empty, no response token to train on");
+    if (rendered) *rendered = std::move(r);
+    if (offsets) *offsets = std::move(offs);
+    return f;
+}
+
+// ---------------------------------------------------------------- UTF-8 repair
+
+std::string utf8_sanitize(std::string_view text, bool replace, const std::string& context) {
+    int64_t bad = utf8_first_invalid(text);
+    if (bad < 0) return std::string(text);
+    if (!replace)
+        throw InputError(strprintf("%s: invalid UTF-8 at byte %lld (set data.invalid_utf8: replace to repair it)",
+                                   context.c_str(), static_cast<long long>(bad)));
+    // Each maximal ill-formed subsequence (Unicode 3.9, Table 3-7) becomes one U+FFFD.
+    return detail::utf8_lossy(text);
+}
+
+// ---------------------------------------------------------------- cuset-train tokenize
+
+namespace {
+
+std::string read_input(const std::string& input) {
+    if (input == "-") {
+        std::stringstream ss;
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    std::ifstream f(input, std::ios::binary);
+    if (!f) throw InputError(input + ": cannot read");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// One JSONL record: {"messages": [...]}, {"prompt", "response"[, "system"]} or {"text"}.
+Conversation parse_conversation(const std::string& line, const std::string& where) {
+    json j;
+    try {
+        j = json::parse(line);
+    } catch (const json::exception& e) {
+        throw InputError(where + ": invalid JSON: " + e.what());
+    }
+    Conversation c;
+    c.id = where;
+    if (j.contains("id")) c.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
+    auto str = [&](const json& v, const char* what) {
+        if (!v.is_string()) throw InputError(where + ": '" + what + "' must be a string");
+        return v.get<std::string>();
+    };
+    if (j.contains("messages")) {
+        for (const json& m : j["messages"]) c.messages.push_back({str(m.value("role", json()), "role"), str(m.value("content", json()), "content")});
+    } else if (j.contains("prompt") && j.contains("response")) {
+        if (j.contains("system")) c.messages.push_back({"system", str(j["system"], "system")});
+        c.messages.push_back({"user", str(j["prompt"], "prompt")});
+        c.messages.push_back({"assistant", str(j["response"], "response")});
+    } else if (j.contains("text")) {
+        c.messages.push_back({"text", str(j["text"], "text")});
+    } else {
+        throw InputError(where + ": expected \"messages\", \"prompt\"/\"response\" or \"text\"");
+    }
+    return c;
+}
+
+std::string printable(std::string s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\r') out += "\\r";
+        else out += c;
+    }
+    return out;
+}
+
+}  // namespace
+
+int tokenize_command(const TokenizeRequest& req, std::ostream& out) {
+    std::unique_ptr<Tokenizer> tok = tokenizer_load(req.tokenizer);
+    const bool as_json = req.output == "json";
+    if (req.output != "json" && req.output != "text")
+        throw UsageError("--format must be text or json (got '" + req.output + "')");
+    std::string input = read_input(req.input);
+
+    if (req.chat_format.empty()) {
+        input = utf8_sanitize(input, false, req.input == "-" ? "<stdin>" : req.input);
+        Encoding e = tok->encode(input, req.add_special_tokens);
+        if (as_json) {
+            json j;
+            j["tokenizer"] = tok->source();
+            j["ids"] = e.ids;
+            json toks = json::array(), offs = json::array(), pieces = json::array();
+            for (size_t t = 0; t < e.ids.size(); ++t) {
+                toks.push_back(tok->id_to_token(e.ids[t]));
+                offs.push_back({e.offsets[t].first, e.offsets[t].second});
+                pieces.push_back(input.substr(e.offsets[t].first, e.offsets[t].second - e.offsets[t].first));
+            }
+            j["tokens"] = toks;
+            j["offsets"] = offs;
+            j["pieces"] = pieces;
+            out << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        } else {
+            out << "# " << tok->source() << ": " << e.ids.size() << " tokens\n";
+            for (size_t t = 0; t < e.ids.size(); ++t) {
+                const auto& o = e.offsets[t];
+                out << strprintf("%6zu %8d [%u, %u) ", t, e.ids[t], o.first, o.second) << printable(tok->id_to_token(e.ids[t]))
+                    << "  \"" << printable(input.substr(o.first, o.second - o.first)) << "\"\n";
+            }
+        }
+        return 0;
+    }
+
+    ChatFormatOptions fo;
+    fo.format = req.chat_format;
+    fo.system_prompt = req.system_prompt;
+    ChatFormatter fmt(*tok, fo, tokenizer_dir(req.tokenizer));
+    std::istringstream lines(input);
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(lines, line)) {
+        ++n;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::string where = (req.input == "-" ? std::string("<stdin>") : req.input) + ":" + std::to_string(n);
+        Conversation c = parse_conversation(utf8_sanitize(line, false, where), where);
+        ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        FormattedSample f = fmt.format(c, &r, &offs);
+        if (as_json) {
+            json j;
+            j["id"] = c.id;
+            j["format"] = fmt.name();
+            j["text"] = r.text;
+            j["ids"] = f.ids;
+            json toks = json::array(), roles = json::array(), jo = json::array(), spans = json::array(), pieces = json::array();
+            for (size_t t = 0; t < f.ids.size(); ++t) {
+                toks.push_back(tok->id_to_token(f.ids[t]));
+                roles.push_back(role_name(f.roles[t]));
+                jo.push_back({offs[t].first, offs[t].second});
+                spans.push_back({f.spans[t].first, f.spans[t].second});
+                pieces.push_back(r.text.substr(offs[t].first, offs[t].second - offs[t].first));
+            }
+            j["tokens"] = toks;
+            j["offsets"] = jo;
+            j["pieces"] = pieces;
+            j["roles"] = roles;
+            j["trainable"] = f.trainable;
+            j["message"] = f.message;
+            j["spans"] = spans;
+            out << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        } else {
+            out << "# " << c.id << " (" << fmt.name() << "): " << f.ids.size() << " tokens\n";
+            for (size_t t = 0; t < f.ids.size(); ++t) {
+                out << strprintf("%6zu %8d %-8s %s msg %2d [%d, %d) ", t, f.ids[t], role_name(f.roles[t]),
+                                 f.trainable[t] ? "T" : ".", f.message[t], f.spans[t].first, f.spans[t].second)
+                    << printable(tok->id_to_token(f.ids[t])) << "  \""
+                    << printable(r.text.substr(offs[t].first, offs[t].second - offs[t].first)) << "\"\n";
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace cuset

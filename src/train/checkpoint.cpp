@@ -1,0 +1,218 @@
+// Trainer-state JSON, crash-safe checkpoint folders, pruning, and the stop signals.
+#include "cuset/train/checkpoint.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+
+nlohmann::json trainer_state_to_json(const TrainerState& s) {
+    return {{"format", TrainerState::kFormat},
+            {"version", TrainerState::kVersion},
+            {"step", s.step},
+            {"epoch", s.epoch},
+            {"step_in_epoch", s.step_in_epoch},
+            {"total_steps", s.total_steps},
+            {"tokens", s.tokens},
+            {"skipped_steps", s.skipped_steps},
+            {"bad_in_row", s.bad_in_row},
+            {"global_batch", s.global_batch},
+            {"world_size", s.world_size},
+            {"config_hash", s.config_hash},
+            {"data_hash", s.data_hash},
+            {"history", s.history}};
+}
+
+TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object() || j.value("format", "") != TrainerState::kFormat)
+        throw InputError(where + ": not a cuset trainer state (missing \"format\": \"" +
+                         std::string(TrainerState::kFormat) + "\")");
+    int version = j.value("version", -1);
+    if (version != TrainerState::kVersion)
+        throw InputError(where + ": trainer state version " + std::to_string(version) +
+                         " is not supported by this build (it reads version " +
+                         std::to_string(TrainerState::kVersion) +
+                         "); resume with the cuset version that wrote it, or start a new run "
+                         "from its model weights (--set model.path=<checkpoint>)");
+    TrainerState s;
+    try {
+        s.step = j.at("step");
+        s.epoch = j.at("epoch");
+        s.step_in_epoch = j.at("step_in_epoch");
+        s.total_steps = j.at("total_steps");
+        s.tokens = j.at("tokens");
+        s.skipped_steps = j.at("skipped_steps");
+        s.bad_in_row = j.at("bad_in_row");
+        s.global_batch = j.at("global_batch");
+        s.world_size = j.at("world_size");
+        s.config_hash = j.at("config_hash");
+        s.data_hash = j.at("data_hash");
+        s.history = j.at("history");
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(where + ": malformed trainer state: " + e.what());
+    }
+    return s;
+}
+
+std::string checkpoint_name(int64_t step) { return strprintf("checkpoint-%07lld", (long long)step); }
+
+int64_t checkpoint_step_of(const std::string& name) {
+    const std::string prefix = "checkpoint-";
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return -1;
+    std::string digits = name.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(digits);
+}
+
+std::vector<std::string> checkpoint_list(const std::string& run_dir) {
+    std::vector<std::pair<int64_t, std::string>> found;
+    std::error_code ec;
+    if (!fs::is_directory(run_dir, ec)) return {};
+    for (const auto& e : fs::directory_iterator(run_dir, ec)) {
+        if (!e.is_directory()) continue;
+        int64_t step = checkpoint_step_of(e.path().filename().string());
+        if (step < 0 || !fs::exists(e.path() / "trainer_state.json")) continue;
+        found.emplace_back(step, e.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> out;
+    for (auto& f : found) out.push_back(f.second);
+    return out;
+}
+
+std::string checkpoint_latest(const std::string& run_dir) {
+    auto all = checkpoint_list(run_dir);
+    return all.empty() ? "" : all.back();
+}
+
+void checkpoint_prune(const std::string& run_dir, int64_t keep_last) {
+    if (keep_last <= 0) return;
+    auto all = checkpoint_list(run_dir);
+    for (size_t i = 0; i + keep_last < all.size(); ++i) {
+        std::error_code ec;
+        fs::remove_all(all[i], ec);
+        if (ec) log_warn("could not delete old checkpoint %s: %s", all[i].c_str(), ec.message().c_str());
+        else log_debug("deleted old checkpoint %s", all[i].c_str());
+    }
+}
+
+void checkpoint_remove_partial(const std::string& run_dir) {
+    std::error_code ec;
+    if (!fs::is_directory(run_dir, ec)) return;
+    for (const auto& e : fs::directory_iterator(run_dir, ec)) {
+        std::string name = e.path().filename().string();
+        if (name.find(".tmp-") != std::string::npos) {
+            log_warn("removing %s left by an interrupted write", e.path().c_str());
+            fs::remove_all(e.path(), ec);
+        }
+    }
+}
+
+std::string checkpoint_temp_name(const std::string& final_dir) {
+    fs::path p(final_dir);
+    return (p.parent_path() / (p.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+}
+
+namespace {
+
+void fsync_path(const fs::path& p, bool directory) {
+    int fd = ::open(p.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+    if (fd < 0) throw RuntimeFailure("cannot open " + p.string() + " to sync it: " + std::strerror(errno));
+    if (::fsync(fd) != 0 && errno != EINVAL) {
+        int err = errno;
+        ::close(fd);
+        throw RuntimeFailure("cannot sync " + p.string() + ": " + std::strerror(err));
+    }
+    ::close(fd);
+}
+
+}  // namespace
+
+void checkpoint_commit(const std::string& tmp_dir, const std::string& final_dir) {
+    for (const auto& e : fs::recursive_directory_iterator(tmp_dir)) {
+        if (e.is_regular_file()) fsync_path(e.path(), false);
+        else if (e.is_directory()) fsync_path(e.path(), true);
+    }
+    fsync_path(tmp_dir, true);
+    std::error_code ec;
+    if (fs::exists(final_dir)) {
+        // Replacing a checkpoint of the same step (a resumed run saving again): move the old one
+        // aside first so that a crash in between leaves one complete copy.
+        std::string old = final_dir + ".tmp-old-" + std::to_string(::getpid());
+        fs::rename(final_dir, old, ec);
+        if (ec) throw RuntimeFailure("cannot move " + final_dir + " aside: " + ec.message());
+        fs::rename(tmp_dir, final_dir, ec);
+        if (ec) throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
+        fs::remove_all(old, ec);
+    } else {
+        fs::rename(tmp_dir, final_dir, ec);
+        if (ec) throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
+    }
+    fsync_path(fs::path(final_dir).parent_path().empty() ? fs::path(".") : fs::path(final_dir).parent_path(),
+               true);
+}
+
+void file_write_atomic(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw RuntimeFailure("cannot write " + tmp + ": " + std::strerror(errno));
+        f << text;
+        f.flush();
+        if (!f) throw RuntimeFailure("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    fsync_path(tmp, false);
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) throw RuntimeFailure("cannot rename " + tmp + " to " + path + ": " + ec.message());
+}
+
+namespace {
+
+std::atomic<int> g_signal{0};
+
+void on_signal(int sig) {
+    int expected = 0;
+    if (!g_signal.compare_exchange_strong(expected, sig)) {
+        // Second signal: leave now. Complete checkpoints are only ever renamed into place, so
+        // whatever was being written stays a ".tmp-" folder that the next start removes.
+        const char msg[] = "\ncuset-train: second signal, exiting without saving\n";
+        ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        (void)ignored;
+        ::_exit(128 + sig);
+    }
+    const char msg[] = "\ncuset-train: stop requested; finishing the current step and saving a checkpoint (signal again to exit at once)\n";
+    ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)ignored;
+}
+
+}  // namespace
+
+void signals_install() {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool signals_stop_requested() { return g_signal.load() != 0; }
+int signals_received() { return g_signal.load(); }
+void signals_reset() { g_signal.store(0); }
+
+}  // namespace cuset

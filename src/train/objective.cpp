@@ -1,0 +1,844 @@
+// The CuSeT objective (../shared/METHOD.md sec. 1-5): per-token cross-entropy from hidden states
+// in chunks, the confidence/sensitivity mask, region weights, the sft/dft/focal baselines, and
+// the step normalisation. It runs no model and no collective; the trainer brings those.
+//
+// Memory: [N, V] logits never exist. The fused path of Objective::compute() handles one chunk of
+// whole samples at a time: logits -> loss -> the sample's mask and weight -> d(numerator)/d(logits)
+// in place -> the chunk's gradient for hidden and lm_head, so each chunk's logits are computed once
+// (a sample longer than a chunk is computed twice: loss first, gradients second). The gradients
+// wait in the autograd node until numerator.backward(), like a fused linear cross-entropy.
+#include "cuset/train/objective.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+
+namespace cuset {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Region windows are chosen on confidences in fixed point (exact sums: ties resolve to the
+// earliest window, the same whatever samples share the chunk); 2^40 keeps 1e-12 resolution and
+// sums of up to 2^23 tokens in int64.
+constexpr double kFixedScale = 1099511627776.0;  // 2^40
+
+// fp32 for fp32/bf16/fp16 models, fp64 for fp64 (the tests' exact references).
+at::ScalarType compute_dtype(const at::Tensor& t) {
+    return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+// h [r, D], w [V, D] (model dtype) -> logits [r, V] in the compute dtype. Reduced-precision models
+// accumulate in fp32 on CUDA (mm.dtype); the CPU has no such kernel, so there the logits are
+// rounded to the model dtype before the fp32 loss (what a plain bf16 lm_head does too).
+at::Tensor chunk_logits(const at::Tensor& h, const at::Tensor& w) {
+    const at::ScalarType ct = compute_dtype(h);
+    if (h.scalar_type() == ct) return at::mm(h, w.t());
+    if (h.is_cuda()) return at::mm(h, w.t(), ct);
+    return at::mm(h, w.t()).to(ct);
+}
+
+struct ChunkLoss {
+    at::Tensor lse;      // [r] log-sum-exp of the logits
+    at::Tensor nll;      // [r] lse - z[y]
+    at::Tensor sum_exp;  // [r] sum exp(z - rowmax)
+    at::Tensor n_bad;    // [] int64: rows with a non-finite logit
+};
+
+// z [r, V] logits, overwritten with exp(z - rowmax); y [r] int64 in [0, V).
+// A row holds a non-finite logit exactly when its plain sum is non-finite (NaN and +-inf
+// propagate; finite logits summing past 3.4e38 would need |z| ~ 1e34, a broken model anyway).
+// amax + sum are two vectorised passes; aminmax over dim 1 is ~5x slower on the CPU.
+ChunkLoss softmax_inplace(at::Tensor& z, const at::Tensor& y) {
+    at::Tensor hi = z.amax(/*dim=*/1);  // [r]; NaN propagates
+    at::Tensor n_bad = at::logical_not(at::isfinite(z.sum(1))).sum();
+    at::Tensor zy = z.gather(1, y.unsqueeze(1)).squeeze(1);  // [r]
+    z.sub_(hi.unsqueeze(1)).exp_();
+    at::Tensor s = z.sum(1);  // [r]
+    at::Tensor lse = hi + s.log();
+    return {lse, lse - zy, s, n_bad};
+}
+
+// p [r, V] = exp(z - rowmax) (or exp(z - lse) with sum_exp undefined) becomes, in place,
+// d(sum_r g_r l_r)/dz = g_r (softmax_r - onehot(y_r)). g [r] in p's dtype.
+void nll_grad_inplace(at::Tensor& p, const at::Tensor& sum_exp, const at::Tensor& y,
+                      const at::Tensor& g) {
+    p.mul_((sum_exp.defined() ? g / sum_exp : g).unsqueeze(1));
+    p.scatter_add_(1, y.unsqueeze(1), -g.unsqueeze(1));
+}
+
+// One chunk's share of the lm_head backward: gz [r, V] (compute dtype), h [r, D], w [V, D]
+// (model dtype). Writes grad_h [r, D] (model dtype, may be undefined) and adds into grad_w
+// [V, D] (compute dtype, may be undefined); while *grad_w_empty, grad_w holds no value yet and
+// is written instead of added to (no zero fill, no read of [V, D] for the first chunk).
+void chunk_backward(const at::Tensor& gz, const at::Tensor& h, const at::Tensor& w,
+                    at::Tensor grad_h, at::Tensor& grad_w, bool* grad_w_empty) {
+    const bool write = *grad_w_empty;
+    if (grad_w.defined()) *grad_w_empty = false;
+    if (h.scalar_type() == gz.scalar_type()) {
+        if (grad_h.defined()) at::mm_out(grad_h, gz, w);
+        if (grad_w.defined() && write) at::mm_out(grad_w, gz.t(), h);
+        else if (grad_w.defined()) grad_w.addmm_(gz.t(), h);
+        return;
+    }
+    at::Tensor g = gz.to(h.scalar_type());  // [r, V] model dtype
+    if (grad_h.defined()) at::mm_out(grad_h, g, w);
+    if (grad_w.defined()) {
+        at::Tensor gw = h.is_cuda() ? at::mm(g.t(), h, grad_w.scalar_type()) : at::mm(g.t(), h);  // [V, D]
+        if (write) grad_w.copy_(gw);
+        else grad_w.add_(gw);
+    }
+}
+
+void throw_if_nonfinite(int64_t n_bad, const char* where) {
+    if (n_bad > 0)
+        throw NonFiniteError(strprintf("%s: %lld token(s) have non-finite logits (NaN or inf in the "
+                                       "hidden states or lm_head weight)",
+                                       where, static_cast<long long>(n_bad)));
+}
+
+// Token NLL over valid rows, chunked, backward recomputing each chunk (the general per-token
+// function; Objective::compute uses the fused path below instead).
+struct ChunkedNll : public torch::autograd::Function<ChunkedNll> {
+    // h [n, D], w [V, D] (model dtype), y [n] int64 valid -> [n] compute dtype
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
+                              const at::Tensor& y, int64_t chunk) {
+        const int64_t n = h.size(0);
+        const auto opts = h.options().dtype(compute_dtype(h));
+        at::Tensor nll = at::empty({n}, opts);  // [n]
+        at::Tensor lse = at::empty({n}, opts);  // [n]
+        at::Tensor n_bad = at::zeros({}, h.options().dtype(at::kLong));
+        for (int64_t a = 0; a < n; a += chunk) {
+            const int64_t r = std::min(chunk, n - a);
+            at::Tensor z = chunk_logits(h.narrow(0, a, r), w);  // [r, V]
+            ChunkLoss cl = softmax_inplace(z, y.narrow(0, a, r));
+            nll.narrow(0, a, r).copy_(cl.nll);
+            lse.narrow(0, a, r).copy_(cl.lse);
+            n_bad.add_(cl.n_bad);
+        }
+        throw_if_nonfinite(n_bad.item<int64_t>(), "token_nll");
+        ctx->save_for_backward({h, w, y, lse});
+        ctx->saved_data["chunk"] = chunk;
+        return nll;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const at::Tensor &h = saved[0], &w = saved[1], &y = saved[2], &lse = saved[3];
+        const int64_t chunk = ctx->saved_data["chunk"].toInt();
+        const int64_t n = h.size(0);
+        const at::ScalarType ct = compute_dtype(h);
+        at::Tensor g = grads[0].defined() ? grads[0].to(ct) : at::zeros({n}, lse.options());
+        at::Tensor grad_h = ctx->needs_input_grad(0) ? at::empty_like(h) : at::Tensor();  // [n, D]
+        at::Tensor grad_w =
+            ctx->needs_input_grad(1) ? at::empty(w.sizes(), w.options().dtype(ct)) : at::Tensor();
+        bool grad_w_empty = true;
+        for (int64_t a = 0; a < n; a += chunk) {
+            const int64_t r = std::min(chunk, n - a);
+            at::Tensor hc = h.narrow(0, a, r);
+            at::Tensor p = chunk_logits(hc, w);  // [r, V] -> softmax
+            p.sub_(lse.narrow(0, a, r).unsqueeze(1)).exp_();
+            nll_grad_inplace(p, at::Tensor(), y.narrow(0, a, r), g.narrow(0, a, r));
+            chunk_backward(p, hc, w, grad_h.defined() ? grad_h.narrow(0, a, r) : at::Tensor(),
+                           grad_w, &grad_w_empty);
+        }
+        if (grad_w.defined() && grad_w_empty) grad_w.zero_();  // no rows
+        if (grad_w.defined()) grad_w = grad_w.to(w.scalar_type());
+        return {grad_h, grad_w, at::Tensor(), at::Tensor()};
+    }
+};
+
+// The reference: full [n, V] logits through at::cross_entropy_loss, plain autograd.
+at::Tensor nll_full(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y) {
+    at::Tensor z = chunk_logits(h, w);  // [n, V]
+    {
+        at::NoGradGuard no_grad;
+        throw_if_nonfinite(at::logical_not(at::isfinite(z)).any(1).sum().item<int64_t>(),
+                           "token_nll (full logits)");
+    }
+    return at::cross_entropy_loss(z, y, /*weight=*/{}, at::Reduction::None, kIgnoreIndex);
+}
+
+// h [n, D], w [V, D], y [n] all valid -> [n]
+at::Tensor nll_rows(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, int64_t chunk) {
+    return chunk > 0 ? ChunkedNll::apply(h, w, y, chunk) : nll_full(h, w, y);
+}
+
+void check_model_tensors(const at::Tensor& hidden, int64_t hidden_dim, const at::Tensor& weight,
+                         const char* where) {
+    if (!hidden.defined() || !weight.defined())
+        throw RuntimeFailure(strprintf("%s: hidden states or lm_head weight undefined", where));
+    if (hidden.dim() != hidden_dim || weight.dim() != 2 ||
+        hidden.size(hidden_dim - 1) != weight.size(1))
+        throw RuntimeFailure(strprintf("%s: hidden %s and lm_head %s do not match ([.., D] and [V, D])",
+                                       where, c10::str(hidden.sizes()).c_str(),
+                                       c10::str(weight.sizes()).c_str()));
+    if (hidden.scalar_type() != weight.scalar_type() || hidden.device() != weight.device())
+        throw RuntimeFailure(strprintf("%s: hidden (%s, %s) and lm_head (%s, %s) differ in dtype or device",
+                                       where, c10::toString(hidden.scalar_type()),
+                                       hidden.device().str().c_str(),
+                                       c10::toString(weight.scalar_type()),
+                                       weight.device().str().c_str()));
+    if (!at::isFloatingType(hidden.scalar_type()))
+        throw RuntimeFailure(strprintf("%s: hidden states must be floating point", where));
+}
+
+// numpy's _lerp: a + (b - a) t, computed from b's side when t >= 0.5.
+double lerp_numpy(double a, double b, double t) {
+    const double d = b - a;
+    return t >= 0.5 ? b - d * (1 - t) : a + d * t;
+}
+at::Tensor lerp_numpy(const at::Tensor& a, const at::Tensor& b, const at::Tensor& t) {
+    at::Tensor d = b - a;
+    return at::where(t >= 0.5, b - d * (1 - t), a + d * t);
+}
+
+// ------------------------------------------------------------------ planning (host, a few KB)
+
+// Where each valid target sits, grouped by sample, and the chunks the fused path walks.
+struct Plan {
+    int64_t n = 0;  // valid targets
+    int64_t S = 0;  // samples in the micro-batch
+    std::vector<int64_t> rows;    // [n] flat positions, sample by sample, in position order
+    std::vector<int64_t> labels;  // [n]
+    std::vector<int64_t> sample;  // [n] sample of each row
+    std::vector<int64_t> count;   // [S] valid targets per sample
+    std::vector<int64_t> first;   // [S + 1] first row of each sample
+    struct Group {
+        int64_t row_begin, row_end;        // rows [row_begin, row_end)
+        int64_t sample_begin, sample_end;  // whole samples [.., ..); -1 when groups ignore samples
+    };
+    std::vector<Group> groups;
+};
+
+Plan plan_make(const MicroBatchTargets& t, int64_t vocab) {
+    const char* where = "objective";
+    if (!t.labels.defined() || t.labels.dim() != 2 || t.labels.scalar_type() != at::kLong)
+        throw RuntimeFailure(strprintf("%s: labels must be [B, T] int64", where));
+    const int64_t B = t.labels.size(0), T = t.labels.size(1), M = B * T;
+    at::Tensor lab = t.labels.to(at::kCPU).contiguous();  // [B, T]
+    at::Tensor sid;                                        // [B, T]
+    if (t.sample_index.defined()) {
+        if (t.sample_index.sizes() != t.labels.sizes() || t.sample_index.scalar_type() != at::kLong)
+            throw RuntimeFailure(strprintf("%s: sample_index must be [B, T] int64 like labels", where));
+        sid = t.sample_index.to(at::kCPU).contiguous();
+    }
+    const int64_t* lp = lab.data_ptr<int64_t>();
+    const int64_t* sp = sid.defined() ? sid.data_ptr<int64_t>() : nullptr;
+
+    Plan p;
+    int64_t max_sample = B - 1;
+    if (sp) {
+        max_sample = -1;
+        for (int64_t i = 0; i < M; ++i)
+            if (lp[i] != kIgnoreIndex) max_sample = std::max(max_sample, sp[i]);
+    }
+    p.S = t.sample_ids.empty() ? max_sample + 1 : static_cast<int64_t>(t.sample_ids.size());
+    p.count.assign(p.S, 0);
+    for (int64_t i = 0; i < M; ++i) {
+        if (lp[i] == kIgnoreIndex) continue;
+        const int64_t s = sp ? sp[i] : i / T;
+        if (lp[i] < 0 || lp[i] >= vocab)
+            throw InputError(strprintf("%s: label %lld at row %lld, position %lld is outside the "
+                                       "vocabulary [0, %lld) of the lm_head",
+                                       where, static_cast<long long>(lp[i]),
+                                       static_cast<long long>(i / T), static_cast<long long>(i % T),
+                                       static_cast<long long>(vocab)));
+        if (s < 0 || s >= p.S)
+            throw RuntimeFailure(strprintf("%s: valid target at row %lld, position %lld has sample "
+                                           "index %lld outside [0, %lld)",
+                                           where, static_cast<long long>(i / T),
+                                           static_cast<long long>(i % T), static_cast<long long>(s),
+                                           static_cast<long long>(p.S)));
+        ++p.count[s];
+    }
+    p.first.assign(p.S + 1, 0);
+    for (int64_t s = 0; s < p.S; ++s) p.first[s + 1] = p.first[s] + p.count[s];
+    p.n = p.first[p.S];
+    p.rows.resize(p.n);
+    p.labels.resize(p.n);
+    p.sample.resize(p.n);
+    std::vector<int64_t> next(p.first.begin(), p.first.end() - 1);
+    for (int64_t i = 0; i < M; ++i) {  // counting sort: stable, so position order within a sample
+        if (lp[i] == kIgnoreIndex) continue;
+        const int64_t s = sp ? sp[i] : i / T;
+        const int64_t k = next[s]++;
+        p.rows[k] = i;
+        p.labels[k] = lp[i];
+        p.sample[k] = s;
+    }
+    return p;
+}
+
+// Chunks of at most `chunk` rows (chunk 0: one group). With whole_samples, a group holds whole
+// samples only, and a sample longer than a chunk is a group of its own; samples without tokens
+// join the group at hand, so no group is empty.
+void plan_groups(Plan& p, int64_t chunk, bool whole_samples) {
+    p.groups.clear();
+    if (p.n == 0) return;
+    if (chunk <= 0) {
+        p.groups.push_back({0, p.n, whole_samples ? 0 : -1, whole_samples ? p.S : -1});
+        return;
+    }
+    if (!whole_samples) {
+        for (int64_t a = 0; a < p.n; a += chunk) p.groups.push_back({a, std::min(p.n, a + chunk), -1, -1});
+        return;
+    }
+    Plan::Group g{0, 0, 0, 0};
+    for (int64_t s = 0; s < p.S; ++s) {
+        const int64_t c = p.count[s];
+        if (c > 0 && g.row_end > g.row_begin && g.row_end - g.row_begin + c > chunk) {
+            p.groups.push_back(g);
+            g = {g.row_end, g.row_end, s, s};
+        }
+        g.row_end += c;
+        g.sample_end = s + 1;
+    }
+    p.groups.push_back(g);  // non-empty: n > 0
+}
+
+// ------------------------------------------------------------------ masks and weights (device)
+
+// Everything the fused forward hands back besides the numerator, per group, detached.
+struct Terms {
+    std::vector<at::Tensor> nll, conf, kept, only_sensitive, den, coef;  // [r] per group
+    std::vector<at::Tensor> tau, weight, win_begin, win_end, win_mean;   // [k] per group (whole samples)
+    at::Tensor n_bad;                                                    // [] int64
+};
+
+// The per-token and per-sample parts of sec. 2, 3 and 5 for the rows of one group.
+class Weigher {
+public:
+    Weigher(const ObjectiveOptions& o, const Plan& p, std::optional<double> batch_tau,
+            at::Tensor sens, at::Tensor cached, at::Tensor sample_dev)
+        : o_(o), p_(p), batch_tau_(batch_tau), sens_(std::move(sens)), cached_(std::move(cached)),
+          sample_(std::move(sample_dev)) {}
+
+    bool needs_whole_samples() const {
+        return o_.method == Method::kCuset &&
+               (o_.region_enabled ||
+                (o_.mask_confidence && o_.threshold_mode == ThresholdMode::kSampleQuantile));
+    }
+
+    // nll [r] (compute dtype, detached) of group g -> coefficient w_i m g [r] fp64; records terms.
+    at::Tensor weigh(const Plan::Group& g, const at::Tensor& nll, Terms& out) const {
+        const int64_t a = g.row_begin, r = g.row_end - g.row_begin;
+        at::Tensor c = cached_.defined() ? cached_.narrow(0, a, r)
+                                         : at::exp(-nll.to(at::kDouble));  // [r] fp64, detached
+        at::Tensor sens = sens_.narrow(0, a, r);                           // [r] bool
+        const auto f64 = c.options();
+        at::Tensor tau_tok, w_tok;  // [r] fp64 or undefined
+        at::Tensor kept = at::ones({r}, sens.options()), only = at::zeros({r}, sens.options());
+        at::Tensor g_tok;  // per-token method weight [r] fp64, undefined = 1
+
+        if (o_.method == Method::kCuset) {
+            at::Tensor lsid, n_dev, first_dev;  // [r], [k], [k]
+            int64_t k = 0;
+            if (g.sample_begin >= 0) {
+                k = g.sample_end - g.sample_begin;
+                lsid = sample_.narrow(0, a, r) - g.sample_begin;
+                n_dev = at::tensor(std::vector<int64_t>(p_.count.begin() + g.sample_begin,
+                                                        p_.count.begin() + g.sample_end))
+                            .to(c.device());
+                first_dev = at::cumsum(n_dev, 0) - n_dev;  // first row of each sample in the group
+            }
+            if (o_.mask_confidence) {
+                at::Tensor tau;  // [k] fp64
+                if (o_.threshold_mode == ThresholdMode::kSampleQuantile) {
+                    tau = sample_quantiles(c, lsid, n_dev, first_dev);
+                    tau_tok = tau.index_select(0, lsid);
+                } else {
+                    const double v = o_.threshold_mode == ThresholdMode::kFixed ? o_.threshold_value
+                                                                                 : *batch_tau_;
+                    tau_tok = at::full({r}, v, f64);
+                    if (k > 0) tau = at::where(n_dev > 0, at::full({k}, v, f64), kNaN);
+                }
+                at::Tensor below = c < tau_tok;
+                kept = o_.mask_sensitivity ? at::logical_not(below).logical_or_(sens)
+                                           : at::logical_not(below);
+                if (o_.mask_sensitivity) only = below.logical_and(sens);
+                if (k > 0) out.tau.push_back(tau);
+            } else if (k > 0) {
+                out.tau.push_back(at::full({k}, kNaN, f64));
+            }
+            if (o_.region_enabled) {
+                at::Tensor w = region_weights(c, lsid, n_dev, first_dev, k, out);  // [k]
+                w_tok = w.index_select(0, lsid);
+            } else if (k > 0) {
+                out.weight.push_back(at::ones({k}, f64));
+                for (auto* v : {&out.win_begin, &out.win_end}) v->push_back(at::full({k}, -1.0, f64));
+                out.win_mean.push_back(at::full({k}, kNaN, f64));
+            }
+        } else if (o_.method == Method::kDft) {
+            g_tok = c;
+        } else if (o_.method == Method::kFocal) {
+            g_tok = at::pow(1.0 - c, o_.focal_gamma);
+        }
+
+        at::Tensor m = at::where(kept, at::ones({}, f64), at::full({}, o_.drop_weight, f64));  // [r]
+        at::Tensor den = w_tok.defined() ? w_tok * m : m;
+        at::Tensor coef = g_tok.defined() ? den * g_tok : den;
+        out.nll.push_back(nll);
+        out.conf.push_back(c);
+        out.kept.push_back(kept);
+        out.only_sensitive.push_back(only);
+        out.den.push_back(den);
+        out.coef.push_back(coef);
+        return coef;
+    }
+
+private:
+    // c [r] fp64 sample by sample, lsid [r] sample in group, n [k], first [k] -> tau [k]
+    // (NaN for a sample without tokens): numpy's 'linear' quantile per sample.
+    at::Tensor sample_quantiles(const at::Tensor& c, const at::Tensor& lsid, const at::Tensor& n,
+                                const at::Tensor& first) const {
+        const int64_t r = c.size(0);
+        const std::optional<bool> stable = true;  // a plain bool would select sort(dim, descending)
+        auto [by_value, order] = at::sort(c, stable, /*dim=*/0);
+        at::Tensor regroup = std::get<1>(at::sort(lsid.index_select(0, order), stable, /*dim=*/0));
+        at::Tensor sorted = by_value.index_select(0, regroup);  // [r] ascending within each sample
+        at::Tensor last = (n - 1).clamp_min(0);                 // [k]
+        at::Tensor virt = last.to(at::kDouble) * o_.q;          // numpy: (n - 1) * q
+        at::Tensor fl = at::floor(virt);
+        at::Tensor top = virt >= last.to(at::kDouble);  // numpy takes the last value there
+        at::Tensor lo = at::where(top, last, fl.to(at::kLong));
+        at::Tensor hi = at::where(top, last, lo + 1);
+        at::Tensor va = sorted.index_select(0, (first + lo).clamp(0, r - 1));
+        at::Tensor vb = sorted.index_select(0, (first + hi).clamp(0, r - 1));
+        return at::where(n > 0, lerp_numpy(va, vb, virt - fl), kNaN);
+    }
+
+    // Windows of min(window, n_i) consecutive valid tokens, stride 1; w_i = 1 + alpha (1 - min
+    // mean). Window sums from prefix sums: the choice on exact fixed-point sums, the value in fp64.
+    at::Tensor region_weights(const at::Tensor& c, const at::Tensor& lsid, const at::Tensor& n,
+                              const at::Tensor& first, int64_t k, Terms& out) const {
+        const int64_t r = c.size(0);
+        const auto i64 = lsid.options();
+        at::Tensor len = at::clamp_max(n, o_.window);  // [k] window length per sample
+        at::Tensor j = at::arange(r, i64);             // [r] group row = window start
+        at::Tensor off = j - first.index_select(0, lsid);
+        at::Tensor wl = len.index_select(0, lsid);
+        at::Tensor starts = (off + wl) <= n.index_select(0, lsid);  // [r] a window starts here
+        at::Tensor end = at::clamp_max(j + wl, r);
+
+        at::Tensor ci = at::round(c.clamp(0.0, 1.0) * kFixedScale).to(at::kLong);  // [r]
+        at::Tensor pi = at::cat({at::zeros({1}, i64), at::cumsum(ci, 0)});         // [r + 1]
+        at::Tensor sum_i = pi.index_select(0, end) - pi.index_select(0, j);          // [r]
+        const int64_t big = std::numeric_limits<int64_t>::max();
+        sum_i = at::where(starts, sum_i, big);
+        at::Tensor min_i = at::full({k}, big, i64).scatter_reduce(0, lsid, sum_i, "amin");
+        at::Tensor is_min = starts.logical_and(sum_i == min_i.index_select(0, lsid));
+        at::Tensor begin = at::full({k}, big, i64)
+                               .scatter_reduce(0, lsid, at::where(is_min, off, big), "amin");  // [k]
+        at::Tensor has = n > 0;
+        begin = at::where(has, begin, 0);
+        at::Tensor b_row = (first + begin).clamp(0, std::max<int64_t>(r - 1, 0));
+        at::Tensor e_row = (b_row + len).clamp_max(r);
+
+        at::Tensor pd = at::cat({at::zeros({1}, c.options()), at::cumsum(c, 0)});  // [r + 1] fp64
+        at::Tensor mean = (pd.index_select(0, e_row) - pd.index_select(0, b_row)) /
+                          len.clamp_min(1).to(at::kDouble);  // [k]
+        at::Tensor w = at::where(has, 1.0 + o_.alpha * (1.0 - mean), 1.0);
+        out.weight.push_back(w);
+        out.win_begin.push_back(at::where(has, begin, -1).to(at::kDouble));
+        out.win_end.push_back(at::where(has, begin + len, -1).to(at::kDouble));
+        out.win_mean.push_back(at::where(has, mean, kNaN));
+        return w;
+    }
+
+    const ObjectiveOptions& o_;
+    const Plan& p_;
+    std::optional<double> batch_tau_;
+    at::Tensor sens_;    // [n] bool
+    at::Tensor cached_;  // [n] fp64 or undefined
+    at::Tensor sample_;  // [n] int64
+};
+
+// ------------------------------------------------------------------ the fused path
+
+struct FusedRun {
+    const Plan* plan;
+    const Weigher* weigher;
+    int64_t chunk;
+    bool grad_h, grad_w;  // which gradients autograd will want
+    Terms terms;
+};
+
+// numerator = sum_r coef_r l_r over the valid rows; gradients computed in forward (see top).
+struct FusedObjective : public torch::autograd::Function<FusedObjective> {
+    // h [n, D], w [V, D] (model dtype), y [n] int64 -> [] compute dtype
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
+                              const at::Tensor& y, FusedRun* run) {
+        const at::ScalarType ct = compute_dtype(h);
+        const int64_t n = h.size(0);
+        at::Tensor grad_h = run->grad_h ? at::empty_like(h) : at::Tensor();  // [n, D]
+        at::Tensor grad_w = run->grad_w ? at::empty(w.sizes(), w.options().dtype(ct))
+                                        : at::Tensor();  // [V, D] compute dtype, written by the first chunk
+        bool grad_w_empty = true;
+        at::Tensor n_bad = at::zeros({}, h.options().dtype(at::kLong));
+        const bool any_grad = run->grad_h || run->grad_w;
+        auto rows_grad = [&](int64_t a, int64_t r) {
+            return grad_h.defined() ? grad_h.narrow(0, a, r) : at::Tensor();
+        };
+        for (const Plan::Group& g : run->plan->groups) {
+            const int64_t a = g.row_begin, r = g.row_end - g.row_begin;
+            if (r <= run->chunk) {  // one pass: logits once
+                at::Tensor hc = h.narrow(0, a, r), yc = y.narrow(0, a, r);
+                at::Tensor z = chunk_logits(hc, w);  // [r, V]
+                ChunkLoss cl = softmax_inplace(z, yc);
+                n_bad.add_(cl.n_bad);
+                at::Tensor coef = run->weigher->weigh(g, cl.nll, run->terms);  // [r] fp64
+                if (!any_grad) continue;
+                nll_grad_inplace(z, cl.sum_exp, yc, coef.to(ct));
+                chunk_backward(z, hc, w, rows_grad(a, r), grad_w, &grad_w_empty);
+                continue;
+            }
+            // A sample longer than a chunk: its mask and weight need all its losses first.
+            at::Tensor nll = at::empty({r}, h.options().dtype(ct)), lse = at::empty_like(nll);
+            for (int64_t b = 0; b < r; b += run->chunk) {
+                const int64_t rr = std::min(run->chunk, r - b);
+                at::Tensor z = chunk_logits(h.narrow(0, a + b, rr), w);
+                ChunkLoss cl = softmax_inplace(z, y.narrow(0, a + b, rr));
+                n_bad.add_(cl.n_bad);
+                nll.narrow(0, b, rr).copy_(cl.nll);
+                lse.narrow(0, b, rr).copy_(cl.lse);
+            }
+            at::Tensor coef = run->weigher->weigh(g, nll, run->terms).to(ct);
+            if (!any_grad) continue;
+            for (int64_t b = 0; b < r; b += run->chunk) {
+                const int64_t rr = std::min(run->chunk, r - b);
+                at::Tensor hc = h.narrow(0, a + b, rr);
+                at::Tensor p = chunk_logits(hc, w);
+                p.sub_(lse.narrow(0, b, rr).unsqueeze(1)).exp_();
+                nll_grad_inplace(p, at::Tensor(), y.narrow(0, a + b, rr), coef.narrow(0, b, rr));
+                chunk_backward(p, hc, w, rows_grad(a + b, rr), grad_w, &grad_w_empty);
+            }
+        }
+        if (grad_w.defined() && grad_w_empty) grad_w.zero_();  // no chunk reached the backward
+        run->terms.n_bad = n_bad;
+        at::Tensor numerator = n == 0 ? at::zeros({}, h.options().dtype(ct))
+                                      : (at::cat(run->terms.coef).to(ct) * at::cat(run->terms.nll)).sum();
+        ctx->saved_data["grad_h"] = grad_h;
+        ctx->saved_data["grad_w"] = grad_w;
+        ctx->saved_data["weight_dtype"] = static_cast<int64_t>(w.scalar_type());
+        return numerator;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        if (ctx->saved_data.count("used"))
+            throw RuntimeFailure("objective: the fused numerator was back-propagated twice "
+                                 "(retain_graph is not supported)");
+        ctx->saved_data["used"] = true;
+        at::Tensor g = grads[0];  // [] upstream gradient, 1 for numerator.backward()
+        at::Tensor grad_h = ctx->saved_data["grad_h"].toTensor();
+        at::Tensor grad_w = ctx->saved_data["grad_w"].toTensor();
+        ctx->saved_data["grad_h"] = at::Tensor();  // let autograd own the only reference
+        ctx->saved_data["grad_w"] = at::Tensor();
+        const auto wt = static_cast<at::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+        if (grad_h.defined()) grad_h.mul_(g);
+        if (grad_w.defined()) grad_w = grad_w.mul_(g).to(wt);
+        return {grad_h, grad_w, at::Tensor(), at::Tensor()};
+    }
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ public API
+
+ObjectiveOptions objective_options_from(const Config& cfg) {
+    const ObjectiveKeys& k = cfg.objective;
+    ObjectiveOptions o;
+    if (k.method == "sft") o.method = Method::kSft;
+    else if (k.method == "cuset") o.method = Method::kCuset;
+    else if (k.method == "dft") o.method = Method::kDft;
+    else if (k.method == "focal") o.method = Method::kFocal;
+    else throw UsageError("objective.method: unknown method '" + k.method + "'");
+    if (k.confidence_source == "online") o.cached_confidence = false;
+    else if (k.confidence_source == "cached") o.cached_confidence = true;
+    else throw UsageError("objective.confidence.source: unknown source '" + k.confidence_source + "'");
+    o.mask_confidence = k.mask_confidence;
+    o.mask_sensitivity = k.mask_sensitivity;
+    o.drop_weight = k.drop_weight;
+    if (k.threshold_mode == "sample_quantile") o.threshold_mode = ThresholdMode::kSampleQuantile;
+    else if (k.threshold_mode == "fixed") o.threshold_mode = ThresholdMode::kFixed;
+    else if (k.threshold_mode == "batch_quantile") o.threshold_mode = ThresholdMode::kBatchQuantile;
+    else throw UsageError("objective.mask.threshold.mode: unknown mode '" + k.threshold_mode + "'");
+    o.q = k.threshold_q;
+    o.threshold_value = k.threshold_value;
+    o.region_enabled = k.region_enabled;
+    o.window = k.region_window;
+    o.alpha = k.region_alpha;
+    o.focal_gamma = k.focal_gamma;
+    o.chunk_size = k.chunk_size;
+    return o;
+}
+
+const char* method_name(Method m) {
+    switch (m) {
+        case Method::kSft: return "sft";
+        case Method::kCuset: return "cuset";
+        case Method::kDft: return "dft";
+        case Method::kFocal: return "focal";
+    }
+    return "?";
+}
+
+at::Tensor token_nll(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& labels,
+                     int64_t chunk_size) {
+    check_model_tensors(hidden, 2, weight, "token_nll");
+    if (!labels.defined() || labels.dim() != 1 || labels.size(0) != hidden.size(0) ||
+        labels.scalar_type() != at::kLong)
+        throw RuntimeFailure(strprintf("token_nll: labels must be [N] int64 with N = %lld",
+                                       static_cast<long long>(hidden.size(0))));
+    at::Tensor y = labels.to(hidden.device());  // [N]
+    const int64_t V = weight.size(0);
+    at::Tensor valid = y != kIgnoreIndex;
+    if (at::logical_and(valid, (y < 0).logical_or_(y >= V)).any().item<bool>())
+        throw InputError(strprintf("token_nll: a label is outside the vocabulary [0, %lld)",
+                                   static_cast<long long>(V)));
+    at::Tensor idx = at::nonzero(valid).squeeze(1);  // [n]
+    at::Tensor nll = nll_rows(hidden.index_select(0, idx), weight, y.index_select(0, idx), chunk_size);
+    return at::zeros({hidden.size(0)}, nll.options()).index_copy(0, idx, nll);
+}
+
+void ObjectiveStats::merge(const ObjectiveStats& o) {
+    n_valid += o.n_valid;
+    n_kept += o.n_kept;
+    n_sensitive += o.n_sensitive;
+    n_kept_only_sensitive += o.n_kept_only_sensitive;
+    sum_tau += o.sum_tau;
+    n_tau += o.n_tau;
+    n_samples += o.n_samples;
+    w_min = std::min(w_min, o.w_min);
+    w_max = std::max(w_max, o.w_max);
+    w_sum += o.w_sum;
+    conf_sum_sensitive += o.conf_sum_sensitive;
+    conf_sum_plain += o.conf_sum_plain;
+    nll_sum_valid += o.nll_sum_valid;
+}
+
+namespace {
+double ratio(double a, int64_t b) { return b > 0 ? a / static_cast<double>(b) : kNaN; }
+}  // namespace
+
+double ObjectiveStats::kept_fraction() const { return ratio(n_kept, n_valid); }
+double ObjectiveStats::sensitive_fraction() const { return ratio(n_sensitive, n_valid); }
+double ObjectiveStats::kept_only_sensitive_fraction() const { return ratio(n_kept_only_sensitive, n_valid); }
+double ObjectiveStats::mean_tau() const { return ratio(sum_tau, n_tau); }
+double ObjectiveStats::w_mean() const { return ratio(w_sum, n_samples); }
+double ObjectiveStats::conf_mean_sensitive() const { return ratio(conf_sum_sensitive, n_sensitive); }
+double ObjectiveStats::conf_mean_plain() const { return ratio(conf_sum_plain, n_valid - n_sensitive); }
+double ObjectiveStats::nll_mean() const { return ratio(nll_sum_valid, n_valid); }
+
+Objective::Objective(ObjectiveOptions opts) : opts_(std::move(opts)) {
+    const ObjectiveOptions& o = opts_;
+    if (!(o.q >= 0.0 && o.q <= 1.0))
+        throw UsageError(strprintf("objective.mask.threshold.q: %g is outside [0, 1]", o.q));
+    if (!(o.drop_weight >= 0.0 && o.drop_weight <= 1.0))
+        throw UsageError(strprintf("objective.mask.drop_weight: %g is outside [0, 1]", o.drop_weight));
+    if (o.window < 1)
+        throw UsageError(strprintf("objective.region.window: %lld must be >= 1",
+                                   static_cast<long long>(o.window)));
+    if (!(o.alpha >= 0.0 && std::isfinite(o.alpha)))
+        throw UsageError(strprintf("objective.region.alpha: %g must be >= 0", o.alpha));
+    if (!(o.focal_gamma >= 0.0 && std::isfinite(o.focal_gamma)))
+        throw UsageError(strprintf("objective.focal.gamma: %g must be >= 0", o.focal_gamma));
+    if (o.chunk_size < 0)
+        throw UsageError(strprintf("objective.chunk_size: %lld must be >= 0",
+                                   static_cast<long long>(o.chunk_size)));
+}
+
+bool Objective::needs_two_passes() const {
+    return opts_.method == Method::kCuset && opts_.mask_confidence &&
+           opts_.threshold_mode == ThresholdMode::kBatchQuantile;
+}
+
+at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
+                                  const at::Tensor& labels) const {
+    at::NoGradGuard no_grad;
+    const int64_t D = lm_head.size(-1);
+    at::Tensor y = labels.reshape({-1}).to(hidden.device());  // [N]
+    at::Tensor nll = token_nll(hidden.reshape({-1, D}), lm_head, y, opts_.chunk_size);
+    at::Tensor idx = at::nonzero(y != kIgnoreIndex).squeeze(1);
+    return at::exp(-nll.index_select(0, idx).to(at::kDouble));  // [n_valid], as compute() makes c
+}
+
+at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
+                                  const MicroBatchTargets& t) const {
+    if (!opts_.cached_confidence) return confidences(hidden, lm_head, t.labels);
+    if (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes())
+        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
+                             "[B, T] confidence tensor");
+    at::Tensor y = t.labels.reshape({-1}).to(t.confidence.device());
+    at::Tensor idx = at::nonzero(y != kIgnoreIndex).squeeze(1);
+    return t.confidence.reshape({-1}).index_select(0, idx).to(at::kDouble);
+}
+
+ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& lm_head,
+                                   const MicroBatchTargets& t,
+                                   std::optional<double> batch_tau) const {
+    const ObjectiveOptions& o = opts_;
+    check_model_tensors(hidden, 3, lm_head, "objective");
+    if (t.labels.sizes() != hidden.sizes().slice(0, 2))
+        throw RuntimeFailure(strprintf("objective: labels %s do not match hidden states %s",
+                                       c10::str(t.labels.sizes()).c_str(),
+                                       c10::str(hidden.sizes()).c_str()));
+    if (needs_two_passes() && !batch_tau)
+        throw RuntimeFailure("objective: threshold mode batch_quantile needs the step's threshold "
+                             "from the first pass (batch_tau)");
+    if (needs_two_passes() && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
+        throw RuntimeFailure(strprintf("objective: batch_tau %g is not a probability", *batch_tau));
+    if (t.sensitive.defined() &&
+        (t.sensitive.sizes() != t.labels.sizes() || t.sensitive.scalar_type() != at::kBool))
+        throw RuntimeFailure("objective: sensitive must be [B, T] bool like labels");
+    if (o.cached_confidence && (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes()))
+        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
+                             "[B, T] confidence tensor");
+
+    const at::Device dev = hidden.device();
+    const int64_t D = hidden.size(2);
+    const at::ScalarType ct = compute_dtype(hidden);
+    Plan plan = plan_make(t, lm_head.size(0));
+
+    ObjectiveOutput out;
+    out.samples.resize(plan.S);
+    for (int64_t s = 0; s < plan.S; ++s) {
+        out.samples[s].id = t.sample_ids.empty() ? std::to_string(s) : t.sample_ids[s];
+        out.samples[s].n_valid = plan.count[s];
+    }
+    if (plan.n == 0) {  // nothing to learn from: a zero the trainer may call backward() on
+        out.numerator = at::zeros({}, hidden.options().dtype(ct));
+        if (at::GradMode::is_enabled()) out.numerator.requires_grad_(true);
+        return out;
+    }
+
+    const auto i64 = at::TensorOptions().dtype(at::kLong);
+    at::Tensor rows = at::tensor(plan.rows, i64).to(dev);                 // [n]
+    at::Tensor y = at::tensor(plan.labels, i64).to(dev);                  // [n]
+    at::Tensor sample = at::tensor(plan.sample, i64).to(dev);             // [n]
+    at::Tensor h = hidden.reshape({-1, D}).index_select(0, rows);         // [n, D] model dtype
+    at::Tensor sens = t.sensitive.defined()
+                          ? t.sensitive.reshape({-1}).to(dev).index_select(0, rows)
+                          : at::zeros({plan.n}, at::TensorOptions().dtype(at::kBool).device(dev));
+    at::Tensor cached;  // [n] fp64
+    if (o.cached_confidence)
+        cached = t.confidence.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
+
+    Weigher weigher(o, plan, batch_tau, sens, cached, sample);
+    plan_groups(plan, o.chunk_size, weigher.needs_whole_samples());
+
+    Terms terms;
+    if (o.chunk_size == 0) {  // reference: full logits, plain autograd
+        at::Tensor nll = nll_full(h, lm_head, y);  // [n] with grad
+        at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms);
+        out.numerator = (coef.to(ct) * nll).sum();
+        terms.n_bad = at::zeros({}, i64.device(dev));  // nll_full threw already
+    } else {
+        FusedRun run{&plan, &weigher, o.chunk_size,
+                     at::GradMode::is_enabled() && h.requires_grad(),
+                     at::GradMode::is_enabled() && lm_head.requires_grad(), {}};
+        out.numerator = FusedObjective::apply(h, lm_head, y, &run);
+        terms = std::move(run.terms);
+    }
+
+    // Statistics: one transfer of a few numbers.
+    at::Tensor nll = at::cat(terms.nll).to(at::kDouble), conf = at::cat(terms.conf);
+    at::Tensor kept = at::cat(terms.kept), only = at::cat(terms.only_sensitive);
+    at::Tensor den = at::cat(terms.den);
+    const auto f64 = conf.options();
+    at::Tensor bad_conf = cached.defined()
+                              ? at::logical_not(at::isfinite(cached).logical_and_(cached >= 0)
+                                                    .logical_and_(cached <= 1)).sum()
+                              : at::zeros({}, i64.device(dev));
+    at::Tensor scalars = at::stack({kept.sum().to(at::kDouble), sens.sum().to(at::kDouble),
+                                    only.sum().to(at::kDouble),
+                                    at::where(sens, conf, 0.0).sum(),
+                                    at::where(sens, 0.0, conf).sum(), nll.sum(), den.sum(),
+                                    terms.n_bad.to(at::kDouble), bad_conf.to(at::kDouble)});
+    const bool per_sample = !terms.weight.empty();
+    std::vector<at::Tensor> pack{scalars};
+    if (per_sample)
+        for (auto* v : {&terms.tau, &terms.weight, &terms.win_begin, &terms.win_end, &terms.win_mean})
+            pack.push_back(v->empty() ? at::full({plan.S}, kNaN, f64) : at::cat(*v));
+    at::Tensor host = at::cat(pack).to(at::kCPU);
+    const double* hp = host.data_ptr<double>();
+
+    throw_if_nonfinite(static_cast<int64_t>(hp[7]), "objective");
+    if (hp[8] > 0)
+        throw InputError(strprintf("objective: %lld cached confidence(s) are not finite values in "
+                                   "[0, 1] (a damaged or mismatched score file)",
+                                   static_cast<long long>(hp[8])));
+    ObjectiveStats& st = out.stats;
+    st.n_valid = plan.n;
+    st.n_kept = static_cast<int64_t>(hp[0]);
+    st.n_sensitive = static_cast<int64_t>(hp[1]);
+    st.n_kept_only_sensitive = static_cast<int64_t>(hp[2]);
+    st.conf_sum_sensitive = hp[3];
+    st.conf_sum_plain = hp[4];
+    st.nll_sum_valid = hp[5];
+    out.denominator = hp[6];
+    const double fixed_tau = !o.mask_confidence || o.method != Method::kCuset ? kNaN
+                             : o.threshold_mode == ThresholdMode::kFixed     ? o.threshold_value
+                             : o.threshold_mode == ThresholdMode::kBatchQuantile ? *batch_tau
+                                                                                 : kNaN;
+    for (int64_t s = 0; s < plan.S; ++s) {
+        SampleWeight& sw = out.samples[s];
+        if (sw.n_valid == 0) continue;
+        if (per_sample) {
+            const double* ps = hp + 9;
+            sw.tau = ps[s];
+            sw.weight = ps[plan.S + s];
+            sw.win_begin = static_cast<int64_t>(ps[2 * plan.S + s]);
+            sw.win_end = static_cast<int64_t>(ps[3 * plan.S + s]);
+            sw.win_mean = ps[4 * plan.S + s];
+        } else {
+            sw.tau = fixed_tau;
+        }
+        ++st.n_samples;
+        st.w_min = std::min(st.w_min, sw.weight);
+        st.w_max = std::max(st.w_max, sw.weight);
+        st.w_sum += sw.weight;
+        if (!std::isnan(sw.tau)) {
+            st.sum_tau += sw.tau;
+            ++st.n_tau;
+        }
+    }
+    return out;
+}
+
+double quantile_linear(const at::Tensor& values, double q) {
+    if (!values.defined() || values.numel() == 0)
+        throw RuntimeFailure("quantile_linear: no values");
+    if (!(q >= 0.0 && q <= 1.0)) throw RuntimeFailure(strprintf("quantile_linear: q = %g", q));
+    at::Tensor v = std::get<0>(at::sort(values.reshape({-1}).to(at::kDouble).to(at::kCPU)));
+    const int64_t n = v.numel();
+    const double* p = v.data_ptr<double>();
+    const double virt = static_cast<double>(n - 1) * q;
+    if (virt >= static_cast<double>(n - 1)) return p[n - 1];
+    const double fl = std::floor(virt);
+    const auto lo = static_cast<int64_t>(fl);
+    return lerp_numpy(p[lo], p[lo + 1], virt - fl);
+}
+
+double step_denominator(double local, const std::function<double(double)>& all_reduce) {
+    return all_reduce ? all_reduce(local) : local;
+}
+
+void gradients_scale(const std::vector<at::Tensor>& params, double inv_denominator) {
+    if (!std::isfinite(inv_denominator))
+        throw RuntimeFailure(strprintf("gradients_scale: 1/denominator = %g (a step without kept "
+                                       "tokens must be skipped)", inv_denominator));
+    at::NoGradGuard no_grad;
+    for (const at::Tensor& p : params)
+        if (p.defined() && p.grad().defined()) p.mutable_grad().mul_(inv_denominator);
+}
+
+}  // namespace cuset

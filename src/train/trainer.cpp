@@ -1,0 +1,658 @@
+// The training loop: set-up, steps with the objective's exact normalisation, evaluation,
+// metrics.jsonl / summary.json, checkpoints, resume, signals.
+#include "cuset/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <torch/utils.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/data/batching.h"
+#include "cuset/train/checkpoint.h"
+#include "cuset/data/dataset.h"
+#include "cuset/model/device.h"
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/model/model.h"
+#include "cuset/train/objective.h"
+#include "cuset/train/optim.h"
+#include "cuset/train/train_step.h"
+#include "cuset/core/progress.h"
+#include "cuset/model/safetensors_torch.h"
+#include "cuset/data/score_file.h"
+#include "cuset/core/hash.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Waits for the GPU work of a step so that its time and peak memory are the step's own.
+void torch_cuda_synchronize(c10::Device device) {
+    at::Tensor probe = at::zeros({1}, at::TensorOptions().device(device));
+    (void)probe.cpu();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Seeds LibTorch's default generators (the CPU's and every GPU's) from (train.seed, rank), so
+// that whatever draws from them (initialisation, dropout) is reproducible; a resume restores
+// the saved state over this. SplitMix64 of seed and rank: ranks get unrelated streams.
+void seed_generators(int64_t seed, int64_t rank) {
+    uint64_t z = static_cast<uint64_t>(seed) + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(rank) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    torch::manual_seed(z ^ (z >> 31));
+}
+
+// Appended to a checkpoint that cannot be resumed: what the user can do instead.
+constexpr const char* kResumeHint =
+    " (resume from another checkpoint with --resume PATH, or start afresh with --run-name NAME)";
+
+// NaN-safe JSON number (nlohmann writes NaN/inf as null, which is what we want in metrics).
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+struct EvalResult {
+    double loss = std::numeric_limits<double>::quiet_NaN();  // the objective's loss
+    double ce = std::numeric_limits<double>::quiet_NaN();    // plain token-mean cross-entropy
+    int64_t n_targets = 0;
+};
+
+// A training step as the trainer reports it: the step itself plus its time and memory.
+struct StepResult : TrainStepResult {
+    double lr = 0.0;
+    double seconds = 0.0;
+    int64_t peak_bytes = -1;      // peak device memory allocated during the step (-1: CPU)
+};
+
+class Trainer {
+public:
+    Trainer(const Config& cfg, const TrainOptions& opts, const Comm& comm)
+        : cfg_(cfg), opts_(opts), comm_(comm), device_(c10::kCPU) {}
+
+    int run();
+
+private:
+    void setup();
+    void load_data();
+    void build_model_and_optimizer();
+    void plan_steps();
+    void restore(const std::string& ckpt);
+    void load_cached_confidences();
+    StepResult step(const std::vector<Row>& rows);
+    EvalResult evaluate(const PreparedData& data);
+    void eval_and_record(const char* when);
+    void save_checkpoint();
+    void log_step(const StepResult& r, double elapsed);
+    void write_summary(double train_seconds);
+    std::vector<Row> rows_for_epoch(int64_t epoch);
+
+    Config cfg_;
+    TrainOptions opts_;
+    Comm comm_;
+    c10::Device device_;
+    c10::ScalarType dtype_ = at::kFloat;
+    std::string run_dir_;
+    std::string resume_from_;
+    TextPipeline pipe_;
+    PreparedData train_, eval_;
+    std::string data_hash_;
+    Decoder model_ = nullptr;
+    std::unique_ptr<Objective> objective_;
+    std::unique_ptr<Objective> eval_objective_;
+    std::vector<std::vector<float>> cached_probs_;  // [sample][t] p(token t) from a score file
+    int64_t train_n_samples_ = 0;
+    std::unique_ptr<AdamW> optim_;
+    ScheduleOptions schedule_;
+    OrderOptions order_;
+    int64_t global_batch_ = 0;
+    int64_t pad_id_ = 0;
+    TrainerState state_;
+    std::vector<int64_t> steps_in_epoch_;  // per planned epoch
+    int64_t cached_epoch_ = -1;
+    std::vector<Row> cached_rows_;
+    ObjectiveStats run_stats_;  // over the whole run and every rank (merged from the steps')
+    double tokens_per_s_sum_ = 0.0;
+    int64_t tokens_per_s_n_ = 0;
+    double last_loss_ = std::numeric_limits<double>::quiet_NaN();
+    std::ofstream metrics_;
+    int64_t last_saved_step_ = -1;
+};
+
+void Trainer::setup() {
+    run_dir_ = run_dir_of(cfg_);
+    if (opts_.resume == "auto") {
+        resume_from_ = checkpoint_latest(run_dir_);
+        if (resume_from_.empty())
+            log_info("--resume auto: no complete checkpoint in %s, starting a new run", run_dir_.c_str());
+    } else if (!opts_.resume.empty()) {
+        resume_from_ = opts_.resume;
+        if (!fs::exists(fs::path(resume_from_) / "trainer_state.json"))
+            throw InputError("--resume: '" + resume_from_ +
+                             "' is not a complete checkpoint (no trainer_state.json); use a "
+                             "checkpoint-<step> folder or --resume auto");
+    } else if (!checkpoint_list(run_dir_).empty()) {
+        throw UsageError("run folder '" + run_dir_ +
+                         "' already holds checkpoints: continue it with --resume auto, or start "
+                         "a new run with --run-name NAME");
+    }
+    if (comm_.is_main()) {
+        std::error_code ec;
+        fs::create_directories(run_dir_, ec);
+        if (ec) throw RuntimeFailure("cannot create run folder '" + run_dir_ + "': " + ec.message());
+        checkpoint_remove_partial(run_dir_);
+        log_add_file((fs::path(run_dir_) / "train.log").string());
+        file_write_atomic((fs::path(run_dir_) / "config.yaml").string(), config_to_yaml(cfg_));
+    }
+    comm_.barrier();
+    signals_install();
+    if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
+    device_ = device_resolve(cfg_.train.device);
+    if (device_.is_cuda() && comm_.world > 1) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm_.local_rank));
+    if (device_.is_cpu()) cpu_allocator_keep_pages();
+    if (cfg_.model.dtype == "auto") dtype_ = device_.is_cuda() ? at::kBFloat16 : at::kFloat;
+    else dtype_ = dtype_from_name(cfg_.model.dtype);
+    log_info("run %s | device %s | dtype %s | %d CPU threads | rank %lld of %lld", run_dir_.c_str(),
+             device_.str().c_str(), dtype_name(dtype_).c_str(), at::get_num_threads(),
+             (long long)comm_.rank, (long long)comm_.world);
+}
+
+void Trainer::load_data() {
+    pipe_ = text_pipeline_from(cfg_);
+    log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe_.tokenizer->source().c_str(),
+             pipe_.tokenizer->backend().c_str(), (long long)pipe_.tokenizer->vocab_size(),
+             pipe_.formatter->name().c_str());
+    PrepareOptions po{cfg_.data.max_seq_len, cfg_.data.truncation};
+    TokenizedSplit train = dataset_tokenize(cfg_.data.train, pipe_, cfg_, "train");
+    data_hash_ = train.hash;
+    train_n_samples_ = static_cast<int64_t>(train.samples.size());
+    train_ = data_prepare(train.samples, po);
+    log_info("train data %s: %lld samples, %lld tokens, %lld targets (%.1f%% sensitive); %lld truncated, %lld dropped (max_seq_len %lld, %s)",
+             cfg_.data.train.c_str(), (long long)train_.examples.size(), (long long)train_.n_tokens,
+             (long long)train_.n_targets, 100.0 * train_.n_sensitive / std::max<int64_t>(1, train_.n_targets),
+             (long long)train_.n_truncated, (long long)train_.n_dropped, (long long)cfg_.data.max_seq_len,
+             cfg_.data.truncation.c_str());
+    if (train_.examples.empty())
+        throw InputError(cfg_.data.train + ": no sample left to train on after formatting and truncation");
+    if (!cfg_.data.eval.empty()) {
+        TokenizedSplit ev = dataset_tokenize(cfg_.data.eval, pipe_, cfg_, "eval");
+        eval_ = data_prepare(ev.samples, po);
+        log_info("eval data %s: %lld samples, %lld targets", cfg_.data.eval.c_str(),
+                 (long long)eval_.examples.size(), (long long)eval_.n_targets);
+    }
+    pad_id_ = pipe_.tokenizer->pad_id() >= 0 ? pipe_.tokenizer->pad_id()
+              : pipe_.tokenizer->eos_id() >= 0 ? pipe_.tokenizer->eos_id() : 0;
+}
+
+void Trainer::build_model_and_optimizer() {
+    std::string src = resume_from_.empty() ? cfg_.model.path : resume_from_;
+    try {
+        model_ = model_load(src, dtype_, device_);
+    } catch (const InputError& e) {
+        if (resume_from_.empty()) throw;
+        throw InputError(std::string(e.what()) + kResumeHint);
+    }
+    model_->set_activation_checkpointing(cfg_.model.activation_checkpointing);
+    const ModelConfig& mc = model_->config();
+    if (pipe_.tokenizer->vocab_size() > mc.vocab_size)
+        throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
+                                   pipe_.tokenizer->source().c_str(), (long long)pipe_.tokenizer->vocab_size(),
+                                   src.c_str(), (long long)mc.vocab_size));
+    std::vector<OptimParam> params;
+    int64_t n_params = 0;
+    for (auto& [name, p] : model_->trainable_parameters()) {
+        p.set_requires_grad(true);
+        bool decay = cfg_.train.decay_norm_and_bias || decays_by_default(name, p);
+        params.push_back({name, p, decay});
+        n_params += p.numel();
+    }
+    log_info("model %s: %s, %lld layers, hidden %lld, vocab %lld, %.2fM parameters%s", src.c_str(),
+             mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
+             (long long)mc.vocab_size, n_params / 1e6,
+             cfg_.model.activation_checkpointing ? ", activation checkpointing" : "");
+    // Weights, gradients (model dtype), fp32 master copies (when not fp32) and AdamW's two fp32
+    // moments stay resident for the whole run: refuse early when they cannot fit the GPU.
+    const double bytes_w = static_cast<double>(c10::elementSize(dtype_));
+    const double resident = n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0);
+    const int64_t total = device_total_memory(device_);
+    log_info("resident training state: %.1f GB (weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB)%s",
+             resident / 1e9, n_params * 2 * bytes_w / 1e9, n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9,
+             total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
+    if (total > 0 && resident > 0.97 * total)
+        throw RuntimeFailure(strprintf("the model's training state needs %.1f GB but %s has %.1f GB: cuset keeps a full "
+                                       "copy of weights, gradients and AdamW state on every rank (no sharding); use a "
+                                       "smaller model or GPUs with more memory",
+                                       resident / 1e9, device_.str().c_str(), total / 1e9));
+    AdamWOptions ao;
+    ao.lr = cfg_.train.lr;
+    ao.beta1 = cfg_.train.beta1;
+    ao.beta2 = cfg_.train.beta2;
+    ao.eps = cfg_.train.eps;
+    ao.weight_decay = cfg_.train.weight_decay;
+    optim_ = std::make_unique<AdamW>(std::move(params), ao);
+    objective_ = std::make_unique<Objective>(objective_options_from(cfg_));
+    // Evaluation has no score file: it always takes confidences from its own forward pass.
+    ObjectiveOptions eo = objective_->options();
+    eo.cached_confidence = false;
+    eval_objective_ = std::make_unique<Objective>(eo);
+    if (objective_->options().cached_confidence) load_cached_confidences();
+}
+
+void Trainer::load_cached_confidences() {
+    const std::string& file = cfg_.objective.confidence_cache;
+    ScoreHeader h;
+    std::vector<ScoreRecord> records = score_load_all(file, &h);
+    ScoreKey want;
+    want.model_hash = hash_model_dir(cfg_.model.path);
+    want.pipeline_hash = pipe_.key;
+    want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(cfg_.data.max_seq_len)).hex();
+    std::string why;
+    if (h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + cfg_.model.path + ")";
+    if (h.key.pipeline_hash != want.pipeline_hash) why += " tokenizer/chat format/tagger settings";
+    if (h.key.data_hash != want.data_hash) why += " data (" + h.data + " vs " + cfg_.data.train + ", or data.max_seq_len)";
+    if (!why.empty())
+        throw InputError("score file " + file + " does not match this run:" + why +
+                         "; make a matching one with `cuset-train score --config <this config> --out " + file + "`");
+    if (static_cast<int64_t>(records.size()) != train_n_samples_)
+        throw InputError(strprintf("score file %s has %zu samples, the training data %lld", file.c_str(),
+                                   records.size(), (long long)train_n_samples_));
+    cached_probs_.resize(records.size());
+    for (size_t i = 0; i < records.size(); ++i) cached_probs_[i] = std::move(records[i].prob);
+    log_info("confidences from the score file %s (model %s)", file.c_str(), h.model.c_str());
+}
+
+std::vector<Row> Trainer::rows_for_epoch(int64_t epoch) {
+    if (epoch != cached_epoch_) {
+        cached_rows_ = epoch_rows(train_, order_, epoch);
+        cached_epoch_ = epoch;
+    }
+    return cached_rows_;
+}
+
+void Trainer::plan_steps() {
+    global_batch_ = cfg_.train.micro_batch_size * cfg_.train.grad_accum * comm_.world;
+    order_.seed = static_cast<uint64_t>(cfg_.train.seed);
+    order_.shuffle = cfg_.data.shuffle;
+    order_.group_by_length = cfg_.data.group_by_length;
+    order_.group_window = std::max<int64_t>(64, 16 * global_batch_);
+    order_.packing = cfg_.data.packing;
+    order_.max_seq_len = cfg_.data.max_seq_len;
+    int64_t total = 0;
+    if (cfg_.train.max_steps > 0) {
+        total = cfg_.train.max_steps;
+    } else {
+        for (int64_t e = 0; e < cfg_.train.epochs; ++e)
+            total += steps_per_epoch(static_cast<int64_t>(epoch_rows(train_, order_, e).size()), global_batch_);
+    }
+    schedule_.kind = cfg_.train.schedule;
+    schedule_.total_steps = total;
+    schedule_.warmup_steps = cfg_.train.warmup_steps > 0
+                                 ? cfg_.train.warmup_steps
+                                 : static_cast<int64_t>(std::ceil(cfg_.train.warmup_ratio * total));
+    schedule_.min_lr_ratio = cfg_.train.min_lr_ratio;
+    state_.total_steps = total;
+    state_.global_batch = global_batch_;
+    state_.world_size = comm_.world;
+    state_.config_hash = config_hash(cfg_);
+    state_.data_hash = data_hash_;
+    if (device_.is_cuda()) {
+        const ModelConfig& mc = model_->config();
+        const std::string causal =
+            sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, false);
+        if (cfg_.data.packing)
+            log_info("attention kernel on %s: %s (packed rows: segment mask)", device_.str().c_str(),
+                     sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, true).c_str());
+        else
+            log_info("attention kernel on %s: %s (causal; right padding needs no mask)", device_.str().c_str(),
+                     causal.c_str());
+    }
+    log_info("%lld optimizer steps of %lld rows (micro-batch %lld x accumulation %lld x %lld rank(s)); warmup %lld, %s schedule, peak lr %g",
+             (long long)total, (long long)global_batch_, (long long)cfg_.train.micro_batch_size,
+             (long long)cfg_.train.grad_accum, (long long)comm_.world, (long long)schedule_.warmup_steps,
+             schedule_.kind.c_str(), cfg_.train.lr);
+}
+
+void Trainer::restore(const std::string& ckpt) {
+    std::string state_file = (fs::path(ckpt) / "trainer_state.json").string();
+    std::ifstream f(state_file);
+    json j;
+    try {
+        f >> j;
+    } catch (const json::exception& e) {
+        throw InputError(state_file + ": malformed JSON: " + e.what());
+    }
+    TrainerState s = trainer_state_from_json(j, state_file);
+    if (s.config_hash != state_.config_hash)
+        throw InputError("checkpoint " + ckpt + " was written by a run with a different configuration (config hash " +
+                         s.config_hash + ", this run " + state_.config_hash +
+                         "): resume with the configuration in " + (fs::path(ckpt) / "config.yaml").string() +
+                         ", or start a new run from its weights with --set model.path=" + ckpt + " --run-name NAME");
+    if (s.data_hash != data_hash_)
+        throw InputError("checkpoint " + ckpt + " was trained on different data (data hash " + s.data_hash +
+                         ", now " + data_hash_ + "): resume with the same data.train file and tokenizer");
+    if (s.global_batch != global_batch_)
+        throw InputError(strprintf("checkpoint %s used %lld rows per step, this run %lld (micro_batch_size x grad_accum x ranks): "
+                                   "keep the global batch when resuming on another number of ranks",
+                                   ckpt.c_str(), (long long)s.global_batch, (long long)global_batch_));
+    std::map<std::string, at::Tensor> opt = safetensors_load((fs::path(ckpt) / "optimizer.safetensors").string(),
+                                                             device_);
+    std::vector<std::pair<std::string, at::Tensor>> st(opt.begin(), opt.end());
+    optim_->load_state(st, s.step);
+    auto rng = opt.find("rng.cpu");
+    if (rng != opt.end()) {
+        at::Generator gen = at::detail::getDefaultCPUGenerator();
+        gen.set_state(rng->second.cpu());
+    }
+    auto rng_cuda = opt.find("rng.cuda");
+    if (rng_cuda != opt.end() && device_.is_cuda())
+        at::globalContext().defaultGenerator(device_).set_state(rng_cuda->second.cpu());
+    int64_t world = state_.world_size;
+    state_ = s;
+    state_.world_size = world;
+    last_saved_step_ = s.step;
+    log_info("resumed from %s at step %lld (epoch %lld, step %lld of it), %lld tokens seen", ckpt.c_str(),
+             (long long)s.step, (long long)s.epoch, (long long)s.step_in_epoch, (long long)s.tokens);
+}
+
+StepResult Trainer::step(const std::vector<Row>& rows) {
+    auto t0 = std::chrono::steady_clock::now();
+    device_reset_peak(device_);
+    const int64_t mbs = cfg_.train.micro_batch_size;
+    std::vector<MicroBatch> micro;
+    for (size_t b = 0; b < rows.size(); b += mbs) {
+        std::vector<Row> part(rows.begin() + b, rows.begin() + std::min(rows.size(), b + mbs));
+        micro.push_back(make_micro_batch(train_, part, static_cast<int32_t>(pad_id_), device_,
+                                         cached_probs_.empty() ? nullptr : &cached_probs_));
+    }
+    TrainStepOptions so;
+    so.lr = cfg_.train.lr * lr_multiplier(schedule_, state_.step);
+    so.grad_clip = cfg_.train.grad_clip;
+    so.step = state_.step;
+    so.log_sample_weights = cfg_.log.sample_weights;
+    StepResult r;
+    static_cast<TrainStepResult&>(r) = train_step(model_, *objective_, *optim_, comm_, micro, so);
+    r.lr = so.lr;
+    if (r.non_finite) {
+        ++state_.skipped_steps;
+        ++state_.bad_in_row;
+        log_warn("step %lld: non-finite loss or gradient, step skipped (%lld in a row, limit %lld)",
+                 (long long)state_.step, (long long)state_.bad_in_row, (long long)cfg_.train.max_bad_steps);
+        if (state_.bad_in_row >= cfg_.train.max_bad_steps)
+            throw RuntimeFailure(strprintf("%lld non-finite steps in a row (train.max_bad_steps): stopping; "
+                                           "lower train.lr or check the data (last complete checkpoint: %s)",
+                                           (long long)state_.bad_in_row,
+                                           checkpoint_latest(run_dir_).empty() ? "none" : checkpoint_latest(run_dir_).c_str()));
+    } else if (r.nothing_kept) {
+        ++state_.skipped_steps;
+        log_warn("step %lld: no token kept by the objective (denominator 0); weights unchanged", (long long)state_.step);
+    } else {
+        state_.bad_in_row = 0;
+    }
+    state_.tokens += r.targets;
+    if (device_.is_cuda()) torch_cuda_synchronize(device_);
+    r.peak_bytes = device_peak_allocated(device_);
+    r.seconds = seconds_since(t0);
+    return r;
+}
+
+EvalResult Trainer::evaluate(const PreparedData& data) {
+    at::NoGradGuard no_grad;
+    EvalResult res;
+    OrderOptions o = order_;
+    o.shuffle = false;
+    o.packing = false;
+    o.group_by_length = true;  // less padding; the result does not depend on the order
+    std::vector<Row> rows = epoch_rows(data, o, 0);
+    std::vector<Row> mine = step_rows_for_rank(rows, static_cast<int64_t>(rows.size()), 0, comm_.rank, comm_.world);
+    double numerator = 0.0, denominator = 0.0, nll = 0.0, n_valid = 0.0;
+    const int64_t mbs = cfg_.train.micro_batch_size;
+    for (size_t b = 0; b < mine.size(); b += mbs) {
+        std::vector<Row> part(mine.begin() + b, mine.begin() + std::min(mine.size(), b + mbs));
+        MicroBatch mb = make_micro_batch(data, part, static_cast<int32_t>(pad_id_), device_);
+        at::Tensor hidden = model_->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);
+        MicroBatchTargets t = targets_of(mb);
+        std::optional<double> tau;
+        if (eval_objective_->needs_two_passes()) {
+            at::Tensor c = eval_objective_->confidences(hidden, model_->lm_head_weight(), t);
+            if (c.numel() > 0) tau = quantile_linear(c, eval_objective_->options().q);
+        }
+        ObjectiveOutput out = eval_objective_->compute(hidden, model_->lm_head_weight(), t, tau);
+        numerator += out.numerator.item<double>();
+        denominator += out.denominator;
+        nll += out.stats.nll_sum_valid;
+        n_valid += static_cast<double>(out.stats.n_valid);
+    }
+    std::vector<double> s = comm_.sum_vec({numerator, denominator, nll, n_valid});
+    res.loss = s[1] > 0 ? s[0] / s[1] : std::numeric_limits<double>::quiet_NaN();
+    res.ce = s[3] > 0 ? s[2] / s[3] : std::numeric_limits<double>::quiet_NaN();
+    res.n_targets = static_cast<int64_t>(s[3]);
+    return res;
+}
+
+void Trainer::eval_and_record(const char* when) {
+    if (eval_.examples.empty()) return;
+    auto t0 = std::chrono::steady_clock::now();
+    EvalResult e;
+    try {
+        e = evaluate(eval_);
+    } catch (const NonFiniteError& err) {
+        log_warn("eval (%s): %s", when, err.what());
+    }
+    log_info("eval (%s, step %lld): loss %.4f | cross-entropy %.4f over %lld targets (%.1fs)", when,
+             (long long)state_.step, e.loss, e.ce, (long long)e.n_targets, seconds_since(t0));
+    state_.history.push_back({{"step", state_.step}, {"when", when}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}});
+    if (comm_.is_main() && metrics_)
+        metrics_ << json{{"step", state_.step}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}}.dump() << "\n"
+                 << std::flush;
+}
+
+void Trainer::save_checkpoint() {
+    if (last_saved_step_ == state_.step) return;
+    comm_.barrier();
+    if (comm_.is_main()) {
+        auto t0 = std::chrono::steady_clock::now();
+        std::string final_dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
+        std::string tmp = checkpoint_temp_name(final_dir);
+        model_save(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
+        NamedTensors st = optim_->state_tensors();
+        st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+        if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
+        safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
+        file_write_atomic((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
+        file_write_atomic((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
+        checkpoint_commit(tmp, final_dir);
+        checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
+        log_info("saved %s (%.1fs)", final_dir.c_str(), seconds_since(t0));
+    }
+    comm_.barrier();
+    last_saved_step_ = state_.step;
+}
+
+void Trainer::log_step(const StepResult& r, double elapsed) {
+    double tps = r.seconds > 0 ? r.tokens / r.seconds : 0.0;
+    if (r.applied) {
+        tokens_per_s_sum_ += tps;
+        ++tokens_per_s_n_;
+        last_loss_ = r.loss;
+    }
+    if (!comm_.is_main()) return;
+    if (state_.step % cfg_.log.every != 0 && state_.step != state_.total_steps) return;
+    const ObjectiveStats& s = r.stats;
+    json m = {{"step", state_.step},
+              {"epoch", state_.epoch},
+              {"loss", num(r.loss)},
+              {"ce", num(s.nll_mean())},
+              {"lr", r.lr},
+              {"grad_norm", num(r.grad_norm)},
+              {"tokens", r.tokens},
+              {"targets", r.targets},
+              {"tokens_per_s", tps},
+              {"step_time_s", r.seconds},
+              {"elapsed_s", elapsed},
+              {"skipped", !r.applied},
+              {"kept_fraction", num(s.kept_fraction())},
+              {"sensitive_fraction", num(s.sensitive_fraction())},
+              {"kept_only_sensitive_fraction", num(s.kept_only_sensitive_fraction())},
+              {"mean_tau", num(s.mean_tau())},
+              {"w_min", num(s.w_min)},
+              {"w_mean", num(s.w_mean())},
+              {"w_max", num(s.w_max)},
+              {"conf_sensitive", num(s.conf_mean_sensitive())},
+              {"conf_plain", num(s.conf_mean_plain())}};
+    if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
+    metrics_ << m.dump() << "\n" << std::flush;
+}
+
+void Trainer::write_summary(double train_seconds) {
+    if (!comm_.is_main()) return;
+    json before = nullptr, after = nullptr;
+    for (const json& h : state_.history) {
+        if (!h.contains("eval_loss")) continue;
+        if (before.is_null()) before = h;
+        after = h;
+    }
+    const ObjectiveStats& s = run_stats_;
+    std::string ckpt = checkpoint_latest(run_dir_);
+    json summary = {{"run_dir", run_dir_},
+                    {"method", cfg_.objective.method},
+                    {"steps", state_.step},
+                    {"total_steps", state_.total_steps},
+                    {"skipped_steps", state_.skipped_steps},
+                    {"targets_trained", state_.tokens},
+                    {"train_seconds_this_session", train_seconds},
+                    {"tokens_per_s", tokens_per_s_n_ ? tokens_per_s_sum_ / tokens_per_s_n_ : 0.0},
+                    {"final_train_loss", num(last_loss_)},
+                    {"eval_before", before},
+                    {"eval_after", after},
+                    {"kept_fraction", num(s.kept_fraction())},
+                    {"sensitive_fraction", num(s.sensitive_fraction())},
+                    {"kept_only_sensitive_fraction", num(s.kept_only_sensitive_fraction())},
+                    {"weight", {{"min", num(s.w_min)}, {"mean", num(s.w_mean())}, {"max", num(s.w_max)}}},
+                    {"checkpoint", ckpt}};
+    file_write_atomic((fs::path(run_dir_) / "summary.json").string(), summary.dump(2) + "\n");
+    auto fmt_eval = [](const json& e) {
+        if (e.is_null()) return std::string("n/a");
+        auto g = [&](const char* k) { return e[k].is_number() ? strprintf("%.4f", e[k].get<double>()) : std::string("n/a"); };
+        return "loss " + g("eval_loss") + ", cross-entropy " + g("eval_ce");
+    };
+    log_info("---------------------------------------------------------------- summary");
+    log_info("method %s, %lld steps (%lld skipped), %lld targets trained", cfg_.objective.method.c_str(),
+             (long long)state_.step, (long long)state_.skipped_steps, (long long)state_.tokens);
+    log_info("eval before: %s", fmt_eval(before).c_str());
+    log_info("eval after:  %s", fmt_eval(after).c_str());
+    if (s.n_valid > 0)
+        log_info("kept %.1f%% of response tokens; %.1f%% sensitive; %.1f%% kept only because sensitive",
+                 100 * s.kept_fraction(), 100 * s.sensitive_fraction(), 100 * s.kept_only_sensitive_fraction());
+    if (s.n_samples > 0)
+        log_info("sample weights: min %.3f, mean %.3f, max %.3f", s.w_min, s.w_mean(), s.w_max);
+    log_info("throughput %.0f tokens/s; checkpoint %s", tokens_per_s_n_ ? tokens_per_s_sum_ / tokens_per_s_n_ : 0.0,
+             ckpt.empty() ? "none" : ckpt.c_str());
+    log_info("summary written to %s", (fs::path(run_dir_) / "summary.json").c_str());
+}
+
+int Trainer::run() {
+    setup();
+    seed_generators(cfg_.train.seed, comm_.rank);
+    load_data();
+    build_model_and_optimizer();
+    plan_steps();
+    if (!resume_from_.empty()) {
+        try {
+            restore(resume_from_);
+        } catch (const InputError& e) {
+            throw InputError(std::string(e.what()) + kResumeHint);
+        }
+    }
+    if (comm_.is_main()) {
+        metrics_.open((fs::path(run_dir_) / "metrics.jsonl").string(), std::ios::app);
+        if (!metrics_) throw RuntimeFailure("cannot write " + run_dir_ + "/metrics.jsonl");
+    }
+    if (resume_from_.empty()) eval_and_record("before training");
+
+    // A bar on a terminal; otherwise the per-step log lines below are the progress report.
+    const bool bar = progress_bar_wanted(cfg_.log.progress) && comm_.is_main();
+    Progress progress("train", state_.total_steps, "steps", bar);
+    auto t_start = std::chrono::steady_clock::now();
+    int64_t start_step = state_.step;
+    while (state_.step < state_.total_steps) {
+        std::vector<Row> rows = rows_for_epoch(state_.epoch);
+        int64_t spe = steps_per_epoch(static_cast<int64_t>(rows.size()), global_batch_);
+        if (state_.step_in_epoch >= spe) {
+            ++state_.epoch;
+            state_.step_in_epoch = 0;
+            continue;
+        }
+        StepResult r = step(step_rows_for_rank(rows, global_batch_, state_.step_in_epoch, comm_.rank, comm_.world));
+        run_stats_.merge(r.stats);
+        ++state_.step;
+        ++state_.step_in_epoch;
+        double elapsed = seconds_since(t_start);
+        log_step(r, elapsed);
+        if (comm_.is_main()) {
+            std::string suffix = strprintf("loss %.4f | lr %.2e | %.0f tok/s", r.loss, r.lr,
+                                           r.seconds > 0 ? r.tokens / r.seconds : 0.0);
+            if (bar) progress.update(state_.step - start_step, suffix);
+            else if (state_.step % cfg_.log.every == 0)
+                log_info("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3f | kept %.1f%% | %.0f tokens/s | ETA %s",
+                         (long long)state_.step, (long long)state_.total_steps, r.loss, r.lr, r.grad_norm,
+                         100 * r.stats.kept_fraction(), r.seconds > 0 ? r.tokens / r.seconds : 0.0,
+                         format_duration(elapsed / (state_.step - start_step) * (state_.total_steps - state_.step)).c_str());
+        }
+        if (cfg_.train.eval_every > 0 && state_.step % cfg_.train.eval_every == 0 && state_.step < state_.total_steps)
+            eval_and_record("during training");
+        bool stop = signals_stop_requested();
+        if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop) save_checkpoint();
+        if (stop) {
+            if (bar) progress.finish();
+            throw StoppedBySignal(strprintf("stopped by signal %d at step %lld; checkpoint saved in %s; continue with --resume auto",
+                                            signals_received(), (long long)state_.step, run_dir_.c_str()));
+        }
+    }
+    if (bar) progress.finish();
+    double train_seconds = seconds_since(t_start);
+    eval_and_record("after training");
+    save_checkpoint();
+    write_summary(train_seconds);
+    return 0;
+}
+
+}  // namespace
+
+void train_dry_run(const Config& cfg) {
+    std::string summary = model_inspect(cfg.model.path);
+    log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());
+    TextPipeline pipe = text_pipeline_from(cfg);
+    log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
+             pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
+    DataLoadOptions lo;
+    lo.skip_invalid = cfg.data.skip_invalid;
+    lo.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
+    for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
+        if (f.empty()) continue;
+        LoadReport rep;
+        data_load_jsonl(f, lo, &rep);
+        log_info("data %s: %lld samples (%lld lines, %lld skipped)", f.c_str(), (long long)rep.loaded,
+                 (long long)rep.lines, (long long)rep.skipped);
+    }
+    log_info("run folder would be %s; configuration hash %s", run_dir_of(cfg).c_str(), config_hash(cfg).c_str());
+}
+
+int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm) {
+    Trainer t(cfg, opts, comm);
+    return t.run();
+}
+
+}  // namespace cuset

@@ -1,0 +1,255 @@
+// Data parallelism on CPUs: two Gloo ranks on localhost (started here, as torchrun would) reach
+// the same weights as one process with the same global batch; a 2-rank checkpoint resumes in one
+// process; a missing or dead rank makes the other exit with a clear error instead of hanging.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/model/safetensors.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using cuset::test::read_file;
+using cuset::test::run_cuset;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+using nlohmann::json;
+
+namespace {
+
+std::string write_config(const std::string& dir, int max_steps, int every) {
+    // eps 1e-3 instead of 1e-8: with a tiny eps, AdamW turns gradients that are ~0 into updates of
+    // +-lr whose sign rounding decides; a larger eps keeps the update a smooth function of the
+    // gradient, so two summation orders (fp32, ~1e-7 relative) give weights within 1e-6.
+    std::string path = dir + "/c.yaml";
+    write_file(path, "model:\n  path: " + cuset::test::tiny_model_dir() +
+                         "\n  dtype: float32\ndata:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: \"\"\n"
+                         "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
+                         "objective:\n  region:\n    window: 16\n"
+                         "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 1\n  grad_accum: 2\n"
+                         "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-2\n  eps: 1.0e-3\n  seed: 5\n"
+                         "checkpoint:\n  every: " + std::to_string(every) + "\n  keep_last: 0\n"
+                         "log:\n  progress: never\nrun:\n  output_dir: " + dir + "\ndistributed:\n  timeout_s: 15\n");
+    return path;
+}
+
+int free_port(int offset) { return 20000 + (::getpid() * 7 + offset * 101) % 30000; }
+
+pid_t spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port,
+                 const std::string& log, const std::vector<std::string>& extra = {}) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+        setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        freopen(log.c_str(), "w", stderr);
+        freopen("/dev/null", "w", stdout);
+        std::vector<std::string> args = {CUSET_BINARY, "--config", cfg, "--run-name", name};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(CUSET_BINARY, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+double max_weight_diff(const std::string& a, const std::string& b) {
+    cuset::SafetensorsFile fa(a + "/model.safetensors"), fb(b + "/model.safetensors");
+    double worst = 0;
+    for (const auto& t : fa.tensors()) {
+        const cuset::TensorView* u = fb.find(t.name);
+        EXPECT_NE(u, nullptr) << t.name;
+        if (!u) continue;
+        const float* x = reinterpret_cast<const float*>(t.data);
+        const float* y = reinterpret_cast<const float*>(u->data);
+        for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, double(std::abs(x[i] - y[i])));
+    }
+    return worst;
+}
+
+void run_two_ranks(const std::string& cfg, const std::string& dir, const std::string& name, int port,
+                   const std::vector<std::string>& extra = {}) {
+    pid_t r0 = spawn_rank(cfg, name, 0, 2, port, dir + "/" + name + "-r0.log", extra);
+    pid_t r1 = spawn_rank(cfg, name, 1, 2, port, dir + "/" + name + "-r1.log", extra);
+    int e1 = wait_exit(r1), e0 = wait_exit(r0);
+    ASSERT_EQ(e0, 0) << read_file(dir + "/" + name + "-r0.log");
+    ASSERT_EQ(e1, 0) << read_file(dir + "/" + name + "-r1.log");
+}
+
+// Two ranks against one process on the same global batch, for a threshold mode.
+void expect_two_ranks_match_one(const std::string& test, const std::string& mode, int port) {
+    std::string dir = scratch_dir(test);
+    std::string cfg = write_config(dir, 4, 0);
+    const std::string set_mode = "objective.mask.threshold.mode=" + mode;
+    // 16 KiB buckets: the 32 k-parameter test model's gradients go in ~8 all-reduces.
+    run_two_ranks(cfg, dir, "two", port,
+                  {"--set", set_mode, "--set", "distributed.bucket_mb=0.015625", "--log-level", "debug"});  // 2 ranks x 1 x 2 = 4 rows per step
+    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2 --set " + set_mode);  // 1 x 2 x 2
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
+    ASSERT_EQ(m2.size(), 4u);
+    ASSERT_EQ(m1.size(), 4u);
+    for (int i = 0; i < 4; ++i) {
+        // Same samples per step; only the order of fp32 summation differs: 1e-6 relative.
+        auto near = [&](const char* key) {
+            const double a = m2[i][key].get<double>(), b = m1[i][key].get<double>();
+            EXPECT_NEAR(a, b, 1e-6 * std::abs(b)) << key << " at step " << i + 1;
+        };
+        near("loss");
+        // The logged statistics are the whole step's on rank 0, not its own share.
+        near("ce");
+        near("w_min");
+        near("w_max");
+        near("mean_tau");
+        EXPECT_EQ(m2[i]["tokens"], m1[i]["tokens"]);
+        EXPECT_EQ(m2[i]["kept_fraction"], m1[i]["kept_fraction"]) << "step " << i + 1;
+        EXPECT_EQ(m2[i]["sensitive_fraction"], m1[i]["sensitive_fraction"]) << "step " << i + 1;
+    }
+    EXPECT_LE(max_weight_diff(dir + "/two/checkpoint-0000004", dir + "/one/checkpoint-0000004"), 1e-6);
+    // The gradient all-reduce overlaps backward: buckets start before backward has finished.
+    const std::string log = read_file(dir + "/two-r0.log");
+    const std::string key = "gradient all-reduce: ";
+    const size_t at = log.find(key);
+    ASSERT_NE(at, std::string::npos) << log;
+    unsigned started = 0, total = 0;
+    ASSERT_EQ(std::sscanf(log.c_str() + at + key.size(), "%u of %u", &started, &total), 2) << log.substr(at, 80);
+    EXPECT_GT(total, 4u);
+    EXPECT_GE(started, 1u);
+}
+
+}  // namespace
+
+TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
+    expect_two_ranks_match_one("dist-equal", "sample_quantile", free_port(1));
+}
+
+TEST(Distributed, BatchQuantileGathersTheThresholdFromEveryRank) {
+    // tau is the q-quantile over the step's confidences from both ranks, as in one process.
+    expect_two_ranks_match_one("dist-batch-quantile", "batch_quantile", free_port(5));
+}
+
+TEST(Distributed, OneRankWithANonFiniteStepSkipsItOnEveryRank) {
+    // One sample only one rank trains on poisons its forward pass (NaN input-embedding rows, in an
+    // untied copy of the model, for every token holding a non-ASCII byte; the other samples are
+    // ASCII): that rank's step fails before
+    // its backward while the other rank's buckets start during backward. Both must issue the same
+    // collectives, skip the step together and finish, instead of hanging or mixing up buffers.
+    std::string dir = scratch_dir("dist-nonfinite");
+    std::string model = dir + "/model";
+    fs::copy(cuset::test::tiny_model_dir(), model, fs::copy_options::recursive);
+    write_file(dir + "/poison.py",
+               "import json, sys, torch\n"
+               "from safetensors.torch import load_file, save_file\n"
+               "d = sys.argv[1]\n"
+               "bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))\n"
+               "cs = bs[:]\n"
+               "n = 0\n"
+               "for b in range(256):\n"
+               "    if b not in bs:\n"
+               "        bs.append(b); cs.append(256 + n); n += 1\n"
+               "byte_of = {chr(c): b for b, c in zip(bs, cs)}\n"
+               "vocab = json.load(open(d + '/tokenizer.json'))['model']['vocab']\n"
+               "bad = [i for t, i in vocab.items() if any(byte_of.get(ch, 0) >= 128 for ch in t)]\n"
+               "p = d + '/model.safetensors'\n"
+               "t = load_file(p)\n"
+               "t['lm_head.weight'] = t['model.embed_tokens.weight'].clone()  # untied: only inputs poisoned\n"
+               "t['model.embed_tokens.weight'][bad] = float('nan')\n"
+               "save_file(t, p, metadata={'format': 'pt'})\n"
+               "c = json.load(open(d + '/config.json'))\n"
+               "c['tie_word_embeddings'] = False\n"
+               "json.dump(c, open(d + '/config.json', 'w'))\n"
+               "print(len(bad))\n");
+    auto poison = cuset::test::run_command(std::string(CUSET_PYTHON) + " " + dir + "/poison.py " + model);
+    ASSERT_EQ(poison.exit_code, 0) << poison.err;
+    ASSERT_GT(std::atoi(poison.out.c_str()), 0) << poison.out;
+    std::string data = read_file("tests/fixtures/mini_sft.jsonl");
+    ASSERT_TRUE(std::all_of(data.begin(), data.end(), [](char c) { return static_cast<unsigned char>(c) < 128; }));
+    write_file(dir + "/data.jsonl", data + "{\"id\": \"mini-poison\", \"prompt\": \"Say it in French.\", "
+                                            "\"response\": \"Caf\u00e9 cr\u00e8me, s'il vous pla\u00eet.\"}\n");
+    std::string cfg = write_config(dir, 3, 0);  // 11 samples: steps of 4, 4 and 3 rows
+    run_two_ranks(cfg, dir, "two", free_port(6),
+                  {"--set", "model.path=" + model, "--set", "data.train=" + dir + "/data.jsonl", "--set",
+                   "distributed.bucket_mb=0.015625", "--set", "train.max_bad_steps=2"});
+    auto m = cuset::test::read_metrics(dir + "/two");
+    ASSERT_EQ(m.size(), 3u);
+    int skipped = 0;
+    for (const auto& j : m) skipped += j["skipped"].get<bool>() ? 1 : 0;
+    EXPECT_EQ(skipped, 1);
+    const std::string r1 = read_file(dir + "/two-r0.log") + read_file(dir + "/two-r1.log");
+    EXPECT_EQ(cuset::test::count_of(r1, "non-finite logits"), 1) << r1;  // one rank's forward failed
+}
+
+TEST(Distributed, TwoRankCheckpointResumesInOneProcess) {
+    std::string dir = scratch_dir("dist-resume");
+    std::string cfg = write_config(dir, 4, 2);
+    run_two_ranks(cfg, dir, "two", free_port(2));
+    fs::create_directories(dir + "/one");
+    fs::copy(dir + "/two/checkpoint-0000002", dir + "/one/checkpoint-0000002", fs::copy_options::recursive);
+    auto r = run_cuset("--config " + cfg + " --run-name one --resume auto --set train.micro_batch_size=2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
+    ASSERT_EQ(m1.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(m1[i]["step"], m2[i + 2]["step"]);
+        EXPECT_NEAR(m1[i]["loss"].get<double>(), m2[i + 2]["loss"].get<double>(), 1e-6 * m2[i + 2]["loss"].get<double>());
+    }
+    EXPECT_LE(max_weight_diff(dir + "/two/checkpoint-0000004", dir + "/one/checkpoint-0000004"), 1e-6);
+    // A different global batch is refused.
+    auto bad = run_cuset("--config " + cfg + " --run-name one --resume " + dir + "/two/checkpoint-0000002");
+    EXPECT_EQ(bad.exit_code, 3);
+    EXPECT_NE(bad.err.find("rows per step"), std::string::npos) << bad.err;
+}
+
+TEST(Distributed, MissingRankTimesOutWithAClearError) {
+    std::string dir = scratch_dir("dist-missing");
+    std::string cfg = write_config(dir, 4, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    pid_t r0 = spawn_rank(cfg, "alone", 0, 2, free_port(3), dir + "/alone.log", {"--set", "distributed.timeout_s=3"});
+    int e = wait_exit(r0);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(e, 4) << read_file(dir + "/alone.log");
+    EXPECT_NE(read_file(dir + "/alone.log").find("distributed: rank 0"), std::string::npos) << read_file(dir + "/alone.log");
+    EXPECT_LT(secs, 60.0);
+}
+
+TEST(Distributed, DeadRankMakesTheOtherExit) {
+    std::string dir = scratch_dir("dist-dead");
+    std::string cfg = write_config(dir, 400, 0);
+    int port = free_port(4);
+    pid_t r0 = spawn_rank(cfg, "dead", 0, 2, port, dir + "/r0.log", {"--set", "distributed.timeout_s=5"});
+    pid_t r1 = spawn_rank(cfg, "dead", 1, 2, port, dir + "/r1.log", {"--set", "distributed.timeout_s=5"});
+    auto t0 = std::chrono::steady_clock::now();
+    while (cuset::test::read_metrics(dir + "/dead").size() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_GE(cuset::test::read_metrics(dir + "/dead").size(), 2u) << read_file(dir + "/r0.log");
+    kill(r1, SIGKILL);
+    wait_exit(r1);
+    auto t1 = std::chrono::steady_clock::now();
+    int e0 = wait_exit(r0);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    EXPECT_EQ(e0, 4) << read_file(dir + "/r0.log");
+    EXPECT_NE(read_file(dir + "/r0.log").find("distributed: rank 0"), std::string::npos) << read_file(dir + "/r0.log");
+    EXPECT_LT(secs, 60.0);  // timeout 5 s: it must not hang
+}

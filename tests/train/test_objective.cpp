@@ -1,0 +1,808 @@
+// The CuSeT objective (../shared/METHOD.md sec. 1-5): hand-worked examples with known
+// probabilities, golden values from PyTorch/numpy (tests/golden/objective.py), chunked vs full
+// logits, split invariance of a step, and the edge cases. All on the CPU.
+//
+// Tolerances: float64 cases compare at rtol 1e-10 or tighter. Every value is a short chain of
+// fp64 operations (a log-sum-exp over <= 17 logits, sums of <= 40 terms), so the honest error is
+// ~1e-14; 1e-10 leaves room for summation order and still catches any wrong formula, whose
+// errors are >= 1e-3 here. float32 and bfloat16 cases state theirs where they are made.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/config.h"
+#include "cuset/core/error.h"
+#include "cuset/train/objective.h"
+
+using cuset::Method;
+using cuset::MicroBatchTargets;
+using cuset::Objective;
+using cuset::ObjectiveOptions;
+using cuset::ObjectiveOutput;
+using cuset::ThresholdMode;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kIgn = -1.0;  // "ignored position" in the hand-worked rows below
+
+const at::TensorOptions kF64 = at::TensorOptions().dtype(at::kDouble);
+const at::TensorOptions kI64 = at::TensorOptions().dtype(at::kLong);
+
+at::Tensor tensor_f64(const std::vector<double>& v, at::IntArrayRef shape) {
+    return at::tensor(v, kF64).reshape(shape);
+}
+at::Tensor tensor_from_json(const json& j, at::IntArrayRef shape) {
+    return tensor_f64(j.get<std::vector<double>>(), shape);
+}
+at::Tensor labels_from_json(const json& j, at::IntArrayRef shape) {
+    return at::tensor(j.get<std::vector<int64_t>>(), kI64).reshape(shape);
+}
+
+const json& golden() {
+    static const json g = [] {
+        std::ifstream f(CUSET_TEST_WORK "/golden/objective/objective.json");
+        if (!f) throw std::runtime_error("golden objective.json missing: run ctest (fixture golden_objective)");
+        return json::parse(f);
+    }();
+    return g;
+}
+
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, double rtol, double atol,
+                  const std::string& what) {
+    ASSERT_TRUE(actual.defined()) << what << ": undefined";
+    ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+    at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
+    const double max_err = (a - e).abs().max().item<double>();
+    EXPECT_TRUE(at::allclose(a, e, rtol, atol))
+        << what << ": max |actual - expected| = " << max_err << " (rtol " << rtol << ", atol " << atol << ")";
+}
+
+// ------------------------------------------------------------------ hand-worked micro-batches
+
+// With lm_head = I (V = D = 4), hidden = log p gives softmax = p exactly, so the confidence of a
+// target is the probability written in the test: p[y] = c, the other three (1 - c) / 3.
+struct Hand {
+    at::Tensor hidden;  // [B, T, 4] fp64
+    at::Tensor lm_head; // [4, 4] fp64 identity
+    MicroBatchTargets t;
+};
+
+Hand hand_batch(const std::vector<std::vector<double>>& conf, const std::vector<std::vector<int>>& sens) {
+    const int64_t B = conf.size(), T = conf[0].size();
+    std::vector<double> h;
+    std::vector<int64_t> y;
+    std::vector<uint8_t> s;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t) {
+            const double c = conf[b][t] == kIgn ? 0.25 : conf[b][t];
+            const int64_t label = (b + t) % 4;
+            for (int64_t v = 0; v < 4; ++v) h.push_back(std::log(v == label ? c : (1 - c) / 3));
+            y.push_back(conf[b][t] == kIgn ? cuset::kIgnoreIndex : label);
+            s.push_back(sens[b][t]);
+        }
+    Hand hb;
+    hb.hidden = tensor_f64(h, {B, T, 4});
+    hb.lm_head = at::eye(4, kF64);
+    hb.t.labels = at::tensor(y, kI64).reshape({B, T});
+    hb.t.sensitive = at::tensor(std::vector<int64_t>(s.begin(), s.end()), kI64).reshape({B, T}).to(at::kBool);
+    return hb;
+}
+
+// Sample 0 (row 0): c = 0.9 0.2 0.6 0.1 0.8, the 0.1 is CUDA-sensitive; position 5 is padding.
+// Sample 1 (row 1): a prompt token, then c = 0.5 0.05 0.7 0.3, then padding.
+Hand hand_example() {
+    return hand_batch({{0.9, 0.2, 0.6, 0.1, 0.8, kIgn}, {kIgn, 0.5, 0.05, 0.7, 0.3, kIgn}},
+                      {{0, 0, 0, 1, 0, 0}, {1, 0, 0, 0, 0, 0}});
+}
+double L(double c) { return -std::log(c); }
+
+ObjectiveOptions cuset_options(int64_t chunk) {
+    ObjectiveOptions o;
+    o.method = Method::kCuset;
+    o.q = 0.25;
+    o.window = 2;
+    o.alpha = 1.0;
+    o.chunk_size = chunk;
+    return o;
+}
+
+ObjectiveOutput run(const ObjectiveOptions& o, const Hand& hb, std::optional<double> batch_tau = std::nullopt) {
+    return Objective(o).compute(hb.hidden, hb.lm_head, hb.t, batch_tau);
+}
+
+constexpr double kHandTol = 1e-12;  // fp64, c = exp(-(lse - log c)) round trip ~1e-16
+
+// Chunk sizes that walk every path: 0 = full-logits reference; 1, 2, 3 make both samples longer
+// than a chunk (loss pass + recompute pass); 4 fits sample 1 only; 1024 one group.
+class HandChunks : public ::testing::TestWithParam<int64_t> {};
+INSTANTIATE_TEST_SUITE_P(Chunks, HandChunks, ::testing::Values(0, 1, 2, 3, 4, 1024));
+
+TEST_P(HandChunks, CusetMaskWeightsLossAndStats) {
+    // Sample 0: sorted c = .1 .2 .6 .8 .9, (n-1) q = 4 * .25 = 1 -> tau = .2. c >= .2 keeps all
+    //   but the .1, which is sensitive: kept only because sensitive. Windows of 2: means .55 .4
+    //   .35 .45 -> hardest [2, 4) at .35, w = 1 + (1 - .35) = 1.65.
+    // Sample 1: sorted c = .05 .3 .5 .7, (n-1) q = .75 -> tau = .05 + .75 (.3 - .05) = .2375, so
+    //   the .05 is dropped. Windows: .275 .375 .5 -> [0, 2), w = 1.725.
+    ObjectiveOutput out = run(cuset_options(GetParam()), hand_example());
+    const double num0 = L(.9) + L(.2) + L(.6) + L(.1) + L(.8), num1 = L(.5) + L(.7) + L(.3);
+    EXPECT_NEAR(out.numerator.item<double>(), 1.65 * num0 + 1.725 * num1, kHandTol * 100);
+    EXPECT_NEAR(out.denominator, 1.65 * 5 + 1.725 * 3, kHandTol * 10);
+    ASSERT_EQ(out.samples.size(), 2u);
+    EXPECT_NEAR(out.samples[0].tau, 0.2, kHandTol);
+    EXPECT_NEAR(out.samples[1].tau, 0.2375, kHandTol);
+    EXPECT_NEAR(out.samples[0].weight, 1.65, kHandTol);
+    EXPECT_NEAR(out.samples[1].weight, 1.725, kHandTol);
+    EXPECT_EQ(out.samples[0].win_begin, 2);
+    EXPECT_EQ(out.samples[0].win_end, 4);
+    EXPECT_NEAR(out.samples[0].win_mean, 0.35, kHandTol);
+    EXPECT_EQ(out.samples[1].win_begin, 0);
+    EXPECT_EQ(out.samples[1].win_end, 2);
+    EXPECT_NEAR(out.samples[1].win_mean, 0.275, kHandTol);
+    EXPECT_EQ(out.samples[0].n_valid, 5);
+    EXPECT_EQ(out.samples[1].n_valid, 4);
+
+    const cuset::ObjectiveStats& s = out.stats;
+    EXPECT_EQ(s.n_valid, 9);
+    EXPECT_EQ(s.n_kept, 8);
+    EXPECT_EQ(s.n_sensitive, 1);  // the prompt token of row 1 is flagged but not valid
+    EXPECT_EQ(s.n_kept_only_sensitive, 1);
+    EXPECT_EQ(s.n_samples, 2);
+    EXPECT_NEAR(s.mean_tau(), (0.2 + 0.2375) / 2, kHandTol);
+    EXPECT_NEAR(s.w_min, 1.65, kHandTol);
+    EXPECT_NEAR(s.w_max, 1.725, kHandTol);
+    EXPECT_NEAR(s.w_mean(), (1.65 + 1.725) / 2, kHandTol);
+    EXPECT_NEAR(s.conf_mean_sensitive(), 0.1, kHandTol);
+    EXPECT_NEAR(s.conf_mean_plain(), (0.9 + 0.2 + 0.6 + 0.8 + 0.5 + 0.05 + 0.7 + 0.3) / 8, kHandTol);
+    EXPECT_NEAR(s.nll_mean(), (num0 + num1 + L(.05)) / 9, kHandTol);
+    EXPECT_NEAR(s.kept_fraction(), 8.0 / 9, kHandTol);
+    EXPECT_NEAR(s.sensitive_fraction(), 1.0 / 9, kHandTol);
+    EXPECT_NEAR(s.kept_only_sensitive_fraction(), 1.0 / 9, kHandTol);
+}
+
+TEST_P(HandChunks, DropWeightKeepsASmallShare) {
+    ObjectiveOptions o = cuset_options(GetParam());
+    o.drop_weight = 0.1;  // the dropped .05 of sample 1 now counts 0.1
+    ObjectiveOutput out = run(o, hand_example());
+    const double num0 = L(.9) + L(.2) + L(.6) + L(.1) + L(.8), num1 = L(.5) + L(.7) + L(.3);
+    EXPECT_NEAR(out.numerator.item<double>(), 1.65 * num0 + 1.725 * (num1 + 0.1 * L(.05)), 1e-10);
+    EXPECT_NEAR(out.denominator, 1.65 * 5 + 1.725 * 3.1, 1e-11);
+    EXPECT_EQ(out.stats.n_kept, 8);
+}
+
+TEST_P(HandChunks, AblationSwitches) {
+    const double num0 = L(.9) + L(.2) + L(.6) + L(.1) + L(.8), num1 = L(.5) + L(.7) + L(.3);
+    {  // no sensitivity rescue: sample 0's .1 (< tau .2) is dropped too
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.mask_sensitivity = false;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.numerator.item<double>(), 1.65 * (num0 - L(.1)) + 1.725 * num1, 1e-10);
+        EXPECT_NEAR(out.denominator, 1.65 * 4 + 1.725 * 3, 1e-11);
+        EXPECT_EQ(out.stats.n_kept, 7);
+        EXPECT_EQ(out.stats.n_kept_only_sensitive, 0);
+    }
+    {  // no confidence mask: every valid token, still region-weighted
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.mask_confidence = false;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.numerator.item<double>(), 1.65 * num0 + 1.725 * (num1 + L(.05)), 1e-10);
+        EXPECT_NEAR(out.denominator, 1.65 * 5 + 1.725 * 4, 1e-11);
+        EXPECT_EQ(out.stats.n_kept, 9);
+        EXPECT_TRUE(std::isnan(out.samples[0].tau));
+        EXPECT_TRUE(std::isnan(out.stats.mean_tau()));
+    }
+    {  // no region weights: w = 1, the mask stays
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.region_enabled = false;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.numerator.item<double>(), num0 + num1, 1e-11);
+        EXPECT_DOUBLE_EQ(out.denominator, 8.0);
+        EXPECT_EQ(out.samples[0].weight, 1.0);
+        EXPECT_EQ(out.samples[0].win_begin, -1);
+    }
+    {  // fixed threshold .45: sample 0 drops the .2 (the .1 is rescued), sample 1 the .05 and .3
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.threshold_mode = ThresholdMode::kFixed;
+        o.threshold_value = 0.45;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.numerator.item<double>(),
+                    1.65 * (L(.9) + L(.6) + L(.1) + L(.8)) + 1.725 * (L(.5) + L(.7)), 1e-10);
+        EXPECT_NEAR(out.denominator, 1.65 * 4 + 1.725 * 2, 1e-11);
+        EXPECT_EQ(out.samples[1].tau, 0.45);
+    }
+    {  // batch_quantile: the caller's step threshold .55 for both samples (c = .5 is dropped)
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.threshold_mode = ThresholdMode::kBatchQuantile;
+        ObjectiveOutput out = run(o, hand_example(), 0.55);
+        EXPECT_NEAR(out.numerator.item<double>(),
+                    1.65 * (L(.9) + L(.6) + L(.1) + L(.8)) + 1.725 * L(.7), 1e-10);
+        EXPECT_NEAR(out.denominator, 1.65 * 4 + 1.725 * 1, 1e-11);
+        EXPECT_EQ(out.samples[0].tau, 0.55);
+    }
+}
+
+TEST_P(HandChunks, BaselineMethods) {
+    const std::vector<double> c = {.9, .2, .6, .1, .8, .5, .05, .7, .3};
+    double sft = 0, dft = 0, focal = 0;
+    for (double x : c) {
+        sft += L(x);
+        dft += x * L(x);                         // DFT: weight c (the detached probability)
+        focal += std::pow(1 - x, 1.5) * L(x);    // focal, gamma 1.5
+    }
+    for (auto [method, expected] : {std::pair{Method::kSft, sft}, std::pair{Method::kDft, dft},
+                                    std::pair{Method::kFocal, focal}}) {
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.method = method;
+        o.focal_gamma = 1.5;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.numerator.item<double>(), expected, 1e-11) << cuset::method_name(method);
+        EXPECT_DOUBLE_EQ(out.denominator, 9.0) << cuset::method_name(method);  // m = valid, w = 1
+        EXPECT_EQ(out.stats.n_kept, 9);
+        EXPECT_EQ(out.stats.w_min, 1.0);
+        EXPECT_TRUE(std::isnan(out.samples[0].tau));
+    }
+}
+
+TEST_P(HandChunks, QuantileAndWindowExtremes) {
+    {  // q = 0: tau = the smallest c, nothing is dropped
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.q = 0.0;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.samples[0].tau, 0.1, kHandTol);
+        EXPECT_NEAR(out.samples[1].tau, 0.05, kHandTol);
+        EXPECT_EQ(out.stats.n_kept, 9);
+        EXPECT_EQ(out.stats.n_kept_only_sensitive, 0);
+    }
+    {  // q = 1: tau = the largest c: only the .9 and .7 pass, plus the sensitive .1
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.q = 1.0;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.samples[0].tau, 0.9, kHandTol);
+        EXPECT_NEAR(out.samples[1].tau, 0.7, kHandTol);
+        EXPECT_EQ(out.stats.n_kept, 3);
+        EXPECT_EQ(out.stats.n_kept_only_sensitive, 1);
+        EXPECT_NEAR(out.numerator.item<double>(), 1.65 * (L(.9) + L(.1)) + 1.725 * L(.7), 1e-10);
+    }
+    {  // window 1: the single least confident token; w = 2 - min c
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.window = 1;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.samples[0].weight, 1.9, kHandTol);
+        EXPECT_EQ(out.samples[0].win_begin, 3);
+        EXPECT_EQ(out.samples[0].win_end, 4);
+        EXPECT_NEAR(out.samples[1].weight, 1.95, kHandTol);
+        EXPECT_EQ(out.samples[1].win_begin, 1);
+    }
+    {  // fewer tokens than the window: one window over all of them
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.window = 256;
+        o.alpha = 0.5;
+        ObjectiveOutput out = run(o, hand_example());
+        EXPECT_NEAR(out.samples[0].win_mean, 2.6 / 5, kHandTol);
+        EXPECT_NEAR(out.samples[0].weight, 1 + 0.5 * (1 - 2.6 / 5), kHandTol);
+        EXPECT_EQ(out.samples[0].win_begin, 0);
+        EXPECT_EQ(out.samples[0].win_end, 5);
+        EXPECT_NEAR(out.samples[1].weight, 1 + 0.5 * (1 - 1.55 / 4), kHandTol);
+        EXPECT_EQ(out.samples[1].win_end, 4);
+    }
+}
+
+// Cached confidences are used as given (exact binary fractions here), so windows tie exactly.
+TEST_P(HandChunks, CachedConfidenceAndEarliestTie) {
+    Hand hb = hand_batch({{.9, .9, .9, .9, .9, .9}, {.9, .9, .9, .9, .9, kIgn}},
+                         {{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}});
+    // Sample 0 window sums (2): .75 .5 .75 .75 .5 -> the first .5, [1, 3); sample 1: all .75 ->
+    // [0, 2). The model's own confidence (.9 everywhere) must not be used.
+    hb.t.confidence = at::tensor(std::vector<float>{.5f, .25f, .25f, .5f, .25f, .25f,  //
+                                                    .5f, .25f, .5f, .25f, .5f, .7f})
+                          .reshape({2, 6});
+    ObjectiveOptions o = cuset_options(GetParam());
+    o.cached_confidence = true;
+    o.q = 0.5;
+    ObjectiveOutput out = run(o, hb);
+    EXPECT_EQ(out.samples[0].win_begin, 1);
+    EXPECT_EQ(out.samples[0].win_mean, 0.25);
+    EXPECT_EQ(out.samples[1].win_begin, 0);
+    EXPECT_EQ(out.samples[1].win_mean, 0.375);
+    EXPECT_EQ(out.samples[0].tau, 0.25);   // median of .25 .25 .25 .25 .5 .5
+    EXPECT_EQ(out.samples[1].tau, 0.5);    // median of .25 .25 .5 .5 .5
+    EXPECT_EQ(out.stats.n_kept, 6 + 3);
+    EXPECT_EQ(out.stats.conf_sum_plain, 2.0 + 2.0);  // the valid cached values, no sensitive one
+    // The loss itself still comes from the model: -log .9 per kept token.
+    EXPECT_NEAR(out.numerator.item<double>(), (1.75 * 6 + 1.625 * 3) * L(.9), 1e-10);
+
+    hb.t.confidence.index_put_({0, 2}, 1.5f);
+    EXPECT_THROW(run(o, hb), cuset::InputError);
+}
+
+// ------------------------------------------------------------------ golden: PyTorch and numpy
+
+TEST(ObjectiveGolden, QuantileMatchesNumpy) {
+    for (const json& c : golden()["quantile"]) {
+        at::Tensor v = at::tensor(c["values"].get<std::vector<double>>(), kF64);
+        const double q = c["q"], expected = c["expected"];
+        // numpy's lerp reproduced operation for operation: equal to the last bit.
+        EXPECT_EQ(cuset::quantile_linear(v, q), expected) << "n=" << v.numel() << " q=" << q;
+        EXPECT_EQ(cuset::quantile_linear(v.flip(0), q), expected) << "order must not matter";
+    }
+}
+
+TEST(ObjectiveGolden, TokenNllChunkedAndFullMatchTorch) {
+    const json& g = golden()["nll"];
+    const int64_t N = g["N"], D = g["D"], V = g["V"];
+    at::Tensor labels = labels_from_json(g["labels"], {N});
+    at::Tensor up = tensor_from_json(g["g"], {N});
+    for (int64_t chunk : {0, 1, 2, 4, 5, 10, 13, 1024}) {
+        at::Tensor h = tensor_from_json(g["hidden"], {N, D}).requires_grad_();
+        at::Tensor w = tensor_from_json(g["weight"], {V, D}).requires_grad_();
+        at::Tensor nll = cuset::token_nll(h, w, labels, chunk);
+        EXPECT_EQ(nll.scalar_type(), at::kDouble);
+        (nll * up).sum().backward();
+        const std::string what = "chunk " + std::to_string(chunk);
+        expect_close(nll, tensor_from_json(g["nll"], {N}), 1e-12, 1e-14, what + " nll");
+        expect_close(h.grad(), tensor_from_json(g["grad_hidden"], {N, D}), 1e-11, 1e-13, what + " grad hidden");
+        expect_close(w.grad(), tensor_from_json(g["grad_weight"], {V, D}), 1e-11, 1e-13, what + " grad weight");
+    }
+}
+
+// sft over a step of two micro-batches is PyTorch's mean cross-entropy over the step's response
+// tokens, gradients included, whatever the chunking.
+TEST(ObjectiveGolden, SftStepIsTorchMeanCrossEntropy) {
+    const json& g = golden()["sft_step"];
+    const int64_t D = g["D"], V = g["V"];
+    for (int64_t chunk : {0, 3, 1024}) {
+        ObjectiveOptions o;
+        o.method = Method::kSft;
+        o.chunk_size = chunk;
+        Objective obj(o);
+        at::Tensor w = tensor_from_json(g["weight"], {V, D}).requires_grad_();
+        std::vector<at::Tensor> hs;
+        double num = 0, den = 0;
+        for (const json& mb : g["micro_batches"]) {
+            const int64_t B = mb["B"], T = mb["T"];
+            at::Tensor h = tensor_from_json(mb["hidden"], {B, T, D}).requires_grad_();
+            MicroBatchTargets t;
+            t.labels = labels_from_json(mb["labels"], {B, T});
+            ObjectiveOutput out = obj.compute(h, w, t);
+            out.numerator.backward();
+            num += out.numerator.item<double>();
+            den += out.denominator;
+            hs.push_back(h);
+        }
+        const double step_den = cuset::step_denominator(den, nullptr);
+        std::vector<at::Tensor> params = hs;
+        params.push_back(w);
+        cuset::gradients_scale(params, 1.0 / step_den);
+        const std::string what = "chunk " + std::to_string(chunk);
+        EXPECT_NEAR(num / step_den, g["loss"].get<double>(), 1e-12) << what;
+        expect_close(w.grad(), tensor_from_json(g["grad_weight"], {V, D}), 1e-10, 1e-13, what + " grad weight");
+        for (size_t i = 0; i < hs.size(); ++i) {
+            const json& mb = g["micro_batches"][i];
+            expect_close(hs[i].grad(), tensor_from_json(mb["grad_hidden"], {mb["B"], mb["T"], D}), 1e-10,
+                         1e-13, what + " grad hidden " + std::to_string(i));
+        }
+    }
+}
+
+ObjectiveOptions options_from_json(const json& j, int64_t chunk) {
+    ObjectiveOptions o;
+    const std::string m = j["method"];
+    o.method = m == "sft" ? Method::kSft : m == "dft" ? Method::kDft : m == "focal" ? Method::kFocal : Method::kCuset;
+    o.cached_confidence = j["cached"];
+    o.mask_confidence = j["mask_confidence"];
+    o.mask_sensitivity = j["mask_sensitivity"];
+    o.drop_weight = j["drop_weight"];
+    const std::string mode = j["mode"];
+    o.threshold_mode = mode == "fixed" ? ThresholdMode::kFixed
+                       : mode == "batch_quantile" ? ThresholdMode::kBatchQuantile
+                                                  : ThresholdMode::kSampleQuantile;
+    o.q = j["q"];
+    o.threshold_value = j["value"];
+    o.region_enabled = j["region"];
+    o.window = j["window"];
+    o.alpha = j["alpha"];
+    o.focal_gamma = j["gamma"];
+    o.chunk_size = chunk;
+    return o;
+}
+
+// A packed micro-batch (3 rows, 5 samples, one without tokens) against the naive Python
+// implementation of METHOD.md, every method and switch, every path (chunk 0 = full logits,
+// 4 and 7 split samples and groups differently, 1024 = one group).
+TEST(ObjectiveGolden, MatchesNaiveImplementation) {
+    const json& g = golden()["naive"];
+    const int64_t B = g["B"], T = g["T"], D = g["D"], V = g["V"];
+    MicroBatchTargets t;
+    t.labels = labels_from_json(g["labels"], {B, T});
+    t.sensitive = labels_from_json(g["sensitive"], {B, T}).to(at::kBool);
+    t.sample_index = labels_from_json(g["sample_index"], {B, T});
+    t.sample_ids = g["sample_ids"].get<std::vector<std::string>>();
+    t.confidence = tensor_from_json(g["confidence"], {B, T}).to(at::kFloat);
+    for (const json& c : g["cases"]) {
+        const json& e = c["expected"];
+        for (int64_t chunk : {0, 4, 7, 1024}) {
+            const std::string what = c["name"].get<std::string>() + " chunk " + std::to_string(chunk);
+            Objective obj(options_from_json(c["options"], chunk));
+            at::Tensor h = tensor_from_json(g["hidden"], {B, T, D}).requires_grad_();
+            at::Tensor w = tensor_from_json(g["weight"], {V, D}).requires_grad_();
+            std::optional<double> batch_tau;
+            if (obj.needs_two_passes()) {  // pass 1, as the trainer does it
+                batch_tau = cuset::quantile_linear(obj.confidences(h, w, t), obj.options().q);
+                EXPECT_NEAR(*batch_tau, e["batch_tau"].get<double>(), 1e-12) << what;
+            }
+            ObjectiveOutput out = obj.compute(h, w, t, batch_tau);
+            out.numerator.backward();
+            EXPECT_NEAR(out.numerator.item<double>(), e["numerator"].get<double>(), 1e-10) << what;
+            EXPECT_NEAR(out.denominator, e["denominator"].get<double>(), 1e-10) << what;
+            expect_close(h.grad(), tensor_from_json(e["grad_hidden"], {B, T, D}), 1e-10, 1e-12, what + " grad hidden");
+            expect_close(w.grad(), tensor_from_json(e["grad_weight"], {V, D}), 1e-10, 1e-12, what + " grad weight");
+            ASSERT_EQ(out.samples.size(), e["samples"].size()) << what;
+            for (size_t s = 0; s < out.samples.size(); ++s) {
+                const json& es = e["samples"][s];
+                const cuset::SampleWeight& sw = out.samples[s];
+                EXPECT_EQ(sw.id, t.sample_ids[s]);
+                EXPECT_EQ(sw.n_valid, es["n_valid"].get<int64_t>()) << what << " sample " << s;
+                EXPECT_NEAR(sw.weight, es["weight"].get<double>(), 1e-12) << what << " sample " << s;
+                EXPECT_EQ(sw.win_begin, es["win_begin"].get<int64_t>()) << what << " sample " << s;
+                EXPECT_EQ(sw.win_end, es["win_end"].get<int64_t>()) << what << " sample " << s;
+                if (es["tau"].is_null()) EXPECT_TRUE(std::isnan(sw.tau)) << what << " sample " << s;
+                else EXPECT_NEAR(sw.tau, es["tau"].get<double>(), 1e-12) << what << " sample " << s;
+            }
+            const json& es = e["stats"];
+            EXPECT_EQ(out.stats.n_kept, es["n_kept"].get<int64_t>()) << what;
+            EXPECT_EQ(out.stats.n_sensitive, es["n_sensitive"].get<int64_t>()) << what;
+            EXPECT_EQ(out.stats.n_kept_only_sensitive, es["n_kept_only_sensitive"].get<int64_t>()) << what;
+            EXPECT_NEAR(out.stats.conf_sum_sensitive, es["conf_sum_sensitive"].get<double>(), 1e-12) << what;
+            EXPECT_NEAR(out.stats.conf_sum_plain, es["conf_sum_plain"].get<double>(), 1e-12) << what;
+            EXPECT_NEAR(out.stats.nll_sum_valid, es["nll_sum_valid"].get<double>(), 1e-10) << what;
+            EXPECT_EQ(out.stats.n_samples, 4) << what;  // s4 has no token
+        }
+    }
+}
+
+// ------------------------------------------------------------------ chunked vs full logits
+
+// float32, bigger vocabulary: chunked (fused and recomputing) vs full logits, values and grads.
+TEST(ObjectiveChunks, Float32ChunkedMatchesFullLogits) {
+    at::manual_seed(7);
+    const int64_t B = 3, T = 40, D = 32, V = 1000;
+    at::Tensor h0 = at::randn({B, T, D}) * 0.5, w0 = at::randn({V, D}) * 0.5;
+    MicroBatchTargets t;
+    t.labels = at::randint(0, V, {B, T}, kI64);
+    t.labels.narrow(1, 0, 5).fill_(cuset::kIgnoreIndex);
+    t.sensitive = at::rand({B, T}) < 0.3;
+    auto grads = [&](int64_t chunk) {
+        ObjectiveOptions o;
+        o.window = 8;
+        o.chunk_size = chunk;
+        at::Tensor h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+        ObjectiveOutput out = Objective(o).compute(h, w, t);
+        out.numerator.backward();
+        return std::tuple{out.numerator.detach(), h.grad(), w.grad(), out.denominator};
+    };
+    auto [n0, gh0, gw0, d0] = grads(0);
+    // fp32: logits ~N(0, 2), ~1e3 terms per sum; rounding differences ~1e-6 relative. The
+    // tolerance 1e-4 is far below what a wrong coefficient or a missed row would cause (>1e-2).
+    for (int64_t chunk : {16, 50, 1024}) {
+        auto [n1, gh1, gw1, d1] = grads(chunk);
+        const std::string what = "chunk " + std::to_string(chunk);
+        expect_close(n1, n0, 1e-5, 1e-5, what + " numerator");
+        EXPECT_NEAR(d1, d0, 1e-6 * d0) << what;  // same masks; weights from fp32 confidences
+        expect_close(gh1, gh0, 1e-4, 1e-6, what + " grad hidden");
+        expect_close(gw1, gw0, 1e-4, 1e-6, what + " grad weight");
+    }
+    // token_nll's own chunked path (backward recomputes) against the full one.
+    at::Tensor y = t.labels.reshape({-1});
+    at::Tensor hf = h0.reshape({-1, D}).clone().requires_grad_(), wf = w0.clone().requires_grad_();
+    at::Tensor hc = hf.detach().clone().requires_grad_(), wc = wf.detach().clone().requires_grad_();
+    at::Tensor up = at::rand({B * T});
+    at::Tensor lf = cuset::token_nll(hf, wf, y, 0), lc = cuset::token_nll(hc, wc, y, 17);
+    (lf * up).sum().backward();
+    (lc * up).sum().backward();
+    EXPECT_EQ(lc.scalar_type(), at::kFloat);
+    expect_close(lc, lf, 1e-5, 1e-5, "token_nll");
+    expect_close(hc.grad(), hf.grad(), 1e-4, 1e-6, "token_nll grad hidden");
+    expect_close(wc.grad(), wf.grad(), 1e-4, 1e-6, "token_nll grad weight");
+}
+
+// A bfloat16 model: the loss is fp32, close to the fp32 computation on the same (bf16) values.
+TEST(ObjectiveChunks, Bfloat16ModelGivesFloat32Loss) {
+    at::manual_seed(3);
+    const int64_t N = 24, D = 16, V = 300;
+    at::Tensor h16 = (at::randn({N, D}) * 0.5).to(at::kBFloat16), w16 = (at::randn({V, D}) * 0.5).to(at::kBFloat16);
+    at::Tensor y = at::randint(0, V, {N}, kI64);
+    at::Tensor hb = h16.clone().requires_grad_(), wb = w16.clone().requires_grad_();
+    at::Tensor hf = h16.to(at::kFloat).requires_grad_(), wf = w16.to(at::kFloat).requires_grad_();
+    at::Tensor lb = cuset::token_nll(hb, wb, y, 8), lf = cuset::token_nll(hf, wf, y, 0);
+    EXPECT_EQ(lb.scalar_type(), at::kFloat);
+    lb.sum().backward();
+    lf.sum().backward();
+    EXPECT_EQ(hb.grad().scalar_type(), at::kBFloat16);
+    EXPECT_EQ(wb.grad().scalar_type(), at::kBFloat16);
+    // On the CPU the logits are rounded to bf16 (8 bits): |z| < 8 -> error < 8 * 2^-8 = .03 per
+    // logit, so the loss is within .06; gradients within 2^-7 relative plus bf16 output rounding.
+    expect_close(lb, lf, 0.0, 0.06, "bf16 nll");
+    expect_close(hb.grad(), hf.grad(), 0.02, 0.02, "bf16 grad hidden");
+    expect_close(wb.grad(), wf.grad(), 0.02, 0.02, "bf16 grad weight");
+}
+
+// ------------------------------------------------------------------ split invariance
+
+// A step of 4 samples through a tiny linear model (hidden = X A) gives the same gradient for
+// micro-batch 4 x accumulation 1, 2 x 2 and 1 x 4 (fp64; only summation order differs, ~1e-15,
+// checked at 1e-11). The classic per-micro-batch mean would miss by ~10%.
+struct Step {
+    at::Tensor X;       // [4, T, D0] fp64
+    at::Tensor labels;  // [4, T]
+    at::Tensor sens;    // [4, T]
+};
+
+Step make_step() {
+    at::manual_seed(11);
+    const int64_t T = 14, D0 = 3, V = 9;
+    Step s;
+    s.X = at::randn({4, T, D0}, kF64);
+    s.labels = at::randint(0, V, {4, T}, kI64);
+    const int64_t prompt[4] = {2, 5, 1, 3}, len[4] = {10, 14, 4, 9};  // valid: 8, 9, 3, 6
+    for (int64_t i = 0; i < 4; ++i) {
+        s.labels[i].narrow(0, 0, prompt[i]).fill_(cuset::kIgnoreIndex);
+        if (len[i] < T) s.labels[i].narrow(0, len[i], T - len[i]).fill_(cuset::kIgnoreIndex);
+    }
+    s.sens = at::rand({4, T}, kF64) < 0.3;
+    return s;
+}
+
+std::pair<at::Tensor, at::Tensor> step_grads(const Step& s, const ObjectiveOptions& o, int64_t micro,
+                                             double* loss) {
+    at::manual_seed(5);
+    at::Tensor A = at::randn({3, 5}, kF64).requires_grad_(), W = at::randn({9, 5}, kF64).requires_grad_();
+    Objective obj(o);
+    std::optional<double> batch_tau;
+    if (obj.needs_two_passes()) {
+        std::vector<at::Tensor> all;
+        for (int64_t b = 0; b < 4; b += micro) {
+            at::NoGradGuard no_grad;
+            all.push_back(obj.confidences(at::matmul(s.X.narrow(0, b, micro), A), W, s.labels.narrow(0, b, micro)));
+        }
+        batch_tau = cuset::quantile_linear(at::cat(all), o.q);
+    }
+    double num = 0, den = 0;
+    for (int64_t b = 0; b < 4; b += micro) {
+        MicroBatchTargets t;
+        t.labels = s.labels.narrow(0, b, micro);
+        t.sensitive = s.sens.narrow(0, b, micro);
+        ObjectiveOutput out = obj.compute(at::matmul(s.X.narrow(0, b, micro), A), W, t, batch_tau);
+        out.numerator.backward();
+        num += out.numerator.item<double>();
+        den += out.denominator;
+    }
+    // Two "ranks" that each hold half of the sum: the all-reduce hook adds the other half.
+    const double D = cuset::step_denominator(den / 2, [](double x) { return 2 * x; });
+    cuset::gradients_scale({A, W}, 1.0 / D);
+    *loss = num / D;
+    return {A.grad(), W.grad()};
+}
+
+TEST(ObjectiveSplit, GradientIndependentOfMicroBatching) {
+    Step s = make_step();
+    std::vector<std::pair<std::string, ObjectiveOptions>> cases;
+    for (int64_t chunk : {0, 4, 1024}) {
+        ObjectiveOptions o;
+        o.window = 4;
+        o.chunk_size = chunk;
+        const std::string c = " chunk " + std::to_string(chunk);
+        cases.push_back({"cuset" + c, o});
+        ObjectiveOptions sft = o;
+        sft.method = Method::kSft;
+        cases.push_back({"sft" + c, sft});
+        ObjectiveOptions dft = o;
+        dft.method = Method::kDft;
+        cases.push_back({"dft" + c, dft});
+        ObjectiveOptions focal = o;
+        focal.method = Method::kFocal;
+        cases.push_back({"focal" + c, focal});
+        ObjectiveOptions bq = o;
+        bq.threshold_mode = ThresholdMode::kBatchQuantile;
+        bq.drop_weight = 0.2;
+        cases.push_back({"cuset batch_quantile" + c, bq});
+    }
+    for (const auto& [name, o] : cases) {
+        double loss4 = 0, loss2 = 0, loss1 = 0;
+        auto [a4, w4] = step_grads(s, o, 4, &loss4);
+        auto [a2, w2] = step_grads(s, o, 2, &loss2);
+        auto [a1, w1] = step_grads(s, o, 1, &loss1);
+        EXPECT_NEAR(loss2, loss4, 1e-12 * std::abs(loss4)) << name;
+        EXPECT_NEAR(loss1, loss4, 1e-12 * std::abs(loss4)) << name;
+        expect_close(a2, a4, 1e-11, 1e-14, name + " grad A, 2 x 2");
+        expect_close(a1, a4, 1e-11, 1e-14, name + " grad A, 1 x 4");
+        expect_close(w2, w4, 1e-11, 1e-14, name + " grad W, 2 x 2");
+        expect_close(w1, w4, 1e-11, 1e-14, name + " grad W, 1 x 4");
+    }
+    // The test can fail: a per-micro-batch mean (the gradient-accumulation bug) differs.
+    ObjectiveOptions o;
+    o.method = Method::kSft;
+    at::manual_seed(5);
+    at::Tensor A = at::randn({3, 5}, kF64).requires_grad_(), W = at::randn({9, 5}, kF64).requires_grad_();
+    for (int64_t b = 0; b < 4; ++b) {
+        MicroBatchTargets t;
+        t.labels = s.labels.narrow(0, b, 1);
+        ObjectiveOutput out = Objective(o).compute(at::matmul(s.X.narrow(0, b, 1), A), W, t);
+        (out.numerator / out.denominator / 4).backward();
+    }
+    double loss = 0;
+    auto [a4, w4] = step_grads(s, o, 4, &loss);
+    EXPECT_GT((A.grad() - a4).abs().max().item<double>(), 1e-3);
+}
+
+// ------------------------------------------------------------------ edge cases and the API
+
+TEST(ObjectiveEdges, NoValidTokenIsAZeroStep) {
+    Hand hb = hand_batch({{kIgn, kIgn, kIgn}}, {{1, 0, 0}});
+    for (int64_t chunk : {0, 2}) {
+        at::Tensor h = hb.hidden.clone().requires_grad_();
+        ObjectiveOptions o = cuset_options(chunk);
+        ObjectiveOutput out = Objective(o).compute(h, hb.lm_head, hb.t);
+        EXPECT_EQ(out.numerator.item<double>(), 0.0);
+        EXPECT_EQ(out.denominator, 0.0);
+        EXPECT_EQ(out.stats.n_valid, 0);
+        EXPECT_EQ(out.stats.n_samples, 0);
+        EXPECT_NO_THROW(out.numerator.backward());
+        EXPECT_FALSE(h.grad().defined());  // nothing reached the model
+        EXPECT_EQ(cuset::step_denominator(out.denominator, nullptr), 0.0);
+        EXPECT_THROW(cuset::gradients_scale({h}, 1.0 / out.denominator), cuset::RuntimeFailure);
+    }
+}
+
+TEST(ObjectiveEdges, NonFiniteLogitIsAClearError) {
+    for (int64_t chunk : {0, 2, 1024}) {
+        Hand hb = hand_example();
+        hb.hidden.index_put_({1, 3, 2}, std::nan(""));
+        EXPECT_THROW(run(cuset_options(chunk), hb), cuset::RuntimeFailure) << chunk;
+        hb = hand_example();
+        hb.lm_head.index_put_({1, 1}, INFINITY);
+        EXPECT_THROW(run(cuset_options(chunk), hb), cuset::RuntimeFailure) << chunk;
+        hb = hand_example();
+        hb.hidden.index_put_({0, 0, 3}, -INFINITY);  // not the target's logit: still an error
+        EXPECT_THROW(run(cuset_options(chunk), hb), cuset::RuntimeFailure) << chunk;
+        try {
+            at::Tensor w = hand_example().lm_head.clone();
+            w.index_put_({0, 0}, std::nan(""));
+            cuset::token_nll(hb.hidden.reshape({-1, 4}), w, hb.t.labels.reshape({-1}), chunk);
+            ADD_FAILURE() << "no error";
+        } catch (const cuset::RuntimeFailure& e) {
+            EXPECT_NE(std::string(e.what()).find("non-finite logits"), std::string::npos) << e.what();
+        }
+        // A NaN in an ignored position is never computed: ignored targets cost nothing.
+        hb = hand_example();
+        hb.hidden.index_put_({0, 5, 0}, std::nan(""));
+        hb.hidden.index_put_({1, 0, 0}, std::nan(""));
+        EXPECT_TRUE(std::isfinite(run(cuset_options(chunk), hb).numerator.item<double>())) << chunk;
+    }
+}
+
+TEST(ObjectiveEdges, BadInputsAreReported) {
+    Hand hb = hand_example();
+    hb.t.labels.index_put_({0, 1}, 4);  // V = 4
+    EXPECT_THROW(run(cuset_options(0), hb), cuset::InputError);
+    EXPECT_THROW(cuset::token_nll(hb.hidden.reshape({-1, 4}), hb.lm_head, hb.t.labels.reshape({-1}), 2),
+                 cuset::InputError);
+    ObjectiveOptions o = cuset_options(2);
+    o.threshold_mode = ThresholdMode::kBatchQuantile;
+    EXPECT_THROW(run(o, hand_example()), cuset::RuntimeFailure);  // no batch_tau
+    o = cuset_options(2);
+    o.cached_confidence = true;
+    EXPECT_THROW(run(o, hand_example()), cuset::RuntimeFailure);  // no confidence tensor
+    o = cuset_options(2);
+    o.window = 0;
+    EXPECT_THROW(Objective{o}, cuset::UsageError);
+    hb = hand_example();
+    EXPECT_THROW(Objective(cuset_options(2)).compute(hb.hidden, hb.lm_head.to(at::kFloat), hb.t),
+                 cuset::RuntimeFailure);
+}
+
+// Evaluation runs without gradients: same numbers, no graph.
+TEST(ObjectiveEdges, NoGradEvaluation) {
+    Hand hb = hand_example();
+    for (int64_t chunk : {0, 2, 1024}) {
+        double with_grad = run(cuset_options(chunk), hb).numerator.item<double>();
+        at::NoGradGuard no_grad;
+        ObjectiveOutput out = run(cuset_options(chunk), hb);
+        EXPECT_FALSE(out.numerator.requires_grad());
+        EXPECT_EQ(out.numerator.item<double>(), with_grad);
+    }
+}
+
+// A frozen lm_head (or frozen hidden states): only the other gradient is made, and it is right.
+TEST(ObjectiveEdges, GradientsOnlyWhereRequired) {
+    const json& g = golden()["naive"];
+    const int64_t B = g["B"], T = g["T"], D = g["D"], V = g["V"];
+    MicroBatchTargets t;
+    t.labels = labels_from_json(g["labels"], {B, T});
+    t.sample_index = labels_from_json(g["sample_index"], {B, T});
+    const json& e = g["cases"][0]["expected"];  // cuset; chunk 4 recomputes the longer samples
+    ASSERT_EQ(g["cases"][0]["name"], "cuset");
+    t.sensitive = labels_from_json(g["sensitive"], {B, T}).to(at::kBool);
+    for (int64_t chunk : {4, 1024}) {
+        ObjectiveOptions o = options_from_json(g["cases"][0]["options"], chunk);
+        at::Tensor h = tensor_from_json(g["hidden"], {B, T, D}).requires_grad_();
+        at::Tensor w = tensor_from_json(g["weight"], {V, D});
+        Objective(o).compute(h, w, t).numerator.backward();
+        expect_close(h.grad(), tensor_from_json(e["grad_hidden"], {B, T, D}), 1e-10, 1e-12, "frozen lm_head");
+        EXPECT_FALSE(w.grad().defined());
+        h = tensor_from_json(g["hidden"], {B, T, D});
+        w.requires_grad_();
+        Objective(o).compute(h, w, t).numerator.backward();
+        expect_close(w.grad(), tensor_from_json(e["grad_weight"], {V, D}), 1e-10, 1e-12, "frozen hidden");
+    }
+}
+
+TEST(ObjectiveApi, ConfidencesOfValidTargets) {
+    Hand hb = hand_example();
+    for (int64_t chunk : {0, 3}) {
+        at::Tensor c = Objective(cuset_options(chunk)).confidences(hb.hidden, hb.lm_head, hb.t.labels);
+        EXPECT_EQ(c.scalar_type(), at::kDouble);
+        expect_close(c, at::tensor(std::vector<double>{.9, .2, .6, .1, .8, .5, .05, .7, .3}), kHandTol, 0,
+                     "confidences");
+    }
+}
+
+TEST(ObjectiveApi, OptionsFromConfig) {
+    cuset::Config cfg;
+    EXPECT_EQ(cuset::objective_options_from(cfg).method, Method::kCuset);
+    EXPECT_EQ(cuset::objective_options_from(cfg).window, 256);
+    EXPECT_EQ(cuset::objective_options_from(cfg).q, 0.2);
+    cfg.objective.method = "focal";
+    cfg.objective.confidence_source = "cached";
+    cfg.objective.mask_confidence = false;
+    cfg.objective.mask_sensitivity = false;
+    cfg.objective.drop_weight = 0.25;
+    cfg.objective.threshold_mode = "batch_quantile";
+    cfg.objective.threshold_q = 0.3;
+    cfg.objective.threshold_value = 0.6;
+    cfg.objective.region_enabled = false;
+    cfg.objective.region_window = 64;
+    cfg.objective.region_alpha = 2.0;
+    cfg.objective.focal_gamma = 3.0;
+    cfg.objective.chunk_size = 0;
+    ObjectiveOptions o = cuset::objective_options_from(cfg);
+    EXPECT_EQ(o.method, Method::kFocal);
+    EXPECT_TRUE(o.cached_confidence);
+    EXPECT_FALSE(o.mask_confidence);
+    EXPECT_FALSE(o.mask_sensitivity);
+    EXPECT_EQ(o.drop_weight, 0.25);
+    EXPECT_EQ(o.threshold_mode, ThresholdMode::kBatchQuantile);
+    EXPECT_EQ(o.q, 0.3);
+    EXPECT_EQ(o.threshold_value, 0.6);
+    EXPECT_FALSE(o.region_enabled);
+    EXPECT_EQ(o.window, 64);
+    EXPECT_EQ(o.alpha, 2.0);
+    EXPECT_EQ(o.focal_gamma, 3.0);
+    EXPECT_EQ(o.chunk_size, 0);
+    cfg.objective.method = "mystery";
+    EXPECT_THROW(cuset::objective_options_from(cfg), cuset::UsageError);
+}
+
+TEST(ObjectiveApi, StatsMerge) {
+    ObjectiveOutput a = run(cuset_options(0), hand_example());
+    cuset::ObjectiveStats s = a.stats;
+    s.merge(a.stats);
+    EXPECT_EQ(s.n_valid, 18);
+    EXPECT_EQ(s.n_kept, 16);
+    EXPECT_EQ(s.n_samples, 4);
+    EXPECT_NEAR(s.w_min, 1.65, kHandTol);
+    EXPECT_NEAR(s.w_max, 1.725, kHandTol);
+    EXPECT_NEAR(s.mean_tau(), a.stats.mean_tau(), kHandTol);
+    EXPECT_NEAR(s.kept_fraction(), 8.0 / 9, kHandTol);
+    cuset::ObjectiveStats empty;
+    EXPECT_TRUE(std::isnan(empty.kept_fraction()));
+}
+
+}  // namespace
