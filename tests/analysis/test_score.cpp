@@ -240,16 +240,20 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
             const double left = d[2 + 4 * i], y = d[3 + 4 * i], right = d[4 + 4 * i], y2 = d[5 + 4 * i];
             EXPECT_LT(left, right) << kOrder[h] << " bin " << i;
             EXPECT_EQ(y, y2) << kOrder[h] << " bin " << i;
-            if (density[i] == 0) EXPECT_EQ(y, baseline) << kOrder[h] << " empty bin " << i;
+            if (density[i] == 0) {
+                EXPECT_EQ(y, baseline) << kOrder[h] << " empty bin " << i;
+            }
             density_y.emplace_back(density[i], y);
         }
     }
     std::sort(density_y.begin(), density_y.end());
     EXPECT_LT(density_y.back().second, baseline - 1) << "the densest bar has no height";
-    for (size_t i = 1; i < density_y.size(); ++i)
-        if (density_y[i].first > density_y[i - 1].first)
+    for (size_t i = 1; i < density_y.size(); ++i) {
+        if (density_y[i].first > density_y[i - 1].first) {
             EXPECT_LE(density_y[i].second, density_y[i - 1].second)
                 << "density " << density_y[i].first << " drawn lower than " << density_y[i - 1].first;
+        }
+    }
     std::vector<const XmlElement*> curves = elements_named(svg, "polyline");
     ASSERT_EQ(curves.size(), 2u);
     std::vector<double> last_y;
