@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cuset/analysis/stats.h"
+#include "cuset/analysis/report.h"
 #include "cuset/core/log.h"
 #include "cuset/data/score_file.h"
 

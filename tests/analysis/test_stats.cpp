@@ -11,8 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuset/core/error.h"
+#include "cuset/analysis/ks.h"
+#include "cuset/analysis/report.h"
 #include "cuset/analysis/stats.h"
+#include "cuset/analysis/svg.h"
+#include "cuset/core/error.h"
 #include "test_util.h"
 
 using nlohmann::json;
