@@ -639,21 +639,10 @@ double ObjectiveStats::conf_mean_plain() const { return ratio(conf_sum_plain, n_
 double ObjectiveStats::nll_mean() const { return ratio(nll_sum_valid, n_valid); }
 
 Objective::Objective(ObjectiveOptions opts) : opts_(std::move(opts)) {
-    const ObjectiveOptions& o = opts_;
-    if (!(o.q >= 0.0 && o.q <= 1.0))
-        throw UsageError(strprintf("objective.mask.threshold.q: %g is outside [0, 1]", o.q));
-    if (!(o.drop_weight >= 0.0 && o.drop_weight <= 1.0))
-        throw UsageError(strprintf("objective.mask.drop_weight: %g is outside [0, 1]", o.drop_weight));
-    if (o.window < 1)
-        throw UsageError(strprintf("objective.region.window: %lld must be >= 1",
-                                   static_cast<long long>(o.window)));
-    if (!(o.alpha >= 0.0 && std::isfinite(o.alpha)))
-        throw UsageError(strprintf("objective.region.alpha: %g must be >= 0", o.alpha));
-    if (!(o.focal_gamma >= 0.0 && std::isfinite(o.focal_gamma)))
-        throw UsageError(strprintf("objective.focal.gamma: %g must be >= 0", o.focal_gamma));
-    if (o.chunk_size < 0)
-        throw UsageError(strprintf("objective.chunk_size: %lld must be >= 0",
-                                   static_cast<long long>(o.chunk_size)));
+    // The ranges of objective.* are checked once, by the configuration schema (core/config.cpp).
+    // Options built in code skip that; a region window below one token has no meaning, so the
+    // window is checked here too, against the schema's own bounds (one set of bounds).
+    config_check_range("objective.region.window", static_cast<double>(opts_.window));
 }
 
 bool Objective::needs_two_passes() const {
@@ -826,10 +815,6 @@ double quantile_linear(const at::Tensor& values, double q) {
     const double fl = std::floor(virt);
     const auto lo = static_cast<int64_t>(fl);
     return lerp_numpy(p[lo], p[lo + 1], virt - fl);
-}
-
-double step_denominator(double local, const std::function<double(double)>& all_reduce) {
-    return all_reduce ? all_reduce(local) : local;
 }
 
 void gradients_scale(const std::vector<at::Tensor>& params, double inv_denominator) {

@@ -160,11 +160,9 @@ void Trainer::setup() {
     comm_.barrier();
     signals_install();
     if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
-    device_ = device_resolve(cfg_.train.device);
-    if (device_.is_cuda() && comm_.world > 1) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm_.local_rank));
+    device_ = device_for_rank(cfg_.train.device, comm_.world, comm_.local_rank);
     if (device_.is_cpu()) cpu_allocator_keep_pages();
-    if (cfg_.model.dtype == "auto") dtype_ = device_.is_cuda() ? at::kBFloat16 : at::kFloat;
-    else dtype_ = dtype_from_name(cfg_.model.dtype);
+    dtype_ = dtype_resolve(cfg_.model.dtype, device_);
     log_info("run %s | device %s | dtype %s | %d CPU threads | rank %lld of %lld", run_dir_.c_str(),
              device_.str().c_str(), dtype_name(dtype_).c_str(), at::get_num_threads(),
              (long long)comm_.rank, (long long)comm_.world);
@@ -357,8 +355,10 @@ void Trainer::restore(const std::string& ckpt) {
         gen.set_state(rng->second.cpu());
     }
     auto rng_cuda = opt.find("rng.cuda");
-    if (rng_cuda != opt.end() && device_.is_cuda())
-        at::globalContext().defaultGenerator(device_).set_state(rng_cuda->second.cpu());
+    if (rng_cuda != opt.end() && device_.is_cuda()) {
+        at::Generator gen = at::globalContext().defaultGenerator(device_);  // a handle on the device's generator
+        gen.set_state(rng_cuda->second.cpu());
+    }
     int64_t world = state_.world_size;
     state_ = s;
     state_.world_size = world;
@@ -471,8 +471,8 @@ void Trainer::save_checkpoint() {
         st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
         if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
         safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
-        file_write_atomic((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
-        file_write_atomic((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
+        atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
+        atomic_write((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
         checkpoint_commit(tmp, final_dir);
         checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
         log_info("saved %s (%.1fs)", final_dir.c_str(), seconds_since(t0));
@@ -637,9 +637,7 @@ void train_dry_run(const Config& cfg) {
     TextPipeline pipe = text_pipeline_from(cfg);
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
              pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
-    DataLoadOptions lo;
-    lo.skip_invalid = cfg.data.skip_invalid;
-    lo.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
+    DataLoadOptions lo = data_load_options_from(cfg);
     for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
         if (f.empty()) continue;
         LoadReport rep;

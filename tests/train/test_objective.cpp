@@ -377,7 +377,7 @@ TEST(ObjectiveGolden, SftStepIsTorchMeanCrossEntropy) {
             den += out.denominator;
             hs.push_back(h);
         }
-        const double step_den = cuset::step_denominator(den, nullptr);
+        const double step_den = den;
         std::vector<at::Tensor> params = hs;
         params.push_back(w);
         cuset::gradients_scale(params, 1.0 / step_den);
@@ -584,8 +584,9 @@ std::pair<at::Tensor, at::Tensor> step_grads(const Step& s, const ObjectiveOptio
         num += out.numerator.item<double>();
         den += out.denominator;
     }
-    // Two "ranks" that each hold half of the sum: the all-reduce hook adds the other half.
-    const double D = cuset::step_denominator(den / 2, [](double x) { return 2 * x; });
+    // The step's denominator over all micro-batches (train_step sums it over ranks as well; the
+    // step-level split test through train_step is tests/train/test_train_step.cpp).
+    const double D = den;
     cuset::gradients_scale({A, W}, 1.0 / D);
     *loss = num / D;
     return {A.grad(), W.grad()};
@@ -656,7 +657,7 @@ TEST(ObjectiveEdges, NoValidTokenIsAZeroStep) {
         EXPECT_EQ(out.stats.n_samples, 0);
         EXPECT_NO_THROW(out.numerator.backward());
         EXPECT_FALSE(h.grad().defined());  // nothing reached the model
-        EXPECT_EQ(cuset::step_denominator(out.denominator, nullptr), 0.0);
+        EXPECT_EQ(out.denominator, 0.0);
         EXPECT_THROW(cuset::gradients_scale({h}, 1.0 / out.denominator), cuset::RuntimeFailure);
     }
 }

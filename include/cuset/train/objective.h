@@ -146,9 +146,8 @@ private:
 // interpolation, computed in fp64.
 double quantile_linear(const at::Tensor& values, double q);
 
-// Step normalisation: after all micro-batches of a step, divide every gradient by the step's global
-// denominator. `all_reduce` (may be empty) sums a CPU double across ranks first.
-double step_denominator(double local, const std::function<double(double)>& all_reduce);
+// Step normalisation (train_step): after all micro-batches of a step, every gradient is divided by
+// the step's global denominator (the sum of ObjectiveOutput::denominator over micro-batches and ranks).
 // grad *= inv_denominator for every parameter that has a gradient. Throws RuntimeFailure when
 // inv_denominator is not finite (a step with denominator 0 must be skipped by the caller).
 void gradients_scale(const std::vector<at::Tensor>& params, double inv_denominator);
