@@ -151,14 +151,17 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
     std::string dir = scratch_dir("analyze");
     std::string cfg = config(dir);
     ASSERT_EQ(run_cuset("score --config " + cfg + " --out " + dir + "/s.bin").exit_code, 0);
-    auto r = run_cuset("analyze --config " + cfg + " --scores " + dir + "/s.bin --out " + dir + "/an");
+    // The untrained tiny model gives every token p ~ 0.0025: fine bins and a threshold near the
+    // median so that the histograms, CDFs and windows tell the two sets apart.
+    auto r = run_cuset("analyze --config " + cfg + " --scores " + dir + "/s.bin --out " + dir +
+                       "/an --set analysis.bins=1000 --set analysis.window=16 --set analysis.low_threshold=0.0025");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("KS test"), std::string::npos) << r.out;
     json a = json::parse(read_file(dir + "/an/analysis.json"));
     const int64_t window = a["options"]["window"], bins = a["options"]["bins"];
     const double low = a["options"]["low_threshold"], overlap = a["options"]["overlap"];
-    ASSERT_GE(window, 1);
-    ASSERT_GE(bins, 1);
+    ASSERT_EQ(window, 16);
+    ASSERT_EQ(bins, 1000);
 
     // The same numbers counted here from the score file, naively: valid tokens are the training
     // targets with a probability (token 0 has none), windows are summed one by one.
@@ -166,6 +169,7 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
     int64_t valid = 0, sensitive = 0, samples_with_tokens = 0, samples_with_low = 0;
     int64_t windows = 0, low_windows = 0, low_sensitive = 0;
     std::vector<int64_t> hist_sensitive(bins, 0), hist_non_sensitive(bins, 0);  // [bins]
+    std::vector<double> values_sensitive, values_non_sensitive;                 // their confidences
     for (const cuset::ScoreRecord& rec : records) {
         std::vector<double> conf;  // [n] valid tokens' p(target)
         std::vector<int> sens;     // [n] 0 or 1
@@ -173,6 +177,7 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
             if (!rec.trainable[t] || !std::isfinite(rec.prob[t])) continue;
             conf.push_back(rec.prob[t]);
             sens.push_back(rec.tag_bits[t] != 0);
+            (sens.back() ? values_sensitive : values_non_sensitive).push_back(conf.back());
             const int64_t bin = std::min<int64_t>(bins - 1, static_cast<int64_t>(conf.back() * bins));
             ++(sens.back() ? hist_sensitive : hist_non_sensitive)[bin];
         }
@@ -199,6 +204,8 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
     }
     ASSERT_GT(sensitive, 0);
     ASSERT_LT(sensitive, valid);
+    ASSERT_GT(low_windows, 0);
+    ASSERT_LT(low_windows, windows);
 
     EXPECT_EQ(a["n_samples"].get<int64_t>(), static_cast<int64_t>(records.size()));
     EXPECT_EQ(a["n_tokens"].get<int64_t>(), valid);
@@ -216,32 +223,57 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
     EXPECT_EQ(a["windows"]["n_low_windows"].get<int64_t>(), low_windows);
     EXPECT_EQ(a["windows"]["n_low_sensitive"].get<int64_t>(), low_sensitive);
 
-    // analysis.svg: one well-formed <svg> whose two histograms have one bar per bin, higher for a
-    // higher density (one log axis for both) and on the baseline when empty, two CDF curves
-    // rising to 1, and the report's counts and KS distance in its labels.
+    // analysis.svg: one well-formed <svg>; each set's colour is the one its legend line shows.
     std::vector<XmlElement> svg;
     ASSERT_EQ(parse_xml(read_file(dir + "/an/analysis.svg"), svg), "");
     ASSERT_FALSE(svg.empty());
     EXPECT_EQ(svg[0].name, "svg");
+    struct Set {
+        const char* key;                 // in analysis.json
+        std::string legend;              // its legend text
+        std::vector<double>* values;     // its confidences, counted here
+        std::string color;
+    };
+    std::vector<Set> sets = {
+        {"sensitive", "sensitive (n = " + std::to_string(sensitive) + ")", &values_sensitive, ""},
+        {"non_sensitive", "non-sensitive (n = " + std::to_string(valid - sensitive) + ")", &values_non_sensitive, ""}};
+    for (Set& set : sets) {
+        for (size_t i = 1; i < svg.size() && set.color.empty(); ++i)
+            if (svg[i].name == "text" && svg[i].text == set.legend && svg[i - 1].name == "line")
+                set.color = svg[i - 1].attrs["stroke"];
+        ASSERT_FALSE(set.color.empty()) << "no legend line for '" << set.legend << "'";
+        std::sort(set.values->begin(), set.values->end());
+    }
+    ASSERT_NE(sets[0].color, sets[1].color);
+    auto set_of = [&](const XmlElement* e) -> const Set* {
+        auto it = e->attrs.find("stroke");
+        for (const Set& set : sets)
+            if (it != e->attrs.end() && it->second == set.color) return &set;
+        return nullptr;
+    };
+
+    // Histograms: one bar per bin in each set's colour, on the baseline when the bin is empty and
+    // higher for a higher density (one log axis for both).
     std::vector<const XmlElement*> paths = elements_named(svg, "path");
     ASSERT_EQ(paths.size(), 2u);
     std::vector<std::pair<double, double>> density_y;  // (density, bar top y) of every bin
     double baseline = 0;
-    const char* kOrder[] = {"non_sensitive", "sensitive"};  // drawn in this order
-    for (size_t h = 0; h < 2; ++h) {
-        const std::vector<double> density = a["histogram"][kOrder[h]]["density"].get<std::vector<double>>();
+    for (const XmlElement* path : paths) {
+        const Set* set = set_of(path);
+        ASSERT_NE(set, nullptr) << "histogram in no set's colour";
+        const std::vector<double> density = a["histogram"][set->key]["density"].get<std::vector<double>>();
         ASSERT_EQ(static_cast<int64_t>(density.size()), bins);
         // M x0 base, then per bin L left y L right y, then L x1 base Z.
-        const std::vector<double> d = numbers_in(paths[h]->attrs.at("d"));
-        ASSERT_EQ(static_cast<int64_t>(d.size()), 4 * bins + 4) << paths[h]->attrs.at("d");
+        const std::vector<double> d = numbers_in(path->attrs.at("d"));
+        ASSERT_EQ(static_cast<int64_t>(d.size()), 4 * bins + 4) << set->key;
         baseline = d[1];
         EXPECT_EQ(d[d.size() - 1], baseline);
         for (int64_t i = 0; i < bins; ++i) {
             const double left = d[2 + 4 * i], y = d[3 + 4 * i], right = d[4 + 4 * i], y2 = d[5 + 4 * i];
-            EXPECT_LT(left, right) << kOrder[h] << " bin " << i;
-            EXPECT_EQ(y, y2) << kOrder[h] << " bin " << i;
+            EXPECT_LE(left, right) << set->key << " bin " << i;
+            EXPECT_EQ(y, y2) << set->key << " bin " << i;
             if (density[i] == 0) {
-                EXPECT_EQ(y, baseline) << kOrder[h] << " empty bin " << i;
+                EXPECT_EQ(y, baseline) << set->key << " empty bin " << i;
             }
             density_y.emplace_back(density[i], y);
         }
@@ -254,21 +286,43 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
                 << "density " << density_y[i].first << " drawn lower than " << density_y[i - 1].first;
         }
     }
+
+    // CDF curves, one per set in its colour: read back through the frame of their panel (the
+    // second of the two), each point is the share of that set's confidences <= x, up to the
+    // 0.1 px the coordinates are written with.
+    std::vector<const XmlElement*> frames;
+    for (const XmlElement* rect : elements_named(svg, "rect"))
+        if (rect->attrs.count("stroke") && rect->attrs.at("stroke") == "#333333") frames.push_back(rect);
+    ASSERT_EQ(frames.size(), 2u);
+    const double fx0 = std::stod(frames[1]->attrs.at("x")), fw = std::stod(frames[1]->attrs.at("width"));
+    const double fy0 = std::stod(frames[1]->attrs.at("y")), fh = std::stod(frames[1]->attrs.at("height"));
     std::vector<const XmlElement*> curves = elements_named(svg, "polyline");
     ASSERT_EQ(curves.size(), 2u);
-    std::vector<double> last_y;
+    EXPECT_NE(set_of(curves[0]), set_of(curves[1]));
     for (const XmlElement* c : curves) {
+        const Set* set = set_of(c);
+        ASSERT_NE(set, nullptr) << "CDF in no set's colour";
         const std::vector<double> pts = numbers_in(c->attrs.at("points"));
         ASSERT_GE(pts.size(), 4u);
         ASSERT_EQ(pts.size() % 2, 0u);
-        for (size_t i = 2; i < pts.size(); i += 2) {
-            EXPECT_GT(pts[i], pts[i - 2]) << "x of point " << i / 2;
-            EXPECT_LE(pts[i + 1], pts[i - 1]) << "the CDF falls at point " << i / 2;
+        const std::vector<double>& v = *set->values;
+        auto share_le = [&](double x) {
+            return static_cast<double>(std::upper_bound(v.begin(), v.end(), x) - v.begin()) / static_cast<double>(v.size());
+        };
+        int wrong = 0;
+        for (size_t i = 0; i < pts.size(); i += 2) {
+            const double x = (pts[i] - fx0) / fw, cdf = (fy0 + fh - pts[i + 1]) / fh;
+            const double slack_x = 0.15 / fw, slack_y = 0.15 / fh;
+            if (cdf < share_le(x - slack_x) - slack_y || cdf > share_le(x + slack_x) + slack_y) {
+                if (++wrong <= 3)
+                    ADD_FAILURE() << set->key << " CDF at x = " << x << " drawn as " << cdf << ", counted "
+                                  << share_le(x);
+            }
         }
-        EXPECT_LT(pts.back(), pts[1]);
-        last_y.push_back(pts.back());
+        EXPECT_EQ(wrong, 0) << set->key << ": points off the counted CDF";
     }
-    EXPECT_EQ(last_y[0], last_y[1]) << "both CDFs end at 1";
+
+    // The labels: the counts and the KS distance of the report.
     auto has_text = [&](const std::string& want) {
         for (const XmlElement* t : elements_named(svg, "text"))
             if (t->text.find(want) != std::string::npos) return true;
@@ -278,8 +332,6 @@ TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {
     std::snprintf(ks_text, sizeof ks_text, "D = %.4f", a["ks"]["statistic"].get<double>());
     EXPECT_TRUE(has_text(ks_text)) << ks_text;
     EXPECT_TRUE(has_text(std::to_string(valid) + " valid tokens"));
-    EXPECT_TRUE(has_text("sensitive (n = " + std::to_string(sensitive) + ")"));
-    EXPECT_TRUE(has_text("non-sensitive (n = " + std::to_string(valid - sensitive) + ")"));
 }
 
 TEST(Score, CachedConfidencesReproduceOnlineFirstStepAndRefuseOtherModels) {
