@@ -230,6 +230,8 @@ Table make_table() {
                         {"auto", "always", "never"}));
     bookkeeping(t.add("log.sample_weights", Kind::kBool, CUSET_REF(log.sample_weights),
                       "log every sample's weight and hardest window (debug level)"));
+    bookkeeping(t.add("log.tensorboard", Kind::kBool, CUSET_REF(log.tensorboard),
+                      "write TensorBoard event files (events.out.tfevents.*) in the run folder"));
     // run
     bookkeeping(t.add("run.output_dir", Kind::kString, CUSET_REF(run.output_dir),
                       "folder holding run folders"));

@@ -97,6 +97,7 @@ struct LogKeys {
     int64_t every = 1;
     std::string progress = "auto";  // auto | always | never
     bool sample_weights = false;   // per-sample weight and hardest window in the log (debug)
+    bool tensorboard = false;      // TensorBoard event files in the run folder (rank 0)
 };
 
 struct RunKeys {
