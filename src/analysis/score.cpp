@@ -30,8 +30,7 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     if (data.empty()) throw UsageError("score: no data file (set data.train / data.eval or pass --data)");
     c10::Device device = device_resolve(c.train.device);
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
-    c10::ScalarType dtype = c.model.dtype == "auto" ? (device.is_cuda() ? at::kBFloat16 : at::kFloat)
-                                                    : dtype_from_name(c.model.dtype);
+    c10::ScalarType dtype = dtype_resolve(c.model.dtype, device);
     TextPipeline pipe = text_pipeline_from(c);
     TokenizedSplit split = dataset_tokenize(data, pipe, c, req.split);
     Decoder model = model_load(c.model.path, dtype, device);

@@ -629,4 +629,21 @@ std::string run_dir_of(const Config& cfg) {
     return (std::filesystem::path(cfg.run.output_dir) / name).string();
 }
 
+std::string tokenizer_path_of(const Config& cfg) {
+    return cfg.model.tokenizer.empty() ? cfg.model.path : cfg.model.tokenizer;
+}
+
+void config_check_range(const std::string& key, double value) {
+    for (const Field& f : table().fields) {
+        if (f.path != key) continue;
+        if (f.kind != Kind::kInt && f.kind != Kind::kDouble)
+            throw RuntimeFailure("config_check_range: key '" + key + "' is not a number");
+        if (!(value >= f.lo && value <= f.hi))  // NaN is out of every range
+            throw UsageError("config error: key '" + key + "' = " + format_number(value) +
+                             " is out of range " + range_text(f));
+        return;
+    }
+    throw RuntimeFailure("config_check_range: no key '" + key + "' in the schema");
+}
+
 }  // namespace cuset

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
@@ -119,7 +120,8 @@ std::vector<Row> step_rows_for_rank(const std::vector<Row>& epoch, int64_t globa
 }
 
 MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& rows, int32_t pad_id,
-                            c10::Device device, const std::vector<std::vector<float>>* probs) {
+                            c10::Device device, const std::vector<std::vector<float>>* probs,
+                            const std::vector<std::vector<float>>* ref_probs) {
     const int64_t B = static_cast<int64_t>(rows.size());
     int64_t T = 1;
     for (const Row& r : rows) T = std::max(T, r.length);
@@ -145,6 +147,12 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
         conf = at::full({B, T}, std::numeric_limits<float>::quiet_NaN(), at::kFloat);
         conf_p = conf.data_ptr<float>();
     }
+    at::Tensor ref;  // [B, T] fp32 reference p(target) (rho1)
+    float* ref_p = nullptr;
+    if (ref_probs) {
+        ref = at::full({B, T}, std::numeric_limits<float>::quiet_NaN(), at::kFloat);
+        ref_p = ref.data_ptr<float>();
+    }
 
     MicroBatch mb;
     int64_t s = 0;
@@ -155,6 +163,10 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
             const std::vector<float>* p = probs ? &probs->at(e.source) : nullptr;
             if (p && p->size() < e.ids.size())
                 throw InputError("cached confidences of sample '" + e.id + "' are shorter than the sample: "
+                                 "score the data again with the same data.max_seq_len");
+            const std::vector<float>* rp = ref_probs ? &ref_probs->at(e.source) : nullptr;
+            if (rp && rp->size() < e.ids.size())
+                throw InputError("reference scores of sample '" + e.id + "' are shorter than the sample: "
                                  "score the data again with the same data.max_seq_len");
             for (size_t t = 0; t < e.ids.size(); ++t) {
                 int64_t at_ = b * T + t0 + static_cast<int64_t>(t);
@@ -167,6 +179,7 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
                     bits_p[at_] = static_cast<int32_t>(e.label_bits[t]);
                     smp_p[at_] = s;
                     if (p) conf_p[at_] = (*p)[t + 1];
+                    if (rp) ref_p[at_] = (*rp)[t + 1];
                 }
             }
             t0 += static_cast<int64_t>(e.ids.size());
@@ -193,6 +206,7 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
     mb.label_bits = move(bits);
     mb.sample_index = move(sample);
     if (probs) mb.confidence = move(conf);
+    if (ref_probs) mb.reference_prob = move(ref);
     return mb;
 }
 
@@ -202,11 +216,11 @@ constexpr char kCacheMagic[8] = {'C', 'U', 'S', 'E', 'T', 'T', 'O', 'K'};
 constexpr uint32_t kCacheVersion = 1;
 
 template <class T>
-void put(std::ofstream& f, const T& v) {
+void put(std::ostream& f, const T& v) {
     f.write(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 template <class T>
-void put_vec(std::ofstream& f, const std::vector<T>& v) {
+void put_vec(std::ostream& f, const std::vector<T>& v) {
     put<uint64_t>(f, v.size());
     f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
 }
@@ -257,16 +271,12 @@ bool tokenized_cache_load(const std::string& path, const std::string& key,
 
 void tokenized_cache_save(const std::string& path, const std::string& key,
                           const std::vector<TokenizedSample>& samples) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) {
-            log_warn("cannot write the tokenised-data cache %s (continuing without it)", tmp.c_str());
-            return;
-        }
+    // A cache that cannot be written costs the next start a re-tokenisation, nothing more.
+    std::string tmp;
+    try {
+        AtomicFile file(path);
+        tmp = file.temp_path();
+        std::ostream& f = file.stream();
         f.write(kCacheMagic, 8);
         put(f, kCacheVersion);
         put_vec(f, std::vector<char>(key.begin(), key.end()));
@@ -278,14 +288,11 @@ void tokenized_cache_save(const std::string& path, const std::string& key,
             put_vec(f, s.trainable);
             put_vec(f, s.tag_bits);
         }
-        if (!f) {
-            log_warn("cannot write the tokenised-data cache %s (continuing without it)", tmp.c_str());
-            fs::remove(tmp, ec);
-            return;
-        }
+        file.commit();
+    } catch (const RuntimeFailure& e) {
+        log_warn("cannot write the tokenised-data cache %s (continuing without it): %s",
+                 (tmp.empty() ? path : tmp).c_str(), e.what());
     }
-    fs::rename(tmp, path, ec);
-    if (ec) log_warn("cannot rename %s: %s", tmp.c_str(), ec.message().c_str());
 }
 
 std::string tokenized_hash(const std::vector<TokenizedSample>& samples) {

@@ -3,16 +3,11 @@
 // file and the JSON report. Reading samples for training is data.cpp's job, not this file's.
 #include "cuset/data/data_check.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,16 +20,18 @@
 #include <thread>
 #include <unordered_map>
 
-#include "cuset/text/chat_format.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/config.h"
-#include "cuset/data/data.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/core/process.h"
 #include "cuset/core/progress.h"
+#include "cuset/core/signals.h"
+#include "cuset/data/data.h"
+#include "cuset/data/dataset.h"
 #include "cuset/tagger/tagger.h"
+#include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
-
-extern char** environ;
 
 namespace cuset {
 
@@ -42,7 +39,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------- samples and their verdicts
 
@@ -140,85 +136,14 @@ void mark_duplicates(std::vector<Sample>& samples) {
 
 // ---------------------------------------------------------------- processes
 
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+// Bytes of output kept per step: the head of a compiler log (its first error), the tail of a
+// program's output (its last line).
+constexpr size_t kCompileLogCap = size_t{4} << 20;
+constexpr size_t kRunLogCap = size_t{1} << 20;
 
-// Sets SIGINT/SIGTERM to a flag while child processes run, so they can be killed, not orphaned.
-class StopSignals {
-public:
-    StopSignals() {
-        g_signal = 0;
-        struct sigaction sa {};
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int_);
-        sigaction(SIGTERM, &sa, &old_term_);
-    }
-    ~StopSignals() {
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
-    }
-
-private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-};
-
-std::string find_program(const std::string& name) {
-    if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
-    const char* path = std::getenv("PATH");
-    std::stringstream ss(path ? path : "");
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-        if (dir.empty()) dir = ".";
-        std::string p = dir + "/" + name;
-        if (access(p.c_str(), X_OK) == 0 && !fs::is_directory(p)) return p;
-    }
-    return "";
-}
-
-// Starts argv[0] (a path) in its own process group, in `cwd`, stdin from /dev/null, stdout and
-// stderr into `log`, with TMPDIR=`tmpdir` (nvcc's intermediate files die with the folder).
-pid_t spawn(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log,
-            const std::string& tmpdir) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<std::string> env_store;
-    for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "TMPDIR=", 7) != 0) env_store.emplace_back(*e);
-    env_store.push_back("TMPDIR=" + tmpdir);
-    std::vector<char*> env;
-    for (std::string& e : env_store) env.push_back(e.data());
-    env.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, args[0], &fa, &at, args.data(), env.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (rc != 0)
-        throw RuntimeFailure("cannot start " + argv[0] + ": " + std::strerror(rc));
-    return pid;
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;
+    std::istringstream in(text);
     std::string l;
     while (std::getline(in, l)) {
         if (!l.empty() && l.back() == '\r') l.pop_back();
@@ -235,7 +160,7 @@ std::string clip(std::string s, size_t n = 300) {
 // The line of a compiler log that says what went wrong first: nvcc/EDG ("x.cu(3): error: ..."),
 // gcc ("x.cu:3:5: error: ..."), the linker ("undefined reference"), else the first line.
 std::string first_error_line(const std::string& log) {
-    std::vector<std::string> lines = read_lines(log);
+    std::vector<std::string> lines = split_lines(log);
     for (const std::string& l : lines)
         if (l.find("error") != std::string::npos || l.find("undefined reference") != std::string::npos)
             return clip(l);
@@ -245,43 +170,25 @@ std::string first_error_line(const std::string& log) {
 }
 
 std::string last_output_line(const std::string& log) {
-    std::vector<std::string> lines = read_lines(log);
+    std::vector<std::string> lines = split_lines(log);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (it->find_first_not_of(" \t") != std::string::npos) return clip(*it);
     return "";
 }
 
-struct Outcome {
-    bool timed_out = false;
-    bool signaled = false;
-    int code = 0;  // exit code, or the signal number when signaled
-    double seconds = 0;
-};
-
-// Runs one command to completion (used for nvcc --version and nvidia-smi -L).
-Outcome run_sync(const std::vector<std::string>& argv, const std::string& dir, const std::string& log,
-                 double timeout_s) {
-    auto start = Clock::now();
-    pid_t pid = spawn(argv, dir, log, dir);
-    Outcome o;
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            o.signaled = WIFSIGNALED(st);
-            o.code = o.signaled ? WTERMSIG(st) : WEXITSTATUS(st);
-            break;
-        }
-        if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            o.timed_out = true;
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return o;
+// A command of the sandbox: its own process group in `dir`, stdout and stderr as one stream,
+// TMPDIR=`dir` (nvcc's intermediate files die with the folder).
+ProcessOptions sandboxed(std::vector<std::string> argv, const std::string& dir, double timeout_s,
+                         size_t cap, bool keep_tail) {
+    ProcessOptions p;
+    p.argv = std::move(argv);
+    p.cwd = dir;
+    p.env = {"TMPDIR=" + dir};
+    p.timeout_s = timeout_s;
+    p.output_cap = cap;
+    p.keep_tail = keep_tail;
+    p.merge_stderr = true;
+    return p;
 }
 
 // A temporary folder, removed with everything in it when this goes out of scope.
@@ -315,13 +222,11 @@ GpuProbe probe_gpu(const std::string& scratch) {
         g.how = std::string("CUSET_ASSUME_GPU=") + a;
         return g;
     }
-    std::string smi = find_program("nvidia-smi");
+    std::string smi = process_find_program("nvidia-smi");
     if (!smi.empty()) {
-        std::string log = scratch + "/nvidia-smi.log";
-        Outcome o = run_sync({smi, "-L"}, scratch, log, /*timeout_s=*/30);
-        std::ifstream in(log);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (!o.timed_out && !o.signaled && o.code == 0 && text.find("GPU ") != std::string::npos) {
+        ProcessResult o = process_run(sandboxed({smi, "-L"}, scratch, /*timeout_s=*/30, kRunLogCap, false));
+        const std::string& text = o.out;
+        if (o.ok() && text.find("GPU ") != std::string::npos) {
             g.present = true;
             g.how = "nvidia-smi -L: " + clip(text.substr(0, text.find('\n')), 120);
             return g;
@@ -349,9 +254,7 @@ std::vector<std::string> split_words(const std::string& s) {
 struct Task {
     size_t sample = 0;
     bool running_program = false;  // false: nvcc; true: the built program
-    pid_t pid = 0;
-    Clock::time_point start, deadline;
-    bool killed = false;
+    std::unique_ptr<Process> proc;  // its destructor kills the group if it still runs
     std::string dir;
 };
 
@@ -366,60 +269,50 @@ struct BuildSettings {
 
 void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& todo,
                      const BuildSettings& bs, const std::string& work) {
-    StopSignals stop_signals;
+    // SIGINT/SIGTERM only raise a flag while child processes run, so they can be killed, not
+    // orphaned (they are in their own process groups: a terminal's ^C does not reach them).
+    StopSignalOptions quiet;
+    quiet.second_exits = false;
+    StopSignalScope stop_signals(quiet);
+    // Whatever ends this function early (a signal, an exception) takes the running groups along:
+    // each Task's Process kills its group when destroyed.
     std::vector<Task> active;
-    // Whatever ends this function early (a signal, an exception) takes the running groups along.
-    struct KillActive {
-        std::vector<Task>& tasks;
-        ~KillActive() {
-            for (Task& t : tasks) {
-                if (t.pid <= 0) continue;  // kill(-0) would be our own group
-                kill(-t.pid, SIGKILL);
-                int st = 0;
-                waitpid(t.pid, &st, 0);
-            }
-        }
-    } kill_active{active};
     size_t next = 0, done = 0;
     int64_t n_pass = 0, n_fail = 0;
     Progress progress(bs.run ? "compile+run" : "compile", static_cast<int64_t>(todo.size()),
                       "samples", bs.bar);
     auto start_step = [&](Task& t) {
-        t.pid = 0;
-        t.start = Clock::now();
-        t.deadline = t.start + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(bs.timeout_s));
-        t.killed = false;
+        t.proc.reset();
         if (!t.running_program) {
             std::vector<std::string> argv{bs.nvcc};
             argv.insert(argv.end(), bs.flags.begin(), bs.flags.end());
             argv.insert(argv.end(), {"-o", "program", "program.cu"});
-            t.pid = spawn(argv, t.dir, t.dir + "/compile.log", t.dir);
+            t.proc = std::make_unique<Process>(sandboxed(argv, t.dir, bs.timeout_s, kCompileLogCap, false));
         } else {
-            t.pid = spawn({t.dir + "/program"}, t.dir, t.dir + "/run.log", t.dir);
+            t.proc = std::make_unique<Process>(
+                sandboxed({t.dir + "/program"}, t.dir, bs.timeout_s, kRunLogCap, /*keep_tail=*/true));
         }
     };
-    auto finish_step = [&](Task& t, int status) -> bool {  // true: the task has another step
+    auto finish_step = [&](Task& t) -> bool {  // true: the task has another step
         Sample& s = samples[t.sample];
         StepResult& r = t.running_program ? s.run : s.compile;
-        r.seconds = std::chrono::duration<double>(Clock::now() - t.start).count();
-        const std::string log = t.dir + (t.running_program ? "/run.log" : "/compile.log");
-        if (t.killed) {
+        const ProcessResult& res = t.proc->result();
+        r.seconds = res.seconds;
+        if (res.timed_out) {
             r.status = "timeout";
             r.message = strprintf("still running after %gs; killed", bs.timeout_s);
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        } else if (res.ok()) {
             r.status = "pass";
         } else {
             r.status = "fail";
-            r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            std::string line = t.running_program ? last_output_line(log) : first_error_line(log);
-            if (WIFSIGNALED(status))
-                line = strprintf("killed by signal %d%s%s", WTERMSIG(status), line.empty() ? "" : ": ",
-                                 line.c_str());
+            r.exit_code = res.status_code();
+            std::string line = t.running_program ? last_output_line(res.out) : first_error_line(res.out);
+            if (res.signal != 0)
+                line = strprintf("killed by signal %d%s%s", res.signal, line.empty() ? "" : ": ", line.c_str());
             else if (line.empty())
-                line = strprintf("exit status %d, no output", WEXITSTATUS(status));
+                line = strprintf("exit status %d, no output", res.exit_code);
             else if (t.running_program)
-                line = strprintf("exit status %d: %s", WEXITSTATUS(status), line.c_str());
+                line = strprintf("exit status %d: %s", res.exit_code, line.c_str());
             r.message = line;
         }
         if (!t.running_program) {
@@ -453,41 +346,35 @@ void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& to
         bool reaped = false;
         for (size_t i = 0; i < active.size();) {
             Task& t = active[i];
-            // Peek without reaping: while the leader is a zombie its group id cannot be reused,
-            // so killing the group (leftover children of a compiler driver) hits only ours.
-            siginfo_t info{};
-            if (waitid(P_PID, static_cast<id_t>(t.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                info.si_pid == t.pid) {
-                kill(-t.pid, SIGKILL);
-                int st = 0;
-                waitpid(t.pid, &st, 0);
-                reaped = true;
-                if (finish_step(t, st)) {
-                    start_step(t);
-                    ++i;
-                    continue;
-                }
-                Sample& s = samples[t.sample];
-                if (s.compile.status == "pass") ++n_pass; else ++n_fail;
-                std::error_code ec;
-                fs::remove_all(t.dir, ec);
-                active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
-                ++done;
+            if (!t.proc->poll()) {
+                ++i;
                 continue;
             }
-            if (!t.killed && Clock::now() > t.deadline) {
-                kill(-t.pid, SIGKILL);
-                t.killed = true;
+            reaped = true;
+            if (finish_step(t)) {
+                start_step(t);
+                ++i;
+                continue;
             }
-            ++i;
+            Sample& s = samples[t.sample];
+            if (s.compile.status == "pass") ++n_pass; else ++n_fail;
+            t.proc.reset();
+            std::error_code ec;
+            fs::remove_all(t.dir, ec);
+            active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+            ++done;
         }
-        if (int sig = g_signal) {
+        if (int sig = signals_received()) {
             progress.finish("interrupted");
             throw RuntimeFailure(strprintf("data check interrupted by signal %d; compiles stopped", sig));
         }
         progress.update(static_cast<int64_t>(done),
                         strprintf("%lld passed, %lld failed", (long long)n_pass, (long long)n_fail));
-        if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!reaped) {
+            std::vector<Process*> running;
+            for (Task& t : active) running.push_back(t.proc.get());
+            process_wait_any(running, 0.02);
+        }
     }
     progress.finish(strprintf("%lld passed, %lld failed", (long long)n_pass, (long long)n_fail));
 }
@@ -510,51 +397,32 @@ json quantiles(std::vector<int64_t> v) {
             {"p95", q(0.95)},  {"max", v.back()}};
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-    fs::path p(path);
-    if (p.has_parent_path()) fs::create_directories(p.parent_path());
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw RuntimeFailure("cannot write " + tmp);
-        f << text;
-        if (!f) throw RuntimeFailure("error writing " + tmp);
-    }
-    fs::rename(tmp, path);
-}
-
 bool same_file(const std::string& a, const std::string& b) {
     std::error_code ec;
     if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
     return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
-// The tokenizer and chat format of the configuration, when one is configured and present.
+// The text pipeline of the configuration, when a tokenizer is configured and present.
 struct TextSetup {
-    std::unique_ptr<Tokenizer> tokenizer;
-    std::unique_ptr<ChatFormatter> formatter;
+    TextPipeline pipe;  // tokenizer and formatter null when token statistics are skipped
     std::string tokenizer_path;
     std::string notice;  // why token statistics are skipped
 };
 
 TextSetup load_text(const DataCheckOptions& o, const Config& cfg) {
     TextSetup t;
-    t.tokenizer_path = cfg.model.tokenizer.empty() ? cfg.model.path : cfg.model.tokenizer;
+    t.tokenizer_path = tokenizer_path_of(cfg);
     bool asked = !o.config.empty() || !o.tokenizer.empty();
     if (!asked && !fs::exists(t.tokenizer_path)) {
         t.notice = "no tokenizer at " + t.tokenizer_path + " (give --tokenizer PATH or --config FILE)";
         return t;
     }
-    ChatFormatOptions fo;
-    fo.format = cfg.data.chat_format;
-    fo.system_prompt = cfg.data.system_prompt;
-    fo.templ = cfg.data.templ;
     try {
-        t.tokenizer = tokenizer_load(t.tokenizer_path);
-        t.formatter = std::make_unique<ChatFormatter>(*t.tokenizer, fo, tokenizer_dir(t.tokenizer_path));
+        t.pipe = text_pipeline_from(cfg);
     } catch (const Error& e) {
         if (asked) throw;  // the user named this tokenizer: its problem is the answer
-        t.formatter.reset();
+        t.pipe = TextPipeline{};
         t.notice = std::string("the default tokenizer is unusable here: ") + e.what();
     }
     return t;
@@ -656,15 +524,14 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     std::vector<Override> overrides;
     if (!o.tokenizer.empty()) overrides.push_back({"model.tokenizer", o.tokenizer});
     Config cfg = config_load(o.config, overrides);
-    const bool replace_utf8 = cfg.data.invalid_utf8 == "replace";
-    TaggerOptions tagger_opts;
-    tagger_opts.device_functions = cfg.tagger.device_functions;
+    const bool replace_utf8 = data_load_options_from(cfg).replace_invalid_utf8;
+    const TaggerOptions tagger_opts = tagger_options_from(cfg);
 
     // nvcc is looked for before any work, so a missing compiler fails fast.
     const bool compile = o.compile || o.run;  // --run builds first
     std::string nvcc;
     if (compile) {
-        nvcc = !o.nvcc.empty() ? find_program(o.nvcc) : find_program("nvcc");
+        nvcc = !o.nvcc.empty() ? process_find_program(o.nvcc) : process_find_program("nvcc");
         if (nvcc.empty() && o.nvcc.empty() && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
             nvcc = "/usr/local/cuda/bin/nvcc";
         if (nvcc.empty())
@@ -696,7 +563,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
 
     // 3. Token lengths with the configured tokenizer and chat format; tagger coverage.
     TextSetup text = load_text(o, cfg);
-    Progress scan(text.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples",
+    Progress scan(text.pipe.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples",
                   progress_bar_wanted(o.progress));
     for (size_t i = 0; i < samples.size(); ++i) {
         Sample& s = samples[i];
@@ -710,10 +577,10 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
         s.tagged = true;
         if (!(bits & kTagKernel)) s.warnings.push_back({"no_kernel", "the tagger found no kernel body"});
         if (!(bits & kTagLaunch)) s.warnings.push_back({"no_launch", "the tagger found no kernel launch"});
-        if (text.formatter) {
+        if (text.pipe.formatter) {
             FormattedSample f;
             try {
-                f = text.formatter->format(s.conv);
+                f = text.pipe.formatter->format(s.conv);
             } catch (const InputError& e) {
                 s.rejected.push_back({"format_error", e.what()});
                 continue;
@@ -743,11 +610,10 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
         bs.timeout_s = o.timeout_s;
         bs.bar = progress_bar_wanted(o.progress);
         TempDir work;
-        Outcome v = run_sync({nvcc, "--version"}, work.path(), work.path() + "/nvcc-version.log", 60);
-        if (v.timed_out || v.signaled || v.code != 0)
-            throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
+        ProcessResult v = process_run(sandboxed({nvcc, "--version"}, work.path(), 60, kRunLogCap, false));
+        if (!v.ok()) throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
         std::string version;
-        for (const std::string& l : read_lines(work.path() + "/nvcc-version.log"))
+        for (const std::string& l : split_lines(v.out))
             if (l.find("release") != std::string::npos) version = "nvcc " + l.substr(l.rfind(' ') + 1);
         if (o.run) {
             gpu = probe_gpu(work.path());
@@ -849,8 +715,8 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     rep["warned"] = sum.warnings;
     rep["rejected_by_reason"] = reasons;
     rep["warnings_by_code"] = warnings;
-    if (text.formatter) {
-        rep["tokens"] = {{"tokenizer", text.tokenizer_path}, {"chat_format", text.formatter->name()},
+    if (text.pipe.formatter) {
+        rep["tokens"] = {{"tokenizer", text.tokenizer_path}, {"chat_format", text.pipe.formatter->name()},
                          {"max_seq_len", cfg.data.max_seq_len}, {"over_max_seq_len", n_too_long},
                          {"total", quantiles(tok_total)}, {"response", quantiles(tok_resp)}};
     } else {
@@ -872,8 +738,8 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     rep["output"] = o.out.empty() ? json(nullptr) : json(o.out);
     rep["per_sample"] = std::move(rows);
 
-    if (!o.out.empty()) write_atomically(o.out, filtered);
-    if (!o.report.empty()) write_atomically(o.report, rep.dump(2) + "\n");
+    if (!o.out.empty()) atomic_write(o.out, filtered);
+    if (!o.report.empty()) atomic_write(o.report, rep.dump(2) + "\n");
 
     // Console summary.
     std::printf("data check %s: %lld samples in %lld lines: %lld kept (%lld with warnings), %lld rejected\n",
@@ -886,14 +752,14 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     };
     if (!reasons.empty()) std::printf("  rejected: %s\n", counts(reasons).c_str());
     if (!warnings.empty()) std::printf("  warnings: %s\n", counts(warnings).c_str());
-    if (text.formatter && !tok_total.empty()) {
+    if (text.pipe.formatter && !tok_total.empty()) {
         json t = quantiles(tok_total), r = quantiles(tok_resp);
         std::printf("  tokens (%s, %s): total min %lld / mean %.0f / p95 %.0f / max %lld; response mean %.0f; "
                     "over data.max_seq_len %lld: %lld\n",
-                    text.formatter->name().c_str(), text.tokenizer_path.c_str(), t["min"].get<long long>(),
+                    text.pipe.formatter->name().c_str(), text.tokenizer_path.c_str(), t["min"].get<long long>(),
                     t["mean"].get<double>(), t["p95"].get<double>(), t["max"].get<long long>(),
                     r["mean"].get<double>(), (long long)cfg.data.max_seq_len, (long long)n_too_long);
-    } else if (!text.formatter) {
+    } else if (!text.pipe.formatter) {
         std::printf("  tokens: skipped: %s\n", text.notice.c_str());
     }
     std::printf("  tagger: %lld kept sample(s) without a kernel, %lld without a launch\n",

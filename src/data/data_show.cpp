@@ -11,6 +11,7 @@
 
 #include "cuset/text/chat_format.h"
 #include "cuset/data/data.h"
+#include "cuset/data/dataset.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/tagger/tagger.h"
@@ -55,26 +56,18 @@ void data_show(const DataShowOptions& o, std::ostream& out) {
     const std::string& path = o.split == "train" ? cfg.data.train : cfg.data.eval;
     if (path.empty()) throw UsageError("data." + o.split + " is empty in the configuration: nothing to show");
 
-    DataLoadOptions lo;
-    lo.skip_invalid = cfg.data.skip_invalid;
-    lo.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
-    std::vector<Conversation> convs = data_load_jsonl(path, lo);
+    std::vector<Conversation> convs = data_load_jsonl(path, data_load_options_from(cfg));
     if (o.index < 0 || o.index >= static_cast<int64_t>(convs.size()))
         throw UsageError(strprintf("--index %lld is out of range: %s has %zu samples (0..%zu)",
                                    (long long)o.index, path.c_str(), convs.size(), convs.size() - 1));
     const Conversation& conv = convs[static_cast<size_t>(o.index)];
 
-    const std::string tok_path = cfg.model.tokenizer.empty() ? cfg.model.path : cfg.model.tokenizer;
-    std::unique_ptr<Tokenizer> tok = tokenizer_load(tok_path);
-        ChatFormatOptions fo;
-    fo.format = cfg.data.chat_format;
-    fo.system_prompt = cfg.data.system_prompt;
-    fo.templ = cfg.data.templ;
-    ChatFormatter formatter(*tok, fo, tokenizer_dir(tok_path));
-    TaggerOptions to;
-    to.device_functions = cfg.tagger.device_functions;
+    const std::string tok_path = tokenizer_path_of(cfg);
+    TextPipeline pipe = text_pipeline_from(cfg);
+    Tokenizer* tok = pipe.tokenizer.get();
+    const ChatFormatter& formatter = *pipe.formatter;
 
-    TokenizedSample s = data_tokenize(conv, formatter, to);
+    TokenizedSample s = data_tokenize(conv, formatter, pipe.tagger);
     FormattedSample f = formatter.format(conv);  // for each token's source text
     const size_t n = s.ids.size();
     if (f.ids != s.ids) throw RuntimeFailure("data show: formatting is not deterministic for " + conv.id);

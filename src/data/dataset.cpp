@@ -15,15 +15,12 @@ namespace fs = std::filesystem;
 
 TextPipeline text_pipeline_from(const Config& cfg) {
     TextPipeline p;
-    std::string path = cfg.model.tokenizer.empty() ? cfg.model.path : cfg.model.tokenizer;
+    std::string path = tokenizer_path_of(cfg);
     p.tokenizer = tokenizer_load(path);
     p.tokenizer_dir = tokenizer_dir(path);
-    ChatFormatOptions o;
-    o.format = cfg.data.chat_format;
-    o.system_prompt = cfg.data.system_prompt;
-    o.templ = cfg.data.templ;
+    ChatFormatOptions o = chat_format_options_from(cfg);
     p.formatter = std::make_unique<ChatFormatter>(*p.tokenizer, o, p.tokenizer_dir);
-    p.tagger.device_functions = cfg.tagger.device_functions;
+    p.tagger = tagger_options_from(cfg);
     Hasher h;
     h.add(hash_file(p.tokenizer->source()));
     h.add(p.formatter->name()).add(o.system_prompt);
@@ -32,6 +29,13 @@ TextPipeline text_pipeline_from(const Config& cfg) {
     h.add(cfg.data.invalid_utf8);
     p.key = h.hex();
     return p;
+}
+
+DataLoadOptions data_load_options_from(const Config& cfg) {
+    DataLoadOptions o;
+    o.skip_invalid = cfg.data.skip_invalid;
+    o.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
+    return o;
 }
 
 TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const Config& cfg,
@@ -52,10 +56,7 @@ TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pip
             return out;
         }
     }
-    DataLoadOptions lo;
-    lo.skip_invalid = cfg.data.skip_invalid;
-    lo.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
-    std::vector<Conversation> convs = data_load_jsonl(path, lo, &out.report);
+    std::vector<Conversation> convs = data_load_jsonl(path, data_load_options_from(cfg), &out.report);
     if (out.report.skipped > 0)
         log_warn("%s data: skipped %lld malformed line(s) of %s (data.skip_invalid)", what.c_str(),
                  (long long)out.report.skipped, path.c_str());

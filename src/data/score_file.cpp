@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -60,7 +61,7 @@ ScoreHeader header_from_json(const json& j, const std::string& where) {
 }
 
 template <class T>
-void put_vec(std::ofstream& f, const std::vector<T>& v, uint64_t* offset) {
+void put_vec(std::ostream& f, const std::vector<T>& v, uint64_t* offset) {
     f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
     *offset += v.size() * sizeof(T);
 }
@@ -76,39 +77,33 @@ json record_to_json(const ScoreRecord& r) {
 }  // namespace
 
 ScoreWriter::ScoreWriter(const std::string& path, ScoreHeader header) : path_(path), header_(std::move(header)) {
-    tmp_ = path_ + ".tmp-" + std::to_string(::getpid());
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw RuntimeFailure("cannot write score file '" + tmp_ + "'");
-    out_.write(kMagic, 8);
+    out_ = std::make_unique<AtomicFile>(path_, "score file");
+    std::ostream& f = out_->stream();
+    f.write(kMagic, 8);
     uint32_t v = kVersion;
-    out_.write(reinterpret_cast<const char*>(&v), 4);
+    f.write(reinterpret_cast<const char*>(&v), 4);
     offset_ = 12;
 }
 
-ScoreWriter::~ScoreWriter() {
-    if (!closed_) {
-        out_.close();
-        std::error_code ec;
-        fs::remove(tmp_, ec);
-    }
-}
+// Without close(), the AtomicFile removes the temporary file and FILE stays as it was.
+ScoreWriter::~ScoreWriter() = default;
 
 void ScoreWriter::add(const ScoreRecord& r) {
+    if (closed_) throw RuntimeFailure("score file '" + path_ + "' is already closed");
+    std::ostream& f = out_->stream();
     index_.emplace_back(r.id, offset_);
     uint64_t T = r.ids.size();
-    out_.write(reinterpret_cast<const char*>(&T), 8);
+    f.write(reinterpret_cast<const char*>(&T), 8);
     offset_ += 8;
-    put_vec(out_, r.ids, &offset_);
-    put_vec(out_, r.prob, &offset_);
-    put_vec(out_, r.roles, &offset_);
-    put_vec(out_, r.trainable, &offset_);
-    put_vec(out_, r.tag_bits, &offset_);
+    put_vec(f, r.ids, &offset_);
+    put_vec(f, r.prob, &offset_);
+    put_vec(f, r.roles, &offset_);
+    put_vec(f, r.trainable, &offset_);
+    put_vec(f, r.tag_bits, &offset_);
 }
 
 void ScoreWriter::close() {
-    out_.flush();
-    if (!out_) throw RuntimeFailure("cannot write score file '" + tmp_ + "'");
-    out_.close();
+    if (closed_) return;
     header_.n_samples = static_cast<int64_t>(index_.size());
     json idx = header_to_json(header_);
     json ids = json::array(), offs = json::array();
@@ -118,14 +113,9 @@ void ScoreWriter::close() {
     }
     idx["ids"] = ids;
     idx["offsets"] = offs;
-    std::string idx_tmp = path_ + ".idx.tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(idx_tmp, std::ios::trunc);
-        f << idx.dump() << "\n";
-        if (!f) throw RuntimeFailure("cannot write score index '" + idx_tmp + "'");
-    }
-    fs::rename(tmp_, path_);
-    fs::rename(idx_tmp, path_ + ".idx");
+    // The records first, then the index that points into them.
+    out_->commit();
+    atomic_write(path_ + ".idx", idx.dump() + "\n", "score index");
     closed_ = true;
 }
 
@@ -225,15 +215,12 @@ std::vector<ScoreRecord> score_load_all(const std::string& path, ScoreHeader* he
 }
 
 void score_write_jsonl(const std::string& path, ScoreHeader header, const std::vector<ScoreRecord>& records) {
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::trunc);
-        header.n_samples = static_cast<int64_t>(records.size());
-        f << header_to_json(header).dump() << "\n";
-        for (const ScoreRecord& r : records) f << record_to_json(r).dump() << "\n";
-        if (!f) throw RuntimeFailure("cannot write '" + tmp + "'");
-    }
-    fs::rename(tmp, path);
+    AtomicFile file(path);
+    std::ostream& f = file.stream();
+    header.n_samples = static_cast<int64_t>(records.size());
+    f << header_to_json(header).dump() << "\n";
+    for (const ScoreRecord& r : records) f << record_to_json(r).dump() << "\n";
+    file.commit();
 }
 
 }  // namespace cuset

@@ -13,6 +13,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/version.h"
+#include "cuset/model/model.h"
 #ifdef CUSET_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 
@@ -38,6 +39,17 @@ c10::Device device_resolve(const std::string& spec) {
     }
     throw UsageError("config error: key 'train.device' expects auto, cpu, cuda or cuda:N, got '" +
                      spec + "'");
+}
+
+c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank) {
+    c10::Device d = device_resolve(spec);
+    if (d.is_cuda() && world > 1) d = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+    return d;
+}
+
+c10::ScalarType dtype_resolve(const std::string& name, c10::Device device) {
+    if (name == "auto") return device.is_cuda() ? at::kBFloat16 : at::kFloat;
+    return dtype_from_name(name);
 }
 
 void cpu_allocator_keep_pages() {

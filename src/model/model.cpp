@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/model/safetensors.h"
@@ -525,14 +526,13 @@ void model_save(const Decoder& model, const std::string& out_dir, const std::str
                 c10::ScalarType save_dtype, int64_t max_shard_bytes) {
     const std::string name = dtype_name(save_dtype);
     fs::path out = fs::absolute(out_dir);
-    fs::path tmp = out.string() + ".tmp-" + std::to_string(::getpid());
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    if (ec) throw RuntimeFailure("cannot create '" + tmp.string() + "': " + ec.message());
     try {
+        // A temporary folder next to `out`, fsynced and renamed onto it (an older folder of that
+        // name is replaced) only when complete; removed when anything fails.
+        AtomicDir dir(out.string());
+        fs::path tmp = dir.path();
         std::string config = model_config_to_json(model->config(), name).dump(2) + "\n";
-        std::ofstream((tmp / "config.json").string()) << config;
+        atomic_write((tmp / "config.json").string(), config);
         safetensors_save_sharded(tmp.string(), hf_named_parameters(model), max_shard_bytes, save_dtype);
         if (!tokenizer_dir.empty()) {
             for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -542,16 +542,9 @@ void model_save(const Decoder& model, const std::string& out_dir, const std::str
                 if (fs::is_regular_file(src)) fs::copy_file(src, tmp / f, fs::copy_options::overwrite_existing);
             }
         }
-        fs::path old = out.string() + ".old-" + std::to_string(::getpid());
-        if (fs::exists(out)) fs::rename(out, old);
-        fs::rename(tmp, out);
-        fs::remove_all(old, ec);
+        dir.commit();
     } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp, ec);
         throw RuntimeFailure(std::string("saving model to '") + out.string() + "': " + e.what());
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
     }
     log_info("saved model to %s (%s)", out.string().c_str(), name.c_str());
 }

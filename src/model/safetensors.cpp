@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -98,46 +99,6 @@ json parse_header(const std::string& path, const char* begin, const char* end) {
     if (!duplicate.empty()) bad_tensor(path, duplicate, "appears twice in the header");
     if (!header.is_object()) bad_file(path, "header is not a JSON object");
     return header;
-}
-
-// Writes all of `n` bytes; false on error.
-bool write_all(int fd, const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, std::min<size_t>(n, size_t{1} << 30));
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        p += w;
-        n -= static_cast<size_t>(w);
-    }
-    return true;
-}
-
-// Writes `parts` into a temporary file beside `path` and renames it onto `path` when complete.
-void write_file_atomic(const std::string& path, const std::vector<std::pair<const void*, size_t>>& parts) {
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw RuntimeFailure("cannot create '" + tmp + "': " + std::strerror(errno));
-    bool ok = true;
-    for (const auto& [data, n] : parts) ok = ok && write_all(fd, data, n);
-    int err = errno;
-    ok = ok && ::fsync(fd) == 0;
-    if (!ok) err = errno;
-    if (::close(fd) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok) {
-        ::unlink(tmp.c_str());
-        throw RuntimeFailure("cannot write '" + tmp + "': " + std::strerror(err));
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        err = errno;
-        ::unlink(tmp.c_str());
-        throw RuntimeFailure("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
-    }
 }
 
 }  // namespace
@@ -399,7 +360,7 @@ void safetensors_write(const std::string& path, const std::vector<TensorBytes>& 
     for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
     std::vector<std::pair<const void*, size_t>> parts{{len, 8}, {text.data(), text.size()}};
     for (const TensorBytes& t : tensors) parts.emplace_back(t.data, t.n_bytes);
-    write_file_atomic(path, parts);
+    atomic_write(path, parts);
 }
 
 std::vector<std::vector<size_t>> safetensors_plan_shards(const std::vector<size_t>& n_bytes,
@@ -427,7 +388,7 @@ void safetensors_write_index(const std::string& dir, const std::map<std::string,
                              uint64_t total_size) {
     json index = {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}};
     std::string text = index.dump(2) + "\n";
-    write_file_atomic((fs::path(dir) / kSafetensorsIndexFile).string(), {{text.data(), text.size()}});
+    atomic_write((fs::path(dir) / kSafetensorsIndexFile).string(), std::string_view(text));
 }
 
 std::vector<std::string> safetensors_write_sharded(const std::string& dir, const std::vector<TensorBytes>& tensors,

@@ -105,6 +105,14 @@ const char* role_name(Role r) {
     return "?";
 }
 
+ChatFormatOptions chat_format_options_from(const Config& cfg) {
+    ChatFormatOptions o;
+    o.format = cfg.data.chat_format;
+    o.system_prompt = cfg.data.system_prompt;
+    o.templ = cfg.data.templ;
+    return o;
+}
+
 std::string chat_format_detect(const std::string& dir) {
     fs::path d(dir);
     std::string tmpl;

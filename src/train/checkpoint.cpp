@@ -1,17 +1,11 @@
-// Trainer-state JSON, crash-safe checkpoint folders, pruning, and the stop signals.
+// Trainer-state JSON, checkpoint folders (written through core/atomic_file), pruning, and the
+// trainer's stop signals (core/signals with its messages).
 #include "cuset/train/checkpoint.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -121,98 +115,22 @@ void checkpoint_remove_partial(const std::string& run_dir) {
     }
 }
 
-std::string checkpoint_temp_name(const std::string& final_dir) {
-    fs::path p(final_dir);
-    return (p.parent_path() / (p.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-}
-
-namespace {
-
-void fsync_path(const fs::path& p, bool directory) {
-    int fd = ::open(p.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-    if (fd < 0) throw RuntimeFailure("cannot open " + p.string() + " to sync it: " + std::strerror(errno));
-    if (::fsync(fd) != 0 && errno != EINVAL) {
-        int err = errno;
-        ::close(fd);
-        throw RuntimeFailure("cannot sync " + p.string() + ": " + std::strerror(err));
-    }
-    ::close(fd);
-}
-
-}  // namespace
+std::string checkpoint_temp_name(const std::string& final_dir) { return atomic_temp_name(final_dir); }
 
 void checkpoint_commit(const std::string& tmp_dir, const std::string& final_dir) {
-    for (const auto& e : fs::recursive_directory_iterator(tmp_dir)) {
-        if (e.is_regular_file()) fsync_path(e.path(), false);
-        else if (e.is_directory()) fsync_path(e.path(), true);
-    }
-    fsync_path(tmp_dir, true);
-    std::error_code ec;
-    if (fs::exists(final_dir)) {
-        // Replacing a checkpoint of the same step (a resumed run saving again): move the old one
-        // aside first so that a crash in between leaves one complete copy.
-        std::string old = final_dir + ".tmp-old-" + std::to_string(::getpid());
-        fs::rename(final_dir, old, ec);
-        if (ec) throw RuntimeFailure("cannot move " + final_dir + " aside: " + ec.message());
-        fs::rename(tmp_dir, final_dir, ec);
-        if (ec) throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
-        fs::remove_all(old, ec);
-    } else {
-        fs::rename(tmp_dir, final_dir, ec);
-        if (ec) throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
-    }
-    fsync_path(fs::path(final_dir).parent_path().empty() ? fs::path(".") : fs::path(final_dir).parent_path(),
-               true);
+    atomic_dir_commit(tmp_dir, final_dir);
 }
-
-void file_write_atomic(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw RuntimeFailure("cannot write " + tmp + ": " + std::strerror(errno));
-        f << text;
-        f.flush();
-        if (!f) throw RuntimeFailure("cannot write " + tmp + ": " + std::strerror(errno));
-    }
-    fsync_path(tmp, false);
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw RuntimeFailure("cannot rename " + tmp + " to " + path + ": " + ec.message());
-}
-
-namespace {
-
-std::atomic<int> g_signal{0};
-
-void on_signal(int sig) {
-    int expected = 0;
-    if (!g_signal.compare_exchange_strong(expected, sig)) {
-        // Second signal: leave now. Complete checkpoints are only ever renamed into place, so
-        // whatever was being written stays a ".tmp-" folder that the next start removes.
-        const char msg[] = "\ncuset-train: second signal, exiting without saving\n";
-        ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
-        (void)ignored;
-        ::_exit(128 + sig);
-    }
-    const char msg[] = "\ncuset-train: stop requested; finishing the current step and saving a checkpoint (signal again to exit at once)\n";
-    ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    (void)ignored;
-}
-
-}  // namespace
 
 void signals_install() {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    // Second signal: leave now. Complete checkpoints are only ever renamed into place, so
+    // whatever was being written stays a ".tmp-" folder that the next start removes.
+    StopSignalOptions o;
+    o.first_message =
+        "\ncuset-train: stop requested; finishing the current step and saving a checkpoint (signal again "
+        "to exit at once)\n";
+    o.second_message = "\ncuset-train: second signal, exiting without saving\n";
+    o.second_exits = true;
+    signals_install(o);
 }
-
-bool signals_stop_requested() { return g_signal.load() != 0; }
-int signals_received() { return g_signal.load(); }
-void signals_reset() { g_signal.store(0); }
 
 }  // namespace cuset

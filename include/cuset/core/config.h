@@ -163,4 +163,12 @@ std::string config_closest_key(const std::string& key);
 // The run folder of a configuration: run.output_dir / (run.name, or the config file's stem).
 std::string run_dir_of(const Config& cfg);
 
+// The tokenizer a configuration names: model.tokenizer, or model.path when that is empty.
+std::string tokenizer_path_of(const Config& cfg);
+
+// Checks a value against the schema's range for `key` (e.g. "objective.region.window"), for
+// options built in code rather than read from a file: UsageError "config error: key '<key>' =
+// <value> is out of range [lo, hi]" like a bad file value; an unknown key is a RuntimeFailure.
+void config_check_range(const std::string& key, double value);
+
 }  // namespace cuset

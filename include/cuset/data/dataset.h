@@ -23,8 +23,13 @@ struct TextPipeline {
     std::string key;            // hash of the tokenizer file, chat format and tagger settings
 };
 
-// model.tokenizer (or model.path), data.chat_format / system_prompt / template, tagger.*.
+// The one text pipeline of a configuration, for training, `data show`, `data check`, score and
+// analyze alike: the tokenizer of tokenizer_path_of(cfg) (model.tokenizer, or model.path), the
+// chat format of chat_format_options_from(cfg), the tagger of tagger_options_from(cfg).
 TextPipeline text_pipeline_from(const Config& cfg);
+
+// data.skip_invalid and data.invalid_utf8 of a configuration, for data_load_jsonl().
+DataLoadOptions data_load_options_from(const Config& cfg);
 
 struct TokenizedSplit {
     std::vector<TokenizedSample> samples;

@@ -13,6 +13,8 @@
 
 namespace cuset {
 
+class AtomicFile;
+
 // One scored sample. prob[t] = p(ids[t] | ids[<t]) under the model for t >= 1; prob[0] = NaN.
 struct ScoreRecord {
     std::string id;
@@ -43,7 +45,8 @@ struct ScoreHeader {
 };
 
 // Binary score file FILE (records) + FILE.idx (JSON header, ids and byte offsets). Written to
-// temporary names and renamed when complete.
+// temporary names and renamed when complete (core/atomic_file.h); a writer destroyed without
+// close() leaves both files as they were.
 class ScoreWriter {
 public:
     ScoreWriter(const std::string& path, ScoreHeader header);
@@ -52,9 +55,9 @@ public:
     void close();  // writes the index and renames both files into place
 
 private:
-    std::string path_, tmp_;
+    std::string path_;
     ScoreHeader header_;
-    std::ofstream out_;
+    std::unique_ptr<AtomicFile> out_;
     std::vector<std::pair<std::string, uint64_t>> index_;
     uint64_t offset_ = 0;
     bool closed_ = false;

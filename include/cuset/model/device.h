@@ -1,6 +1,7 @@
 // Device selection and the build/runtime report behind `cuset-train --version`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -11,6 +12,14 @@ namespace cuset {
 // "auto" -> cuda when a GPU is available, else cpu; "cpu", "cuda", "cuda:N" as given.
 // Throws UsageError when CUDA is asked for but not available.
 c10::Device device_resolve(const std::string& spec);
+
+// The device of one rank: device_resolve(spec), and with several ranks (world > 1) on CUDA,
+// cuda:<local_rank> (one GPU per process of a node).
+c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank);
+
+// The compute dtype of model.dtype: "auto" -> bfloat16 on CUDA, float32 on the CPU; else
+// dtype_from_name(name) (float32, bfloat16, float16).
+c10::ScalarType dtype_resolve(const std::string& name, c10::Device device);
 
 // Peak bytes allocated by LibTorch on `device` since the last device_reset_peak() (the CUDA
 // caching allocator's statistics); -1 on the CPU, where LibTorch keeps no such count.

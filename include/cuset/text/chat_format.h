@@ -43,6 +43,9 @@ struct ChatFormatOptions {
     TemplateKeys templ;           // data.template.* for `custom`
 };
 
+// data.chat_format, data.system_prompt and data.template.* of a configuration.
+ChatFormatOptions chat_format_options_from(const Config& cfg);
+
 // Token roles. A token whose bytes overlap an assistant message's content is kResponse (its span
 // is the overlap, so a token merging a template newline with the content's first byte counts as
 // response); one overlapping a user or system message is kPrompt / kSystem; everything else is

@@ -1,5 +1,5 @@
-// Run folders and checkpoints: the versioned trainer state, crash-safe writing (temporary name,
-// fsync, rename), finding the newest complete checkpoint, pruning, and SIGINT/SIGTERM handling.
+// Run folders and checkpoints: the versioned trainer state, crash-safe writing (core/atomic_file:
+// temporary name, fsync, rename), finding the newest complete checkpoint, pruning, and SIGINT/SIGTERM handling.
 // The model weights inside a checkpoint are a Hugging Face folder written by model_save().
 #pragma once
 
@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "cuset/core/atomic_file.h"  // atomic_write / file_write_atomic for the run files
+#include "cuset/core/signals.h"
 
 namespace cuset {
 
@@ -48,22 +51,18 @@ void checkpoint_prune(const std::string& run_dir, int64_t keep_last);
 // Removes leftovers of interrupted writes (".tmp-" folders) in `run_dir`.
 void checkpoint_remove_partial(const std::string& run_dir);
 
-// A temporary folder name next to `final_dir` for writing it.
+// A temporary folder name next to `final_dir` for writing it (atomic_temp_name).
 std::string checkpoint_temp_name(const std::string& final_dir);
 // fsyncs every file in `tmp_dir` and the folder, renames it to `final_dir` (replacing an older
 // folder of that name), and fsyncs the parent: after this returns, the checkpoint is complete on
-// disk; before, `final_dir` is either absent or the previous complete version.
+// disk; before, `final_dir` is either absent or the previous complete version (atomic_dir_commit).
 void checkpoint_commit(const std::string& tmp_dir, const std::string& final_dir);
 
-// Writes `text` to `path` through a temporary file and a rename (fsynced).
-void file_write_atomic(const std::string& path, const std::string& text);
-
-// SIGINT / SIGTERM: the first one asks the trainer to stop after the current step (it saves a
-// checkpoint and exits 75); a second one exits immediately (128 + signal), which never damages a
-// complete checkpoint since those are only ever renamed into place.
+// SIGINT / SIGTERM for the trainer (core/signals.h with its messages): the first one asks it to
+// stop after the current step (it saves a checkpoint and exits 75); a second one exits
+// immediately (128 + signal), which never damages a complete checkpoint since those are only
+// ever renamed into place. signals_stop_requested(), signals_received() and signals_reset()
+// come from core/signals.h.
 void signals_install();
-bool signals_stop_requested();
-int signals_received();  // the first signal number, 0 if none
-void signals_reset();    // for tests
 
 }  // namespace cuset

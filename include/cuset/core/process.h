@@ -1,0 +1,97 @@
+// Running a command in its own process group, with a wall-clock timeout and captured output: the
+// sandbox behind `data check --compile/--run` (nvcc and the programs it builds), usable for any
+// compile-and-run evaluation. The command never inherits a terminal: stdin is /dev/null (or a
+// file), stdout and stderr go into pipes that are read while it runs. On timeout, on kill() and
+// when the command exits, its whole process group is killed (SIGKILL), so helpers a compiler
+// driver or a test program left behind (grandchildren) do not outlive it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuset {
+
+struct ProcessOptions {
+    std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
+    std::string cwd;                // working directory; empty = this process's
+    // Changes to the inherited environment: "NAME=VALUE" sets NAME, a bare "NAME" removes it.
+    std::vector<std::string> env;
+    std::string stdin_file;         // empty = /dev/null
+    double timeout_s = 0;           // wall clock; <= 0 = no limit
+    // Bytes kept per stream (stdout, stderr); the rest is read and dropped (the *_truncated
+    // flags say so). keep_tail keeps the last output_cap bytes instead of the first.
+    size_t output_cap = size_t{1} << 20;
+    bool keep_tail = false;
+    bool merge_stderr = false;      // stderr into the stdout pipe (one interleaved stream: out)
+};
+
+struct ProcessResult {
+    bool timed_out = false;   // killed after timeout_s
+    bool killed = false;      // killed by kill() (or the destructor) before it ended
+    int exit_code = -1;       // when it exited normally, else -1
+    int signal = 0;           // the signal that ended it (SIGKILL after a timeout), else 0
+    double seconds = 0;       // wall clock from start to reaping
+    std::string out, err;     // captured stdout, stderr (err empty with merge_stderr)
+    bool out_truncated = false, err_truncated = false;
+
+    // Exited by itself with status 0.
+    bool ok() const { return !timed_out && !killed && signal == 0 && exit_code == 0; }
+    // 128 + signal when ended by a signal, else exit_code (the shell's convention).
+    int status_code() const { return signal ? 128 + signal : exit_code; }
+};
+
+// One command in flight. Starting it throws RuntimeFailure("cannot start <argv[0]>: <reason>")
+// when it cannot be executed (missing, not executable, bad cwd). Not copyable; the destructor
+// kills the group and reaps the command if it still runs.
+class Process {
+public:
+    explicit Process(ProcessOptions opts);
+    ~Process();
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    // Non-blocking: reads what output is available, enforces the timeout, reaps the command when
+    // it ended. True once it has finished (then result() is final).
+    bool poll();
+    // Blocks until it finishes and returns the result.
+    const ProcessResult& wait();
+    // Kills the process group now (result().killed); wait() or poll() then reap it.
+    void kill();
+
+    bool finished() const { return finished_; }
+    const ProcessResult& result() const { return result_; }
+    pid_t pid() const { return pid_; }
+    const ProcessOptions& options() const { return opts_; }
+
+    // The pipe descriptors still open, for waiting on several processes (process_wait_any).
+    std::vector<int> open_fds() const;
+
+private:
+    void read_available();
+    void close_pipes();
+    void reap(int wait_status);
+
+    ProcessOptions opts_;
+    ProcessResult result_;
+    pid_t pid_ = -1;
+    int out_fd_ = -1, err_fd_ = -1;
+    double start_ = 0, deadline_ = 0, reaped_at_ = 0;
+    bool leader_done_ = false, finished_ = false;
+};
+
+// Runs a command to completion (Process + wait()).
+ProcessResult process_run(ProcessOptions opts);
+
+// Waits up to max_wait_s, less when one of `procs` has output or closes its pipes (an exit
+// alone need not wake it: call it in a loop with short waits); then call poll() on each.
+void process_wait_any(const std::vector<Process*>& procs, double max_wait_s);
+
+// The executable `name` resolves to: itself when it holds a '/', else the first executable
+// regular file of that name on PATH; "" when none.
+std::string process_find_program(const std::string& name);
+
+}  // namespace cuset

@@ -1,0 +1,286 @@
+// Temporary name, fsync, rename: crash-safe files and folders.
+#include "cuset/core/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <streambuf>
+#include <thread>
+
+#include "cuset/core/error.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quoted(const std::string& what, const std::string& path) {
+    return (what.empty() ? "" : what + " ") + "'" + path + "'";
+}
+
+uint64_t random_u64() {
+    thread_local std::mt19937_64 gen([] {
+        std::random_device rd;
+        uint64_t seed = (uint64_t(rd()) << 32) ^ rd();
+        seed ^= static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        seed ^= std::hash<std::thread::id>()(std::this_thread::get_id());
+        return seed;
+    }());
+    return gen();
+}
+
+std::string temp_candidate(const std::string& target, const std::string& tag) {
+    char rnd[17];
+    std::snprintf(rnd, sizeof(rnd), "%016llx", static_cast<unsigned long long>(random_u64()));
+    return target + "." + tag + "-" + std::to_string(::getpid()) + "-" + rnd;
+}
+
+bool exists_nofollow(const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0;
+}
+
+void make_parent(const std::string& path, const std::string& what) {
+    fs::path parent = fs::path(path).parent_path();
+    if (parent.empty()) return;
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) throw RuntimeFailure("cannot create the folder of " + quoted(what, path) + ": " + ec.message());
+}
+
+std::string parent_or_dot(const std::string& path) {
+    fs::path parent = fs::path(path).parent_path();
+    return parent.empty() ? "." : parent.string();
+}
+
+bool write_all(int fd, const void* data, size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, std::min<size_t>(n, size_t{1} << 30));
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+// Creates a new file under a fresh temporary name next to `path`; returns its descriptor.
+int create_temp(const std::string& path, const std::string& what, std::string* tmp) {
+    make_parent(path, what);
+    for (int attempt = 0;; ++attempt) {
+        *tmp = temp_candidate(path, "tmp");
+        int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST || attempt >= 100)
+            throw RuntimeFailure("cannot create " + quoted(what, *tmp) + ": " + std::strerror(errno));
+    }
+}
+
+// fsync + close + rename + fsync of the folder; on failure the temporary file is removed.
+void finish_file(int fd, const std::string& tmp, const std::string& path, const std::string& what) {
+    int err = 0;
+    if (::fsync(fd) != 0 && errno != EINVAL) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+        ::unlink(tmp.c_str());
+        throw RuntimeFailure("cannot write " + quoted(what, tmp) + ": " + std::strerror(err));
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        err = errno;
+        ::unlink(tmp.c_str());
+        throw RuntimeFailure("cannot rename " + quoted(what, tmp) + " to '" + path + "': " + std::strerror(err));
+    }
+    fsync_path(parent_or_dot(path), true);
+}
+
+}  // namespace
+
+std::string atomic_temp_name(const std::string& target, const std::string& tag) {
+    for (;;) {
+        std::string name = temp_candidate(target, tag);
+        if (!exists_nofollow(name)) return name;
+    }
+}
+
+void fsync_path(const std::string& path, bool directory) {
+    int fd = ::open(path.c_str(), (directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0) throw RuntimeFailure("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+    if (::fsync(fd) != 0 && errno != EINVAL) {
+        int err = errno;
+        ::close(fd);
+        throw RuntimeFailure("cannot sync '" + path + "': " + std::strerror(err));
+    }
+    ::close(fd);
+}
+
+void atomic_write(const std::string& path, const std::vector<std::pair<const void*, size_t>>& parts,
+                  const std::string& what) {
+    std::string tmp;
+    int fd = create_temp(path, what, &tmp);
+    for (const auto& [data, n] : parts) {
+        if (!write_all(fd, data, n)) {
+            int err = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw RuntimeFailure("cannot write " + quoted(what, tmp) + ": " + std::strerror(err));
+        }
+    }
+    finish_file(fd, tmp, path, what);
+}
+
+void atomic_write(const std::string& path, std::string_view data, const std::string& what) {
+    atomic_write(path, {{data.data(), data.size()}}, what);
+}
+
+// ---------------------------------------------------------------- AtomicFile
+
+// An output buffer onto a descriptor; the first failed write is kept for commit() to report.
+class AtomicFile::Buf : public std::streambuf {
+public:
+    explicit Buf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof(buf_)); }
+    int error() const { return err_; }
+
+    bool flush_buffer() {
+        size_t n = static_cast<size_t>(pptr() - pbase());
+        if (n > 0 && !put(pbase(), n)) return false;
+        setp(buf_, buf_ + sizeof(buf_));
+        return err_ == 0;
+    }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (!flush_buffer()) return traits_type::eof();
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        if (n >= static_cast<std::streamsize>(sizeof(buf_))) {  // large pieces bypass the buffer
+            if (!flush_buffer() || !put(s, static_cast<size_t>(n))) return 0;
+            return n;
+        }
+        return std::streambuf::xsputn(s, n);
+    }
+    int sync() override { return flush_buffer() ? 0 : -1; }
+
+private:
+    bool put(const char* s, size_t n) {
+        if (err_ != 0) return false;
+        if (!write_all(fd_, s, n)) {
+            err_ = errno ? errno : EIO;
+            return false;
+        }
+        return true;
+    }
+
+    int fd_;
+    int err_ = 0;
+    char buf_[1 << 16];
+};
+
+AtomicFile::AtomicFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+    fd_ = create_temp(path_, what_, &tmp_);
+    buf_ = std::make_unique<Buf>(fd_);
+    stream_ = std::make_unique<std::ostream>(buf_.get());
+}
+
+AtomicFile::~AtomicFile() {
+    if (committed_) return;
+    if (fd_ >= 0) ::close(fd_);
+    ::unlink(tmp_.c_str());
+}
+
+std::ostream& AtomicFile::stream() {
+    if (committed_) throw RuntimeFailure("write to " + quoted(what_, path_) + " after it was committed");
+    return *stream_;
+}
+
+void AtomicFile::write(const void* data, size_t n) {
+    std::ostream& s = stream();
+    s.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+    if (!s) {
+        int err = buf_->error() ? buf_->error() : EIO;
+        throw RuntimeFailure("cannot write " + quoted(what_, tmp_) + ": " + std::strerror(err));
+    }
+}
+
+void AtomicFile::commit() {
+    if (committed_) return;
+    bool ok = static_cast<bool>(*stream_) && buf_->flush_buffer();
+    if (!ok) {
+        int err = buf_->error() ? buf_->error() : EIO;
+        throw RuntimeFailure("cannot write " + quoted(what_, tmp_) + ": " + std::strerror(err));
+    }
+    int fd = fd_;
+    fd_ = -1;
+    committed_ = true;  // finish_file closes the descriptor and removes the temporary on failure
+    finish_file(fd, tmp_, path_, what_);
+}
+
+// ---------------------------------------------------------------- folders
+
+void atomic_dir_commit(const std::string& tmp_dir, const std::string& final_dir) {
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(tmp_dir, ec)) {
+        if (e.is_regular_file()) fsync_path(e.path().string(), false);
+        else if (e.is_directory()) fsync_path(e.path().string(), true);
+    }
+    if (ec) throw RuntimeFailure("cannot list '" + tmp_dir + "' to sync it: " + ec.message());
+    fsync_path(tmp_dir, true);
+    if (exists_nofollow(final_dir)) {
+        // Replacing a folder of the same name: move the old one aside first, so that a crash in
+        // between leaves one complete copy.
+        std::string old = atomic_temp_name(final_dir, "tmp-old");
+        fs::rename(final_dir, old, ec);
+        if (ec) throw RuntimeFailure("cannot move " + final_dir + " aside: " + ec.message());
+        fs::rename(tmp_dir, final_dir, ec);
+        if (ec) {
+            std::error_code ec2;
+            fs::rename(old, final_dir, ec2);  // put the old copy back
+            throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
+        }
+        fs::remove_all(old, ec);
+    } else {
+        fs::rename(tmp_dir, final_dir, ec);
+        if (ec) throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
+    }
+    fsync_path(parent_or_dot(final_dir), true);
+}
+
+AtomicDir::AtomicDir(std::string final_dir) : final_(std::move(final_dir)) {
+    make_parent(final_, "folder");
+    for (int attempt = 0;; ++attempt) {
+        tmp_ = temp_candidate(final_, "tmp");
+        if (::mkdir(tmp_.c_str(), 0777) == 0) return;
+        if (errno != EEXIST || attempt >= 100)
+            throw RuntimeFailure("cannot create '" + tmp_ + "': " + std::strerror(errno));
+    }
+}
+
+AtomicDir::~AtomicDir() {
+    if (committed_) return;
+    std::error_code ec;
+    fs::remove_all(tmp_, ec);
+}
+
+void AtomicDir::commit() {
+    if (committed_) return;
+    atomic_dir_commit(tmp_, final_);
+    committed_ = true;
+}
+
+}  // namespace cuset
