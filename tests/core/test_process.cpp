@@ -1,11 +1,14 @@
 // core/process: a command in its own process group with captured output, exit status, a
-// timeout that kills the whole group (grandchildren included), and an output cap.
+// timeout that kills the whole group (grandchildren included), and an output cap; and the
+// core/signals scope that `data check` holds while such processes run.
 #include <gtest/gtest.h>
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/process.h"
+#include "cuset/core/signals.h"
 #include "test_util.h"
 
 using cuset::Process;
@@ -203,4 +207,49 @@ TEST(Process, CommandsThatCannotStart) {
     EXPECT_EQ(cuset::process_find_program("cuset-no-such-program-on-path"), "");
     EXPECT_EQ(cuset::process_find_program("/bin/sh"), "/bin/sh");
     EXPECT_FALSE(cuset::process_find_program("sh").empty());
+}
+
+namespace {
+volatile std::sig_atomic_t g_outer_signal = 0;
+extern "C" void outer_handler(int sig) { g_outer_signal = sig; }
+}  // namespace
+
+TEST(StopSignalScope, RecordsSignalsWithoutExitingAndRestoresTheHandler) {
+    struct sigaction sa {}, old {};
+    sa.sa_handler = outer_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old);
+    g_outer_signal = 0;
+    {
+        cuset::StopSignalOptions o;
+        o.second_exits = false;
+        cuset::StopSignalScope scope(o);
+        EXPECT_FALSE(cuset::signals_stop_requested());
+        ::raise(SIGTERM);
+        EXPECT_TRUE(cuset::signals_stop_requested());
+        EXPECT_EQ(cuset::signals_received(), SIGTERM);
+        ::raise(SIGINT);  // a second one is only recorded: this process lives on
+        EXPECT_EQ(cuset::signals_received(), SIGTERM);
+        EXPECT_EQ(g_outer_signal, 0);
+    }
+    EXPECT_FALSE(cuset::signals_stop_requested());
+    ::raise(SIGTERM);  // the handler from before the scope is back
+    EXPECT_EQ(g_outer_signal, SIGTERM);
+    sigaction(SIGTERM, &old, nullptr);
+}
+
+TEST(StopSignals, SecondSignalExitsWith128PlusSignal) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            cuset::signals_reset();
+            cuset::StopSignalOptions o;
+            o.second_message = "second signal\n";
+            cuset::signals_install(o);
+            ::raise(SIGTERM);
+            if (!cuset::signals_stop_requested()) std::_Exit(1);
+            ::raise(SIGTERM);
+            std::_Exit(2);  // not reached
+        },
+        ::testing::ExitedWithCode(128 + SIGTERM), "second signal");
 }
