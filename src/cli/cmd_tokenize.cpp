@@ -1,13 +1,173 @@
 // `cuset-train tokenize --tokenizer PATH [--chat-format F] [--format json] FILE|-`: the ids,
-// pieces and byte offsets of a text or of JSONL conversations (the work is in chat_format.cpp).
+// pieces and byte offsets of a text, or of JSONL conversations with roles and trainable flags,
+// as a table or as JSON, to check tokenization against other tools.
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/text/chat_format.h"
+#include "cuset/text/tokenizer.h"
 
 namespace cuset::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct TokenizeRequest {
+    std::string tokenizer;     // folder or file
+    std::string input = "-";   // file, or "-" for stdin
+    std::string chat_format;   // "" = raw text; else the input is JSONL, one conversation per line
+    std::string system_prompt;
+    std::string output = "text";  // text | json
+    bool add_special_tokens = false;
+};
+
+std::string read_input(const std::string& input) {
+    if (input == "-") {
+        std::stringstream ss;
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    std::ifstream f(input, std::ios::binary);
+    if (!f) throw InputError(input + ": cannot read");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// One JSONL record: {"messages": [...]}, {"prompt", "response"[, "system"]} or {"text"}.
+Conversation parse_conversation(const std::string& line, const std::string& where) {
+    json j;
+    try {
+        j = json::parse(line);
+    } catch (const json::exception& e) {
+        throw InputError(where + ": invalid JSON: " + e.what());
+    }
+    Conversation c;
+    c.id = where;
+    if (j.contains("id")) c.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
+    auto str = [&](const json& v, const char* what) {
+        if (!v.is_string()) throw InputError(where + ": '" + what + "' must be a string");
+        return v.get<std::string>();
+    };
+    if (j.contains("messages")) {
+        for (const json& m : j["messages"]) c.messages.push_back({str(m.value("role", json()), "role"), str(m.value("content", json()), "content")});
+    } else if (j.contains("prompt") && j.contains("response")) {
+        if (j.contains("system")) c.messages.push_back({"system", str(j["system"], "system")});
+        c.messages.push_back({"user", str(j["prompt"], "prompt")});
+        c.messages.push_back({"assistant", str(j["response"], "response")});
+    } else if (j.contains("text")) {
+        c.messages.push_back({"text", str(j["text"], "text")});
+    } else {
+        throw InputError(where + ": expected \"messages\", \"prompt\"/\"response\" or \"text\"");
+    }
+    return c;
+}
+
+std::string printable(std::string s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\r') out += "\\r";
+        else out += c;
+    }
+    return out;
+}
+
+int tokenize_command(const TokenizeRequest& req, std::ostream& out) {
+    std::unique_ptr<Tokenizer> tok = tokenizer_load(req.tokenizer);
+    const bool as_json = req.output == "json";
+    if (req.output != "json" && req.output != "text")
+        throw UsageError("--format must be text or json (got '" + req.output + "')");
+    std::string input = read_input(req.input);
+
+    if (req.chat_format.empty()) {
+        input = utf8_sanitize(input, false, req.input == "-" ? "<stdin>" : req.input);
+        Encoding e = tok->encode(input, req.add_special_tokens);
+        if (as_json) {
+            json j;
+            j["tokenizer"] = tok->source();
+            j["ids"] = e.ids;
+            json toks = json::array(), offs = json::array(), pieces = json::array();
+            for (size_t t = 0; t < e.ids.size(); ++t) {
+                toks.push_back(tok->id_to_token(e.ids[t]));
+                offs.push_back({e.offsets[t].first, e.offsets[t].second});
+                pieces.push_back(input.substr(e.offsets[t].first, e.offsets[t].second - e.offsets[t].first));
+            }
+            j["tokens"] = toks;
+            j["offsets"] = offs;
+            j["pieces"] = pieces;
+            out << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        } else {
+            out << "# " << tok->source() << ": " << e.ids.size() << " tokens\n";
+            for (size_t t = 0; t < e.ids.size(); ++t) {
+                const auto& o = e.offsets[t];
+                out << strprintf("%6zu %8d [%u, %u) ", t, e.ids[t], o.first, o.second) << printable(tok->id_to_token(e.ids[t]))
+                    << "  \"" << printable(input.substr(o.first, o.second - o.first)) << "\"\n";
+            }
+        }
+        return 0;
+    }
+
+    ChatFormatOptions fo;
+    fo.format = req.chat_format;
+    fo.system_prompt = req.system_prompt;
+    ChatFormatter fmt(*tok, fo, tokenizer_dir(req.tokenizer));
+    std::istringstream lines(input);
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(lines, line)) {
+        ++n;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::string where = (req.input == "-" ? std::string("<stdin>") : req.input) + ":" + std::to_string(n);
+        Conversation c = parse_conversation(utf8_sanitize(line, false, where), where);
+        ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        FormattedSample f = fmt.format(c, &r, &offs);
+        if (as_json) {
+            json j;
+            j["id"] = c.id;
+            j["format"] = fmt.name();
+            j["text"] = r.text;
+            j["ids"] = f.ids;
+            json toks = json::array(), roles = json::array(), jo = json::array(), spans = json::array(), pieces = json::array();
+            for (size_t t = 0; t < f.ids.size(); ++t) {
+                toks.push_back(tok->id_to_token(f.ids[t]));
+                roles.push_back(role_name(f.roles[t]));
+                jo.push_back({offs[t].first, offs[t].second});
+                spans.push_back({f.spans[t].first, f.spans[t].second});
+                pieces.push_back(r.text.substr(offs[t].first, offs[t].second - offs[t].first));
+            }
+            j["tokens"] = toks;
+            j["offsets"] = jo;
+            j["pieces"] = pieces;
+            j["roles"] = roles;
+            j["trainable"] = f.trainable;
+            j["message"] = f.message;
+            j["spans"] = spans;
+            out << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        } else {
+            out << "# " << c.id << " (" << fmt.name() << "): " << f.ids.size() << " tokens\n";
+            for (size_t t = 0; t < f.ids.size(); ++t) {
+                out << strprintf("%6zu %8d %-8s %s msg %2d [%d, %d) ", t, f.ids[t], role_name(f.roles[t]),
+                                 f.trainable[t] ? "T" : ".", f.message[t], f.spans[t].first, f.spans[t].second)
+                    << printable(tok->id_to_token(f.ids[t])) << "  \""
+                    << printable(r.text.substr(offs[t].first, offs[t].second - offs[t].first)) << "\"\n";
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace
 
 Command add_tokenize_command(CLI::App& root) {
     auto o = std::make_shared<TokenizeRequest>();

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -104,17 +103,5 @@ std::string chat_format_detect(const std::string& tokenizer_dir);
 // `replace` (as Python's errors="replace"); otherwise throws InputError naming `context` and the
 // byte offset.
 std::string utf8_sanitize(std::string_view text, bool replace, const std::string& context);
-
-// `cuset-train tokenize`: tokenizes a text file (or a JSONL conversation with a chat format) and
-// prints ids, pieces and byte offsets, as a table or as JSON for scripts.
-struct TokenizeRequest {
-    std::string tokenizer;     // folder or file
-    std::string input = "-";   // file, or "-" for stdin
-    std::string chat_format;   // "" = raw text; else the input is JSONL, one conversation per line
-    std::string system_prompt;
-    std::string output = "text";  // text | json
-    bool add_special_tokens = false;
-};
-int tokenize_command(const TokenizeRequest& req, std::ostream& out);
 
 }  // namespace cuset
