@@ -13,7 +13,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
-#include "tokenizer_internal.h"
+#include "unicode.h"
 
 namespace cuset {
 

@@ -13,9 +13,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
-#include "tokenizer_internal.h"
+#include "regex.h"
+#include "tokenizer_hf.h"
+#include "unicode.h"
 
 namespace cuset::detail {
 

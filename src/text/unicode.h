@@ -1,18 +1,13 @@
-// Private to the tokenizer sources (src/tokenizer*.cpp): UTF-8 and Unicode property helpers,
-// the PCRE2 regex wrapper with Oniguruma (Ruby syntax) semantics, NFC with Hugging Face's offset
-// alignments, and the backend factories. Not part of the public API.
+// Private to the text sources: UTF-8 decoding and repair, the Unicode properties the
+// pre-tokenizers need (through utf8proc), and NFC with Hugging Face's offset alignments.
+// (utf8_first_invalid, which data files use too, is public in cuset/text/tokenizer.h.)
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "cuset/text/tokenizer.h"
 
 namespace cuset::detail {
 
@@ -41,31 +36,5 @@ bool uni_is_word(uint32_t cp);        // Rust regex \w (Alphabetic, M, Nd, Pc, J
 // Returns false when `s` is already NFC with no change at all (the common case).
 bool nfc_changes(std::string_view s, std::vector<std::pair<uint32_t, int>>* out);
 std::string nfc_string(std::string_view s);  // plain NFC (for added-token contents)
-
-// ---------------------------------------------------------------- regex
-// A compiled PCRE2 pattern (UTF, UCP, JIT) translated from Oniguruma's Ruby syntax, which is
-// what Hugging Face tokenizers uses: \s also matches U+0085, \h is a hex digit, ^/$ are line
-// anchors, (?m) means dot-all. Thread-safe matching (per-thread match data).
-class Regex {
-public:
-    explicit Regex(const std::string& onig_pattern, bool literal = false);
-    ~Regex();
-    Regex(const Regex&) = delete;
-    Regex& operator=(const Regex&) = delete;
-    // Non-overlapping matches in s[0, n) as Oniguruma's find_iter yields them (an empty match
-    // right after the previous match is skipped).
-    void find_all(const char* s, size_t n, std::vector<std::pair<uint32_t, uint32_t>>* out) const;
-    const std::string& pattern() const { return pattern_; }
-
-private:
-    std::string pattern_;
-    void* code_ = nullptr;  // pcre2_code_8*
-    bool jit_ = false;
-};
-
-// ---------------------------------------------------------------- backends
-// `config`: the parsed tokenizer_config.json (add_bos_token / add_eos_token for SentencePiece).
-std::unique_ptr<Tokenizer> make_hf_tokenizer(const std::string& json_path);
-std::unique_ptr<Tokenizer> make_spm_tokenizer(const std::string& model_path, const nlohmann::json& config);
 
 }  // namespace cuset::detail
