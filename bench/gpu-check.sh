@@ -108,7 +108,7 @@ summary() {
   local s name status secs
   for s in "${STAGES[@]}"; do
     read -r name status secs <<<"$s"
-    printf '  %-16s %-20s %ss\n' "$name" "$status" "$secs"
+    printf '  %-22s %-18s %ss\n' "$name" "$status" "$secs"
   done
 }
 
@@ -184,11 +184,13 @@ if [[ -z "$TORCH_DIR" ]]; then
 elif stage configure 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUSET_CUDA=ON \
        -DCUSET_BUILD_TESTS=ON -DCUSET_BUILD_BENCH=ON -DTorch_DIR="$TORCH_DIR" -DTORCH_CUDA_ARCH_LIST=9.0 \
        -DCUSET_PYTHON="$(command -v "$PY")" -DCUSET_PYTHON_GPU="$PY" "${PREFIX[@]}"; then
-  # Each target separately: one that fails to build does not keep the others from running.
   BUILT=1
-  stage build 360 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" || {
+  # After a compile error (not a timeout), each target separately: one that fails to build does
+  # not keep the others from running.
+  if ! stage build 360 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" &&
+     [[ "${STAGES[-1]}" == *FAILED* ]]; then
     for t in "${TARGETS[@]}"; do stage "build-$t" 120 cmake --build "$BUILD" -j "$JOBS" --target "$t"; done
-  }
+  fi
 fi
 
 if (( BUILT )) && [[ -x "$BUILD/cuset-train" ]]; then
