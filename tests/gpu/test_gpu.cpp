@@ -258,6 +258,7 @@ void compare_with_cpu(c10::ScalarType dtype, double logits_tol, double grad_tol)
 // factor ~10 of room while catching any real error (a wrong mask or position is O(1)).
 TEST(GpuModel, ForwardBackwardFp32MatchesCpu) {
     REQUIRE_GPU();
+    ASSERT_FALSE(at::globalContext().allowTF32CuBLAS()) << "TF32 matmuls are on: fp32 is not fp32";
     compare_with_cpu(at::kFloat, 1e-5, 1e-4);
 }
 
