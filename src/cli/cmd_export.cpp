@@ -3,8 +3,13 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
+#include "cuset/model/model_config.h"
+
+#include <ATen/CPUGeneratorImpl.h>
 
 namespace cuset::cli {
 
@@ -12,6 +17,8 @@ Command add_export_command(CLI::App& root) {
     struct Opts {
         std::string model, out, dtype = "bfloat16";
         int64_t max_shard_mb = 4096;
+        bool merge = false;
+        std::string base;
     };
     auto o = std::make_shared<Opts>();
     CLI::App* sub = root.add_subcommand(
@@ -21,9 +28,30 @@ Command add_export_command(CLI::App& root) {
     sub->add_option("--dtype", o->dtype, "float32, bfloat16 or float16")
         ->check(CLI::IsMember({"float32", "bfloat16", "float16"}));
     sub->add_option("--max-shard-mb", o->max_shard_mb, "safetensors shard size limit in MiB");
+    sub->add_flag("--merge", o->merge,
+                  "--model is a LoRA adapter (a LoRA run's checkpoint or a PEFT folder): write its base with "
+                  "W + scale * B @ A folded in (computed in fp32, rounded once)");
+    sub->add_option("--base", o->base, "--merge: the base model folder (default: the adapter's base_model_name_or_path)");
     return {sub, [o] {
                 log_init("info");
                 c10::ScalarType dtype = dtype_from_name(o->dtype);
+                if (o->merge) {
+                    LoraOptions lo = lora_read_config(o->model);
+                    std::string base = o->base.empty() ? lora_base_model(o->model) : o->base;
+                    if (base.empty())
+                        throw UsageError("--merge: " + o->model + "/adapter_config.json names no base model; pass --base DIR");
+                    // fp32 when the base or the output is: the merged weight is rounded once.
+                    const bool fp32 = dtype == at::kFloat || model_config_load(base).torch_dtype == "float32";
+                    Decoder model = model_load(base, fp32 ? at::kFloat : dtype, c10::Device(c10::kCPU));
+                    lora_attach(model, lo, at::detail::getDefaultCPUGenerator());  // values replaced next
+                    lora_load_weights(model, o->model);
+                    lora_merge(model);
+                    log_info("merged LoRA adapter %s (r %lld, scale %g, %zu projection kinds) into %s", o->model.c_str(),
+                             (long long)lo.r, lo.scale(), lo.target_modules.size(), base.c_str());
+                    model_save(model, o->out, base, dtype, o->max_shard_mb << 20);
+                    return 0;
+                }
+                if (!o->base.empty()) throw UsageError("--base needs --merge");
                 Decoder model = model_load(o->model, dtype, c10::Device(c10::kCPU));
                 model_save(model, o->out, o->model, dtype, o->max_shard_mb << 20);
                 return 0;

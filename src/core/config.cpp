@@ -10,6 +10,7 @@
 #include <functional>
 #include <iomanip>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -76,6 +77,25 @@ Table make_table() {
             {"auto", "float32", "bfloat16", "float16"});
     t.add("model.activation_checkpointing", Kind::kBool, CUSET_REF(model.activation_checkpointing),
           "recompute each decoder layer in backward to save activation memory");
+    // model.lora (PEFT's LoRA; hashed only when enabled, so full fine-tunes keep their hash)
+    t.add("model.lora.enabled", Kind::kBool, CUSET_REF(model.lora.enabled),
+          "train LoRA adapters on a frozen base instead of every weight");
+    range(t.add("model.lora.r", Kind::kInt, CUSET_REF(model.lora.r), "adapter rank"), 1, 65536);
+    range(t.add("model.lora.alpha", Kind::kDouble, CUSET_REF(model.lora.alpha),
+                "scale numerator: alpha / r (alpha / sqrt(r) with rslora)"),
+          1e-6, 1e6);
+    range(t.add("model.lora.dropout", Kind::kDouble, CUSET_REF(model.lora.dropout),
+                "dropout on the adapter input (training only)"),
+          0.0, 0.999);
+    t.add("model.lora.target_modules", Kind::kString, CUSET_REF(model.lora.target_modules),
+          "comma-separated projections: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj");
+    t.add("model.lora.rslora", Kind::kBool, CUSET_REF(model.lora.rslora),
+          "rank-stabilised scale alpha / sqrt(r)");
+    choices(t.add("model.lora.init", Kind::kEnum, CUSET_REF(model.lora.init),
+                  "A's initialisation: kaiming (uniform, PEFT's default) or gaussian (std 1/r); B = 0"),
+            {"kaiming", "gaussian"});
+    t.add("model.lora.path", Kind::kString, CUSET_REF(model.lora.path),
+          "start from this PEFT adapter folder; empty = a new adapter");
     // data
     t.add("data.train", Kind::kString, CUSET_REF(data.train), "training JSONL file");
     t.add("data.eval", Kind::kString, CUSET_REF(data.eval), "evaluation JSONL file; empty = none");
@@ -481,6 +501,21 @@ void config_validate(const Config& c) {
                      (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
                       d.find_first_not_of("0123456789", 5) == std::string::npos);
     need(device_ok, "key 'train.device' expects auto, cpu, cuda or cuda:N, got '" + d + "'");
+    if (c.model.lora.enabled) {
+        static const std::set<std::string> kTargets = {"q_proj", "k_proj", "v_proj", "o_proj",
+                                                       "gate_proj", "up_proj", "down_proj"};
+        std::set<std::string> seen;
+        std::stringstream ss(c.model.lora.target_modules);
+        for (std::string m; std::getline(ss, m, ',');) {
+            m.erase(0, m.find_first_not_of(" \t"));
+            m.erase(m.find_last_not_of(" \t") + 1);
+            need(kTargets.count(m) == 1, "key 'model.lora.target_modules' names '" + m +
+                                             "'; expected a comma-separated subset of q_proj,k_proj,"
+                                             "v_proj,o_proj,gate_proj,up_proj,down_proj");
+            need(seen.insert(m).second, "key 'model.lora.target_modules' names '" + m + "' twice");
+        }
+        need(!seen.empty(), "key 'model.lora.target_modules' is empty");
+    }
     need(!(c.data.chat_format == "custom" &&
            c.data.templ.assistant.find("{content}") == std::string::npos),
          "key 'data.template.assistant' must contain {content} when 'data.chat_format' is custom");
@@ -611,6 +646,7 @@ std::string config_hash(const Config& cfg_in) {
     uint64_t h = 1469598103934665603ull;
     for (const Field& f : table().fields) {
         if (!f.affects_training) continue;
+        if (!cfg.model.lora.enabled && f.path.rfind("model.lora.", 0) == 0) continue;
         std::string s = f.path + "=" + yaml_scalar(cfg, f) + "\n";
         for (unsigned char ch : s) {
             h ^= ch;

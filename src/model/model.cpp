@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cuset/core/atomic_file.h"
@@ -109,6 +111,10 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
         ctx->save_for_backward({x, cos, sin});
         ctx->saved_data["mask"] = *mask;
         ctx->saved_data["layer"] = reinterpret_cast<int64_t>(layer);
+        // The generator states before the layer (torch.utils.checkpoint's preserve_rng_state): the
+        // recomputation draws the same random numbers (LoRA dropout masks) as this pass.
+        ctx->saved_data["rng_cpu"] = at::detail::getDefaultCPUGenerator().get_state();
+        if (x.is_cuda()) ctx->saved_data["rng_dev"] = at::globalContext().defaultGenerator(x.device()).get_state();
         return layer->forward(x, RopeTables{cos, sin}, *mask);  // grad mode is off inside apply()
     }
 
@@ -119,6 +125,27 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
         at::Tensor x = saved[0].detach().requires_grad_(true);  // [B, T, D]
         at::Tensor out;
         {
+            // Replay the forward pass's random numbers, then put the generators back.
+            at::Generator cpu_gen = at::detail::getDefaultCPUGenerator();
+            at::Tensor cpu_now = cpu_gen.get_state();
+            cpu_gen.set_state(ctx->saved_data["rng_cpu"].toTensor());
+            at::Tensor dev_now;
+            std::optional<at::Generator> dev_gen;
+            if (ctx->saved_data.count("rng_dev")) {
+                dev_gen = at::globalContext().defaultGenerator(x.device());
+                dev_now = dev_gen->get_state();
+                dev_gen->set_state(ctx->saved_data["rng_dev"].toTensor());
+            }
+            struct Restore {
+                at::Generator& cpu;
+                at::Tensor& cpu_state;
+                std::optional<at::Generator>& dev;
+                at::Tensor& dev_state;
+                ~Restore() {
+                    cpu.set_state(cpu_state);
+                    if (dev) dev->set_state(dev_state);
+                }
+            } restore{cpu_gen, cpu_now, dev_gen, dev_now};
             at::AutoGradMode grad_on(true);
             const c10::IValue& mask = ctx->saved_data["mask"];
             out = layer->forward(x, RopeTables{saved[1], saved[2]}, mask.isTensor() ? mask.toTensor() : at::Tensor());

@@ -22,6 +22,7 @@
 #include "cuset/model/device.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
 #include "cuset/train/objective.h"
 #include "cuset/train/optim.h"
@@ -111,6 +112,7 @@ private:
     PreparedData train_, eval_;
     std::string data_hash_;
     Decoder model_ = nullptr;
+    std::optional<LoraOptions> lora_;  // model.lora.enabled: the attached adapters' options
     std::unique_ptr<Objective> objective_;
     std::unique_ptr<Objective> eval_objective_;
     std::vector<std::vector<float>> cached_probs_;  // [sample][t] p(token t) from a score file
@@ -196,7 +198,8 @@ void Trainer::load_data() {
 }
 
 void Trainer::build_model_and_optimizer() {
-    std::string src = resume_from_.empty() ? cfg_.model.path : resume_from_;
+    // A LoRA run loads its base from model.path, also on resume: its checkpoints hold the adapter.
+    std::string src = resume_from_.empty() || cfg_.model.lora.enabled ? cfg_.model.path : resume_from_;
     try {
         model_ = model_load(src, dtype_, device_);
     } catch (const InputError& e) {
@@ -204,6 +207,34 @@ void Trainer::build_model_and_optimizer() {
         throw InputError(std::string(e.what()) + kResumeHint);
     }
     model_->set_activation_checkpointing(cfg_.model.activation_checkpointing);
+    if (cfg_.model.lora.enabled) {
+        // A new adapter (A from the seeded generator, B = 0), or model.lora.path's, or the
+        // checkpoint's on resume; an existing adapter brings its own shape (r, alpha, targets).
+        const std::string from = !resume_from_.empty() ? resume_from_ : cfg_.model.lora.path;
+        lora_ = lora_options_from(cfg_.model.lora);
+        try {
+            if (!from.empty()) {
+                LoraOptions file = lora_read_config(from);
+                file.dropout = lora_->dropout;
+                file.init = lora_->init;
+                std::vector<std::string> a = file.target_modules, b = lora_->target_modules;
+                std::sort(a.begin(), a.end());
+                std::sort(b.begin(), b.end());
+                if (file.r != lora_->r || file.alpha != lora_->alpha || file.rslora != lora_->rslora || a != b)
+                    log_warn("adapter %s has r %lld, alpha %g%s: its shape is used, not model.lora.*'s", from.c_str(),
+                             (long long)file.r, file.alpha, file.rslora ? ", rslora" : "");
+                lora_ = file;
+            }
+            lora_attach(model_, *lora_, at::detail::getDefaultCPUGenerator());
+            if (!from.empty()) lora_load_weights(model_, from);
+        } catch (const InputError& e) {
+            if (resume_from_.empty()) throw;
+            throw InputError(std::string(e.what()) + kResumeHint);
+        }
+        log_info("LoRA: r %lld, alpha %g (scale %g), dropout %g on %zu projections%s; base weights frozen (%s)",
+                 (long long)lora_->r, lora_->alpha, lora_->scale(), lora_->dropout, lora_adapters(model_).size(),
+                 from.empty() ? ", new adapter" : (", from " + from).c_str(), dtype_name(dtype_).c_str());
+    }
     const ModelConfig& mc = model_->config();
     if (pipe_.tokenizer->vocab_size() > mc.vocab_size)
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
@@ -224,10 +255,19 @@ void Trainer::build_model_and_optimizer() {
     // Weights, gradients (model dtype), fp32 master copies (when not fp32) and AdamW's two fp32
     // moments stay resident for the whole run: refuse early when they cannot fit the GPU.
     const double bytes_w = static_cast<double>(c10::elementSize(dtype_));
-    const double resident = n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0);
+    // LoRA: the frozen base in the model dtype (no gradients, masters or moments) and the fp32
+    // adapters with their fp32 gradients and two moments (16 bytes an element; model/lora.h).
+    int64_t n_frozen = 0;
+    if (lora_)
+        for (const auto& [name, p] : hf_named_parameters(model_)) n_frozen += p.numel();
+    const double resident = lora_ ? n_frozen * bytes_w + n_params * 16.0
+                                  : n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0);
     const int64_t total = device_total_memory(device_);
-    log_info("resident training state: %.1f GB (weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB)%s",
-             resident / 1e9, n_params * 2 * bytes_w / 1e9, n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9,
+    log_info("resident training state: %.1f GB (%s)%s", resident / 1e9,
+             lora_ ? strprintf("frozen weights %.1f GB, fp32 LoRA adapters + gradients + AdamW moments %.3f GB",
+                               n_frozen * bytes_w / 1e9, n_params * 16.0 / 1e9).c_str()
+                   : strprintf("weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB", n_params * 2 * bytes_w / 1e9,
+                               n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9).c_str(),
              total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
     if (total > 0 && resident > 0.97 * total)
         throw RuntimeFailure(strprintf("the model's training state needs %.1f GB but %s has %.1f GB: cuset keeps a full "
@@ -410,6 +450,11 @@ StepResult Trainer::step(const std::vector<Row>& rows) {
 
 EvalResult Trainer::evaluate(const PreparedData& data) {
     at::NoGradGuard no_grad;
+    struct TrainModeAfter {  // eval(): no LoRA dropout while evaluating
+        Decoder& m;
+        ~TrainModeAfter() { m->train(); }
+    } train_after{model_};
+    model_->eval();
     EvalResult res;
     OrderOptions o = order_;
     o.shuffle = false;
@@ -466,7 +511,12 @@ void Trainer::save_checkpoint() {
         auto t0 = std::chrono::steady_clock::now();
         std::string final_dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
         std::string tmp = checkpoint_temp_name(final_dir);
-        model_save(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
+        if (lora_) {  // the adapter in PEFT's layout; the frozen base stays model.path
+            fs::create_directories(tmp);
+            lora_save(model_, *lora_, tmp, fs::absolute(cfg_.model.path).string());
+        } else {
+            model_save(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
+        }
         NamedTensors st = optim_->state_tensors();
         st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
         if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
@@ -631,7 +681,47 @@ int Trainer::run() {
 
 }  // namespace
 
+// The dry run's memory estimate from config.json alone (no weights read; model/lora.h): the
+// resident training state (frozen weights, adapters and their state for LoRA) plus, with
+// activation checkpointing, the activations of one micro-batch of data.max_seq_len tokens.
+static void log_memory_estimate(const Config& cfg) {
+    ModelConfig mc;
+    try {
+        mc = model_config_load(cfg.model.path);
+    } catch (const InputError&) {
+        return;  // model_inspect() below reports it
+    }
+    const c10::ScalarType dtype = cfg.model.dtype != "auto" ? dtype_from_name(cfg.model.dtype)
+                                  : cfg.train.device == "cpu" ? at::kFloat : at::kBFloat16;
+    std::optional<LoraOptions> lora;
+    if (cfg.model.lora.enabled) lora = lora_options_from(cfg.model.lora);
+    const TrainingMemory m = training_memory(mc, dtype, lora ? &*lora : nullptr);
+    std::string what = lora ? strprintf("LoRA r %lld on %zu projection kinds: %.1fM trainable, %.2fB frozen",
+                                        (long long)lora->r, lora->target_modules.size(), m.n_trainable / 1e6, m.n_frozen / 1e9)
+                            : strprintf("full fine-tune: %.2fB trainable", m.n_trainable / 1e9);
+    log_info("memory estimate (%s, %s): resident training state %.2f GB = weights %.2f + gradients %.2f + "
+             "optimizer %.2f + adapters %.2f GB", what.c_str(), dtype_name(dtype).c_str(), m.total() / 1e9,
+             m.weights / 1e9, m.gradients / 1e9, m.optimizer / 1e9, m.adapters / 1e9);
+    if (!cfg.model.activation_checkpointing) {
+        log_info("memory estimate: activations not estimated (only with model.activation_checkpointing)");
+        return;
+    }
+    const double act = activation_memory_checkpointed(mc, dtype, cfg.train.micro_batch_size, cfg.data.max_seq_len,
+                                                      cfg.objective.chunk_size);
+    const double need = m.total() + act;
+    // The trainer's own margin: it refuses a resident state above 97% of the GPU.
+    const char* fits = need <= 0.97 * 24e9 ? "fits one 24 GB GPU"
+                       : need <= 0.97 * 48e9 ? "needs a 48 GB GPU"
+                       : need <= 0.97 * 80e9 ? "needs an 80 GB GPU"
+                       : need <= 0.97 * 141e9 ? "needs a 141 GB GPU"
+                                              : "does not fit one GPU";
+    log_info("memory estimate: activations %.2f GB (micro-batch %lld x %lld tokens, checkpointed, loss chunk %lld); "
+             "total %.1f GB: %s", act / 1e9, (long long)cfg.train.micro_batch_size, (long long)cfg.data.max_seq_len,
+             (long long)cfg.objective.chunk_size, need / 1e9, fits);
+}
+
 void train_dry_run(const Config& cfg) {
+    log_memory_estimate(cfg);
     std::string summary = model_inspect(cfg.model.path);
     log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());
     TextPipeline pipe = text_pipeline_from(cfg);

@@ -10,11 +10,25 @@
 
 namespace cuset {
 
+// LoRA adapters (PEFT's semantics and file format; model/lora.h): key path model.lora.*.
+struct LoraKeys {
+    bool enabled = false;
+    int64_t r = 16;
+    double alpha = 32.0;    // scale alpha / r (alpha / sqrt(r) with rslora)
+    double dropout = 0.0;   // on the adapter's input only
+    // Comma-separated subset of q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj.
+    std::string target_modules = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
+    bool rslora = false;
+    std::string init = "kaiming";  // kaiming (PEFT's default) | gaussian
+    std::string path;              // start from this adapter folder (adapter_config.json); empty = new
+};
+
 struct ModelConfigKeys {
     std::string path = "data/tiny-coder";  // Hugging Face model folder
     std::string tokenizer;                 // tokenizer folder or file; empty = model.path
     std::string dtype = "auto";            // auto | float32 | bfloat16 | float16
     bool activation_checkpointing = false;
+    LoraKeys lora;                         // key path model.lora.*
 };
 
 struct TemplateKeys {

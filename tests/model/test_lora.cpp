@@ -1,0 +1,484 @@
+// LoRA (model/lora.h) against PyPI's peft (tests/golden/lora.py, tests/golden/check_lora.py):
+// logits and every adapter gradient equal PEFT's on the golden random Llama/Qwen2/Qwen3 models
+// with the same random non-zero adapters (with and without activation checkpointing); an
+// adapter cuset saves loads with PeftModel.from_pretrained and gives cuset's logits; merging (in
+// process and `cuset-train export --merge`) equals merge_and_unload(); a fresh adapter is the
+// identity and is initialised as PEFT does; the PEFT config round trip and its refusals; the
+// memory arithmetic (Qwen2.5-Coder-7B / 32B shapes, `--dry-run`); a LoRA run through the binary
+// resumes bit-identically (dropout, activation checkpointing, accumulation), its checkpoints hold
+// only the adapter, and model.lora.path starts from an adapter.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuset/core/error.h"
+#include "cuset/model/lora.h"
+#include "cuset/model/model.h"
+#include "cuset/model/model_config.h"
+#include "cuset/model/safetensors_torch.h"
+#include "test_util.h"
+
+using cuset::test::read_file;
+using cuset::test::run_command;
+using cuset::test::run_cuset;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kModelGolden = std::string(CUSET_TEST_WORK) + "/golden/model";
+const std::string kLoraGolden = std::string(CUSET_TEST_WORK) + "/golden/lora";
+
+std::vector<std::string> cases() {
+    std::vector<std::string> out;
+    std::ifstream in(kLoraGolden + "/cases.txt");
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(line);
+    return out;
+}
+
+std::map<std::string, at::Tensor> load_st(const std::string& path) { return cuset::safetensors_load(path, at::kCPU); }
+
+// fp32 tolerance |err| <= atol + rtol |ref|, as the decoder's own parity test (test_model.cpp):
+// the two implementations order reductions differently (~1e-5 on logits of |x| <= 20, ~1e-6
+// relative on gradients). A wrong scale (alpha / r vs alpha / sqrt(r)), a transposed or missing
+// adapter, or dropout in the wrong place moves values by 1e-2 relative or more.
+constexpr double kAtol = 1e-4;
+constexpr double kRtol = 1e-4;
+
+// max |a - b| / (atol + rtol |b|), and max |a - b| in *max_abs.
+double violation(const at::Tensor& a, const at::Tensor& b, double* max_abs) {
+    at::Tensor x = a.detach().to(at::kDouble), y = b.detach().to(at::kDouble);
+    at::Tensor err = (x - y).abs();
+    *max_abs = err.max().item<double>();
+    return (err / (kAtol + kRtol * y.abs())).max().item<double>();
+}
+
+// Adapter gradients are sums over every token, vocabulary entry and (for A) the projection's
+// output of terms up to ~10^2 (|g| up to ~3e2 here), so fp32 rounding is relative to the
+// tensor's scale, not to each element (an element near 0 is a difference of large terms):
+// |err| <= 1e-4 + 2e-5 max|ref| per tensor. PEFT's own fp32 gradients are that far from its
+// fp64 ones: 5.5e-3 on qwen3_tied (max|g| 5e2), where cuset's differ from PEFT's fp32 by 6.2e-3;
+// <= 1e-3 (5e-6 of max|g|) on the other cases.
+constexpr double kGradRtolOfMax = 2e-5;
+double grad_violation(const at::Tensor& a, const at::Tensor& b, double* max_abs) {
+    at::Tensor x = a.detach().to(at::kDouble), y = b.detach().to(at::kDouble);
+    *max_abs = (x - y).abs().max().item<double>();
+    return *max_abs / (kAtol + kGradRtolOfMax * y.abs().max().item<double>());
+}
+
+cuset::Decoder model_with_golden_adapter(const std::string& name) {
+    cuset::Decoder m = cuset::model_load(kModelGolden + "/" + name + "/model", at::kFloat, at::kCPU);
+    const std::string adapter = kLoraGolden + "/" + name + "/adapter";
+    cuset::lora_attach(m, cuset::lora_read_config(adapter), at::detail::getDefaultCPUGenerator());
+    cuset::lora_load_weights(m, adapter);
+    return m;
+}
+
+std::string peft_checker(const std::string& args) {
+    return std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/golden/check_lora.py " + args;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- parity with peft
+
+TEST(LoraParity, LogitsAndAdapterGradientsEqualPeft) {
+    ASSERT_FALSE(cases().empty()) << "no golden LoRA cases in " << kLoraGolden;
+    for (const std::string& name : cases()) {
+        SCOPED_TRACE(name);
+        auto in = load_st(kModelGolden + "/" + name + "/inputs.safetensors");
+        auto base_ref = load_st(kModelGolden + "/" + name + "/ref.safetensors");
+        auto ref = load_st(kLoraGolden + "/" + name + "/ref.safetensors");
+        for (bool ckpt : {false, true}) {
+            SCOPED_TRACE(ckpt ? "activation checkpointing" : "plain");
+            cuset::Decoder m = model_with_golden_adapter(name);
+            m->set_activation_checkpointing(ckpt);
+            auto adapters = cuset::lora_adapters(m);
+            ASSERT_FALSE(adapters.empty());
+            for (const char* batch : {"plain", "pad"}) {
+                SCOPED_TRACE(batch);
+                at::Tensor ids = in[std::string(batch) + "_ids"];
+                at::Tensor mask = std::string(batch) == "pad" ? in["pad_mask"] : at::Tensor();
+                at::Tensor keep = (mask.defined() ? mask : at::ones_like(ids)).to(at::kBool).unsqueeze(-1);  // [B,T,1]
+                for (auto& [n, t] : m->trainable_parameters())
+                    if (t.grad().defined()) t.mutable_grad().zero_();
+                at::Tensor logits = m->logits(m->forward(ids, mask)).masked_fill(keep.logical_not(), 0.0);
+                at::Tensor loss = (logits * in["w_" + std::string(batch)] * keep).sum();
+                loss.backward();
+                double abs_err = 0;
+                EXPECT_LE(violation(logits, ref[std::string(batch) + ".logits"], &abs_err), 1.0) << "logits";
+                if (!ckpt) std::printf("[%s %s] logits max abs err %.3g\n", name.c_str(), batch, abs_err);
+                // The adapters matter: PEFT's logits are far from the base model's.
+                double moved = 0;
+                violation(ref[std::string(batch) + ".logits"], base_ref[std::string(batch) + ".logits"], &moved);
+                EXPECT_GT(moved, 0.1);
+                double worst = 0, worst_abs = 0;
+                std::string worst_name;
+                for (auto& [module, a] : adapters) {
+                    for (auto& [pname, t] : a->parameters()) {
+                        const std::string key = std::string(batch) + ".grad." + cuset::lora_tensor_name(module, pname);
+                        ASSERT_TRUE(ref.count(key)) << key;
+                        ASSERT_TRUE(t.grad().defined()) << key;
+                        double e = 0;
+                        double v = grad_violation(t.grad(), ref[key], &e);
+                        worst_abs = std::max(worst_abs, e);
+                        if (v > worst) worst = v, worst_name = key;
+                    }
+                }
+                EXPECT_LE(worst, 1.0) << "worst gradient " << worst_name;
+                if (!ckpt) std::printf("[%s %s] %zu adapter gradients, max abs err %.3g\n", name.c_str(), batch,
+                                       2 * adapters.size(), worst_abs);
+                // The base is frozen: no gradient anywhere in it.
+                for (auto& [n, p] : cuset::hf_named_parameters(m)) {
+                    EXPECT_FALSE(p.requires_grad()) << n;
+                    EXPECT_FALSE(p.grad().defined()) << n;
+                }
+            }
+        }
+    }
+}
+
+TEST(LoraParity, MergeEqualsPeftMergeAndUnload) {
+    for (const std::string& name : cases()) {
+        SCOPED_TRACE(name);
+        auto in = load_st(kModelGolden + "/" + name + "/inputs.safetensors");
+        auto ref = load_st(kLoraGolden + "/" + name + "/ref.safetensors");
+        cuset::Decoder m = model_with_golden_adapter(name);
+        cuset::lora_merge(m);
+        EXPECT_TRUE(cuset::lora_adapters(m).empty());
+        double worst = 0;
+        for (auto& [n, p] : cuset::hf_named_parameters(m)) {
+            ASSERT_TRUE(ref.count("merged." + n)) << n;
+            double e = 0;
+            EXPECT_LE(violation(p, ref["merged." + n], &e), 1.0) << n;
+            worst = std::max(worst, e);
+        }
+        at::NoGradGuard no_grad;
+        double le = 0;
+        EXPECT_LE(violation(m->logits(m->forward(in["plain_ids"])), ref["plain.merged_logits"], &le), 1.0);
+        std::printf("[%s] merged weights max abs err %.3g, merged logits %.3g\n", name.c_str(), worst, le);
+    }
+}
+
+TEST(LoraParity, ExportMergeMatchesPeft) {
+    const std::string name = cases().at(0);
+    const std::string dir = scratch_dir("lora-export");
+    const std::string adapter = kLoraGolden + "/" + name + "/adapter";
+    const std::string base = kModelGolden + "/" + name + "/model";
+    auto r = run_cuset("export --merge --model " + adapter + " --base " + base + " --out " + dir + "/merged --dtype float32");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto c = run_command(peft_checker("merged " + base + " " + adapter + " " + dir + "/merged 1e-5"));
+    EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+    std::printf("%s", c.out.c_str());
+    // bf16 export: the merged weights rounded once.
+    r = run_cuset("export --merge --model " + adapter + " --base " + base + " --out " + dir + "/bf16 --dtype bfloat16");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto ref = load_st(kLoraGolden + "/" + name + "/ref.safetensors");
+    auto bf = load_st(dir + "/bf16");
+    const std::string k = "model.layers.0.self_attn.q_proj.weight";
+    ASSERT_TRUE(bf.count(k));
+    EXPECT_EQ(bf[k].scalar_type(), at::kBFloat16);
+    // Within one bf16 rounding of PEFT's fp32 merge (the two fp32 merges differ in the last bits).
+    EXPECT_TRUE(at::allclose(bf[k].to(at::kFloat), ref["merged." + k], /*rtol=*/1.0 / 128, /*atol=*/1e-6));
+    // Without --merge, --base is refused; a folder without adapter_config.json is not an adapter.
+    EXPECT_NE(run_cuset("export --model " + base + " --base " + base + " --out " + dir + "/x").exit_code, 0);
+    auto bad = run_cuset("export --merge --model " + base + " --out " + dir + "/x");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("adapter_config.json"), std::string::npos) << bad.err;
+}
+
+TEST(LoraParity, SavedAdapterLoadsInPeftWithTheSameLogits) {
+    int i = 0;
+    for (const std::string& name : cases()) {
+        SCOPED_TRACE(name);
+        const std::string dir = scratch_dir("lora-saved-" + name);
+        const std::string base = kModelGolden + "/" + name + "/model";
+        cuset::Decoder m = cuset::model_load(base, at::kFloat, at::kCPU);
+        cuset::LoraOptions o;
+        o.r = 3 + i;
+        o.alpha = 5.0 + i;
+        o.rslora = (i % 2) == 1;
+        if (i == 2) o.target_modules = {"k_proj", "o_proj", "up_proj"};
+        ++i;
+        at::Generator gen = at::detail::createCPUGenerator(100 + i);
+        cuset::lora_attach(m, o, gen);
+        {
+            at::NoGradGuard no_grad;
+            for (auto& [module, a] : cuset::lora_adapters(m)) a->B.normal_(0.0, 0.3, gen);  // B = 0 would hide every slip
+        }
+        cuset::lora_save(m, o, dir, base);
+        auto in = load_st(kModelGolden + "/" + name + "/inputs.safetensors");
+        at::NoGradGuard no_grad;
+        at::Tensor logits = m->logits(m->forward(in["plain_ids"]));
+        cuset::safetensors_save(dir + "/logits.safetensors", {{"input_ids", in["plain_ids"]}, {"logits", logits}});
+        auto c = run_command(peft_checker("adapter " + base + " " + dir + " " + dir + "/logits.safetensors 1e-4"));
+        EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+        std::printf("[%s] %s", name.c_str(), c.out.c_str());
+    }
+}
+
+// ---------------------------------------------------------------- unit behaviour
+
+TEST(Lora, FreshAdapterIsTheIdentityAndInitialisedAsPeft) {
+    const std::string name = "llama_linear";
+    cuset::Decoder m = cuset::model_load(kModelGolden + "/" + name + "/model", at::kFloat, at::kCPU);
+    auto in = load_st(kModelGolden + "/" + name + "/inputs.safetensors");
+    at::Tensor before;
+    {
+        at::NoGradGuard g;
+        before = m->logits(m->forward(in["plain_ids"]));
+    }
+    cuset::LoraOptions o;
+    o.r = 8;
+    at::Generator gen = at::detail::createCPUGenerator(5);
+    cuset::lora_attach(m, o, gen);
+    EXPECT_THROW(cuset::lora_attach(m, o, gen), cuset::UsageError);
+    auto adapters = cuset::lora_adapters(m);
+    EXPECT_EQ(adapters.size(), 7u * m->config().n_layer);
+    for (auto& [module, a] : adapters) {
+        const double bound = 1.0 / std::sqrt(static_cast<double>(a->A.size(1)));  // kaiming_uniform_(a=sqrt(5))
+        EXPECT_EQ(a->A.sizes(), (std::vector<int64_t>{8, a->A.size(1)}));
+        EXPECT_EQ(a->A.scalar_type(), at::kFloat);
+        EXPECT_LE(a->A.abs().max().item<double>(), bound);
+        EXPECT_GT(a->A.abs().max().item<double>(), 0.8 * bound);
+        EXPECT_NEAR(a->A.std().item<double>(), bound / std::sqrt(3.0), 0.15 * bound);
+        EXPECT_EQ(a->B.abs().max().item<double>(), 0.0);
+        EXPECT_DOUBLE_EQ(a->scale, 32.0 / 8);
+    }
+    // Trainable: exactly the adapters, named "<module>.lora_A.weight"; the base frozen.
+    auto trainable = m->trainable_parameters();
+    EXPECT_EQ(trainable.size(), 2 * adapters.size());
+    EXPECT_EQ(trainable[0].first, "model.layers.0.self_attn.q_proj.lora_A.weight");
+    at::NoGradGuard g;
+    EXPECT_TRUE(at::equal(m->logits(m->forward(in["plain_ids"])), before));
+    // The same generator state gives the same adapter.
+    cuset::Decoder m2 = cuset::model_load(kModelGolden + "/" + name + "/model", at::kFloat, at::kCPU);
+    cuset::lora_attach(m2, o, at::detail::createCPUGenerator(5));
+    EXPECT_TRUE(at::equal(cuset::lora_adapters(m2)[3].second->A, adapters[3].second->A));
+    o.rslora = true;
+    EXPECT_DOUBLE_EQ(o.scale(), 32.0 / std::sqrt(8.0));
+}
+
+TEST(Lora, DropoutOnlyInTrainingMode) {
+    cuset::Decoder m = model_with_golden_adapter("llama_linear");
+    auto in = load_st(kModelGolden + "/llama_linear/inputs.safetensors");
+    for (auto& [module, a] : cuset::lora_adapters(m)) a->dropout = 0.5;
+    at::NoGradGuard g;
+    m->eval();
+    at::Tensor e1 = m->logits(m->forward(in["plain_ids"])), e2 = m->logits(m->forward(in["plain_ids"]));
+    EXPECT_TRUE(at::equal(e1, e2));
+    m->train();
+    at::Tensor t1 = m->logits(m->forward(in["plain_ids"]));
+    EXPECT_FALSE(at::equal(t1, e1));
+}
+
+TEST(Lora, PeftConfigRoundTripAndRefusals) {
+    const std::string dir = scratch_dir("lora-config");
+    cuset::LoraOptions o;
+    o.r = 12;
+    o.alpha = 7.5;
+    o.dropout = 0.05;
+    o.rslora = true;
+    o.init = "gaussian";
+    o.target_modules = {"v_proj", "down_proj"};
+    write_file(dir + "/adapter_config.json", cuset::lora_config_json(o, "some/base"));
+    json j = json::parse(read_file(dir + "/adapter_config.json"));
+    EXPECT_EQ(j["peft_type"], "LORA");
+    EXPECT_EQ(j["task_type"], "CAUSAL_LM");
+    EXPECT_EQ(j["bias"], "none");
+    EXPECT_EQ(j["base_model_name_or_path"], "some/base");
+    EXPECT_EQ(j["r"], 12);
+    EXPECT_EQ(j["lora_alpha"], 7.5);
+    EXPECT_EQ(j["use_rslora"], true);
+    EXPECT_EQ(cuset::lora_base_model(dir), "some/base");
+    cuset::LoraOptions back = cuset::lora_read_config(dir);
+    EXPECT_EQ(back.r, 12);
+    EXPECT_EQ(back.alpha, 7.5);
+    EXPECT_EQ(back.dropout, 0.05);
+    EXPECT_TRUE(back.rslora);
+    EXPECT_EQ(back.init, "gaussian");
+    EXPECT_EQ(back.target_modules, o.target_modules);
+    auto refused = [&](const std::string& key, const json& value) {
+        json k = j;
+        k[key] = value;
+        write_file(dir + "/adapter_config.json", k.dump());
+        EXPECT_THROW(cuset::lora_read_config(dir), cuset::InputError) << key;
+    };
+    refused("peft_type", "IA3");
+    refused("use_dora", true);
+    refused("bias", "all");
+    refused("target_modules", json::array({"q_proj", "lm_head"}));
+    refused("target_modules", ".*proj");
+    refused("rank_pattern", json{{"q_proj", 4}});
+    refused("layers_to_transform", json::array({0}));
+    EXPECT_THROW(cuset::lora_read_config(dir + "/none"), cuset::InputError);
+    // Tensors that do not fit the model are listed.
+    cuset::Decoder other = cuset::model_load(kModelGolden + "/llama_linear/model", at::kFloat, at::kCPU);
+    cuset::LoraOptions r2;
+    r2.r = 2;
+    cuset::lora_attach(other, r2, at::detail::createCPUGenerator(1));
+    try {
+        cuset::lora_load_weights(other, kLoraGolden + "/llama_linear/adapter");
+        ADD_FAILURE() << "no error";
+    } catch (const cuset::InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("lora_A.weight"), std::string::npos) << e.what();
+    }
+}
+
+// Qwen2.5-Coder-7B-Instruct's and Qwen2.5-Coder-32B-Instruct's config.json (the shapes only).
+const char* kQwen7b = R"({"architectures":["Qwen2ForCausalLM"],"hidden_act":"silu","hidden_size":3584,
+  "intermediate_size":18944,"max_position_embeddings":32768,"max_window_layers":28,"model_type":"qwen2",
+  "num_attention_heads":28,"num_hidden_layers":28,"num_key_value_heads":4,"rms_norm_eps":1e-06,
+  "rope_theta":1000000.0,"sliding_window":131072,"tie_word_embeddings":false,"torch_dtype":"bfloat16",
+  "use_sliding_window":false,"vocab_size":152064,"eos_token_id":151645,"bos_token_id":151643})";
+const char* kQwen32b = R"({"architectures":["Qwen2ForCausalLM"],"hidden_act":"silu","hidden_size":5120,
+  "intermediate_size":27648,"max_position_embeddings":32768,"max_window_layers":70,"model_type":"qwen2",
+  "num_attention_heads":40,"num_hidden_layers":64,"num_key_value_heads":8,"rms_norm_eps":1e-06,
+  "rope_theta":1000000.0,"sliding_window":131072,"tie_word_embeddings":false,"torch_dtype":"bfloat16",
+  "use_sliding_window":false,"vocab_size":152064,"eos_token_id":151645,"bos_token_id":151643})";
+
+TEST(Lora, MemoryArithmeticQwen7bFits24GbAnd32bDoesNot) {
+    cuset::LoraOptions o;  // r 16 on all seven projections
+    cuset::ModelConfig c7 = cuset::model_config_from_json(json::parse(kQwen7b), "qwen7b");
+    cuset::ModelConfig c32 = cuset::model_config_from_json(json::parse(kQwen32b), "qwen32b");
+    // The published parameter counts (safetensors index totals / 2 bytes).
+    EXPECT_EQ(cuset::lora_base_numel(c7), 7615616512);
+    EXPECT_EQ(cuset::lora_base_numel(c32), 32763876352);
+    // r (in + out) per projection: 28 layers x 16 x (2*7168 + 2*4096 + 3*22528) = 40.37M.
+    EXPECT_EQ(cuset::lora_adapter_numel(c7, o), 28LL * 16 * (2 * 7168 + 2 * 4096 + 3 * 22528));
+    cuset::TrainingMemory m7 = cuset::training_memory(c7, at::kBFloat16, &o);
+    EXPECT_DOUBLE_EQ(m7.weights, 7615616512.0 * 2);
+    EXPECT_DOUBLE_EQ(m7.adapters + m7.gradients + m7.optimizer, 16.0 * m7.n_trainable);
+    const double act7 = cuset::activation_memory_checkpointed(c7, at::kBFloat16, 1, 4096, 1024);
+    std::printf("Qwen2.5-Coder-7B LoRA r16: resident %.2f GB (frozen %.2f, adapters+state %.2f), activations %.2f GB, "
+                "total %.2f GB\n", m7.total() / 1e9, m7.weights / 1e9, (m7.total() - m7.weights) / 1e9, act7 / 1e9,
+                (m7.total() + act7) / 1e9);
+    EXPECT_LT(m7.total() + act7, 0.97 * 24e9);  // the trainer's refusal margin
+    cuset::TrainingMemory m32 = cuset::training_memory(c32, at::kBFloat16, &o);
+    const double act32 = cuset::activation_memory_checkpointed(c32, at::kBFloat16, 1, 4096, 1024);
+    std::printf("Qwen2.5-Coder-32B LoRA r16: resident %.2f GB, activations %.2f GB, total %.2f GB\n",
+                m32.total() / 1e9, act32 / 1e9, (m32.total() + act32) / 1e9);
+    EXPECT_GT(m32.total(), 24e9);
+    EXPECT_LT(m32.total() + act32, 0.97 * 80e9);  // at the edge of an 80 GB GPU
+    // A full fine-tune of 7B: 16 bytes a parameter before activations.
+    cuset::TrainingMemory f7 = cuset::training_memory(c7, at::kBFloat16, nullptr);
+    EXPECT_DOUBLE_EQ(f7.total(), 7615616512.0 * 16);
+}
+
+TEST(Lora, DryRunPrintsTheEstimateFromConfigJsonAlone) {
+    const std::string dir = scratch_dir("lora-dry-run");
+    fs::create_directories(dir + "/qwen7b");
+    write_file(dir + "/qwen7b/config.json", kQwen7b);
+    auto r = run_cuset("--config " + std::string(CUSET_SOURCE_DIR) + "/configs/qwen7b-lora.yaml --dry-run --set model.path=" +
+                       dir + "/qwen7b");
+    const std::string all = r.out + r.err;
+    EXPECT_NE(all.find("LoRA r 16 on 7 projection kinds"), std::string::npos) << all;
+    EXPECT_NE(all.find("fits one 24 GB GPU"), std::string::npos) << all;
+    // There are no weights: the dry run then stops at reading them.
+    EXPECT_NE(r.exit_code, 0);
+    write_file(dir + "/qwen7b/config.json", kQwen32b);
+    r = run_cuset("--config " + std::string(CUSET_SOURCE_DIR) + "/configs/qwen7b-lora.yaml --dry-run --set model.path=" +
+                  dir + "/qwen7b");
+    EXPECT_NE((r.out + r.err).find("needs an 80 GB GPU"), std::string::npos) << r.out << r.err;
+}
+
+// ---------------------------------------------------------------- through the trainer
+
+namespace {
+
+std::string write_lora_config(const std::string& dir, const std::string& method, int max_steps, int every,
+                              const std::string& extra_model = "") {
+    std::string text = "model:\n  path: " + cuset::test::tiny_model_dir() +
+                       "\n  dtype: float32\n  activation_checkpointing: true\n"
+                       "  lora:\n    enabled: true\n    r: 4\n    alpha: 8\n    dropout: 0.1\n" + extra_model +
+                       "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: tests/fixtures/mini_sft.jsonl\n"
+                       "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
+                       "objective:\n  method: " + method + "\n  region:\n    window: 16\n"
+                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 2\n"
+                       "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-2\n  warmup_steps: 2\n  seed: 7\n"
+                       "checkpoint:\n  every: " + std::to_string(every) + "\n  keep_last: 0\n"
+                       "log:\n  every: 1\n  progress: never\n"
+                       "run:\n  output_dir: " + dir + "\n";
+    std::string path = dir + "/" + method + ".yaml";
+    write_file(path, text);
+    return path;
+}
+
+}  // namespace
+
+TEST(LoraTrainer, ResumeIsBitIdenticalAndCheckpointsHoldTheAdapter) {
+    const std::string dir = scratch_dir("lora-resume");
+    const std::string cfg = write_lora_config(dir, "cuset", 6, 3);
+    auto a = run_cuset("--config " + cfg + " --run-name a");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_NE(a.err.find("fp32 LoRA adapters + gradients + AdamW moments"), std::string::npos) << a.err;
+    const std::string ck = dir + "/a/checkpoint-0000006";
+    EXPECT_TRUE(fs::exists(ck + "/adapter_config.json"));
+    EXPECT_TRUE(fs::exists(ck + "/adapter_model.safetensors"));
+    EXPECT_FALSE(fs::exists(ck + "/model.safetensors")) << "a LoRA checkpoint holds the adapter, not the base";
+    auto opt = load_st(ck + "/optimizer.safetensors");
+    for (auto& [k, t] : opt) {
+        if (k.rfind("rng.", 0) == 0) continue;
+        EXPECT_NE(k.find(".lora_"), std::string::npos) << "optimizer state for a frozen tensor: " << k;
+        EXPECT_EQ(k.find(".master"), std::string::npos) << k;
+    }
+    // The adapter trained: B moved away from 0.
+    auto ad = load_st(ck + "/adapter_model.safetensors");
+    EXPECT_GT(ad.at("base_model.model.model.layers.0.mlp.down_proj.lora_B.weight").abs().max().item<double>(), 0.0);
+    fs::create_directories(dir + "/b");
+    fs::copy(dir + "/a/checkpoint-0000003", dir + "/b/checkpoint-0000003", fs::copy_options::recursive);
+    auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto ma = cuset::test::read_metrics(dir + "/a");
+    auto mb = cuset::test::read_metrics(dir + "/b");
+    ASSERT_EQ(ma.size(), 6u);
+    ASSERT_EQ(mb.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(mb[i]["loss"].get<double>(), ma[i + 3]["loss"].get<double>()) << "step " << ma[i + 3]["step"];
+        EXPECT_EQ(mb[i]["grad_norm"].get<double>(), ma[i + 3]["grad_norm"].get<double>());
+    }
+    EXPECT_TRUE(read_file(ck + "/adapter_model.safetensors") ==
+                read_file(dir + "/b/checkpoint-0000006/adapter_model.safetensors"))
+        << "final adapters differ";
+    EXPECT_TRUE(read_file(ck + "/optimizer.safetensors") == read_file(dir + "/b/checkpoint-0000006/optimizer.safetensors"));
+    // The checkpoint is a PEFT adapter of the base.
+    auto c = run_command(peft_checker("adapter " + cuset::test::tiny_model_dir() + " " + ck + " /nonexistent 0"));
+    EXPECT_NE(c.out.find("ok   adapter tensors loaded exactly"), std::string::npos) << c.out << c.err;
+    // model.lora.path starts a new run from it: its first evaluation is run a's last.
+    const std::string cfg2 = write_lora_config(dir, "sft", 1, 0, "    path: " + ck + "\n");
+    auto s = run_cuset("--config " + cfg2 + " --run-name from-adapter");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    auto ev = [](const std::string& run) {
+        std::vector<json> out;
+        std::ifstream in(run + "/metrics.jsonl");
+        for (std::string line; std::getline(in, line);) {
+            json j = json::parse(line);
+            if (j.contains("eval_ce")) out.push_back(j);
+        }
+        return out;
+    };
+    auto ea = ev(dir + "/a"), es = ev(dir + "/from-adapter");
+    ASSERT_FALSE(ea.empty());
+    ASSERT_FALSE(es.empty());
+    EXPECT_EQ(es.front()["eval_ce"].get<double>(), ea.back()["eval_ce"].get<double>());
+}
+
+TEST(LoraTrainer, BadTargetModuleIsAConfigError) {
+    const std::string dir = scratch_dir("lora-bad-target");
+    const std::string cfg = write_lora_config(dir, "sft", 1, 0);
+    auto r = run_cuset("--config " + cfg + " --run-name x --set model.lora.target_modules=q_proj,qkv_proj");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("model.lora.target_modules"), std::string::npos) << r.err;
+}
