@@ -135,7 +135,7 @@ Table make_table() {
     // objective (../shared/METHOD.md)
     choices(t.add("objective.method", Kind::kEnum, CUSET_REF(objective.method),
                   "training objective"),
-            {"cuset", "sft", "dft", "focal"});
+            {"cuset", "sft", "dft", "focal", "eaft", "asft", "rho1"});
     choices(t.add("objective.confidence.source", Kind::kEnum,
                   CUSET_REF(objective.confidence_source),
                   "online = from the training forward pass; cached = from a score file"),
@@ -169,6 +169,20 @@ Table make_table() {
     range(t.add("objective.focal.gamma", Kind::kDouble, CUSET_REF(objective.focal_gamma),
                 "focal loss exponent"),
           0.0, 100.0);
+    range(t.add("objective.eaft.alpha", Kind::kDouble, CUSET_REF(objective.eaft_alpha),
+                "eaft: weight (H_topk / ln k)^alpha"),
+          0.0, 100.0);
+    range(t.add("objective.eaft.k", Kind::kInt, CUSET_REF(objective.eaft_k),
+                "eaft: top-k probabilities whose entropy weighs a token"),
+          2, 1 << 20);
+    range(t.add("objective.asft.alpha", Kind::kDouble, CUSET_REF(objective.asft_alpha),
+                "asft: weight of KL(pi_ref || pi_theta) added to the DFT loss"),
+          0.0, 1e6);
+    range(t.add("objective.rho1.keep_fraction", Kind::kDouble, CUSET_REF(objective.rho1_keep_fraction),
+                "rho1: share of the step's tokens kept (highest l_theta - l_ref)"),
+          1e-6, 1.0);
+    t.add("objective.rho1.reference_scores", Kind::kString, CUSET_REF(objective.rho1_reference_scores),
+          "rho1: score file of the reference model (`cuset-train score`) giving l_ref");
     bookkeeping(range(t.add("objective.chunk_size", Kind::kInt, CUSET_REF(objective.chunk_size),
                             "tokens per lm_head+loss chunk; 0 = full logits (more memory)"),
                       0, 1 << 24));
@@ -491,6 +505,9 @@ void config_validate(const Config& c) {
     };
     check_file_path("model.path", c.model.path, true);
     check_file_path("data.train", c.data.train, true);
+    need(!(c.objective.method == "rho1" && c.objective.rho1_reference_scores.empty()),
+         "key 'objective.rho1.reference_scores' must name a score file of the reference model "
+         "(`cuset-train score --out FILE`) when 'objective.method' is rho1");
     need(!(c.objective.confidence_source == "cached" && c.objective.confidence_cache.empty()),
          "key 'objective.confidence.cache' must name a score file when "
          "'objective.confidence.source' is cached");

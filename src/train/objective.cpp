@@ -1,6 +1,7 @@
 // The CuSeT objective (../shared/METHOD.md sec. 1-5): per-token cross-entropy from hidden states
-// in chunks, the confidence/sensitivity mask, region weights, the sft/dft/focal baselines, and
-// the step normalisation. It runs no model and no collective; the trainer brings those.
+// in chunks, the confidence/sensitivity mask, region weights, the sft/dft/focal/eaft/asft/rho1
+// baselines, and the step normalisation. EAFT's top-k entropy and ASFT's KL to the reference
+// model are computed per chunk, from that chunk's logits (and the reference's), like the loss. It runs no model and no collective; the trainer brings those.
 //
 // Memory: [N, V] logits never exist. The fused path of Objective::compute() handles one chunk of
 // whole samples at a time: logits -> loss -> the sample's mask and weight -> d(numerator)/d(logits)
@@ -310,6 +311,7 @@ void plan_groups(Plan& p, int64_t chunk, bool whole_samples) {
 // Everything the fused forward hands back besides the numerator, per group, detached.
 struct Terms {
     std::vector<at::Tensor> nll, conf, kept, only_sensitive, den, coef;  // [r] per group
+    std::vector<at::Tensor> tokw, kl, extra_num;  // [r] per group: m g; asft KL; asft alpha den KL
     std::vector<at::Tensor> tau, weight, win_begin, win_end, win_mean;   // [k] per group (whole samples)
     at::Tensor n_bad;                                                    // [] int64
 };
@@ -318,9 +320,9 @@ struct Terms {
 class Weigher {
 public:
     Weigher(const ObjectiveOptions& o, const Plan& p, std::optional<double> batch_tau,
-            at::Tensor sens, at::Tensor cached, at::Tensor sample_dev)
+            at::Tensor sens, at::Tensor cached, at::Tensor sample_dev, at::Tensor ref_ce = {})
         : o_(o), p_(p), batch_tau_(batch_tau), sens_(std::move(sens)), cached_(std::move(cached)),
-          sample_(std::move(sample_dev)) {}
+          sample_(std::move(sample_dev)), ref_ce_(std::move(ref_ce)) {}
 
     bool needs_whole_samples() const {
         return o_.method == Method::kCuset &&
@@ -329,7 +331,9 @@ public:
     }
 
     // nll [r] (compute dtype, detached) of group g -> coefficient w_i m g [r] fp64; records terms.
-    at::Tensor weigh(const Plan::Group& g, const at::Tensor& nll, Terms& out) const {
+    // extra [r] fp64: the EAFT weight (eaft) or KL(pi_ref || pi_theta) (asft); undefined otherwise.
+    at::Tensor weigh(const Plan::Group& g, const at::Tensor& nll, Terms& out,
+                     const at::Tensor& extra = {}) const {
         const int64_t a = g.row_begin, r = g.row_end - g.row_begin;
         at::Tensor c = cached_.defined() ? cached_.narrow(0, a, r)
                                          : at::exp(-nll.to(at::kDouble));  // [r] fp64, detached
@@ -381,11 +385,24 @@ public:
             g_tok = c;
         } else if (o_.method == Method::kFocal) {
             g_tok = at::pow(1.0 - c, o_.focal_gamma);
+        } else if (o_.method == Method::kEaft) {
+            g_tok = extra;
+        } else if (o_.method == Method::kAsft) {
+            g_tok = c;  // the DFT part; the KL part is extra_num below
+        } else if (o_.method == Method::kRho1) {
+            // score = l_theta - l_ref, in fp64 exactly as Objective::step_scores makes it
+            kept = (nll.to(at::kDouble) - ref_ce_.narrow(0, a, r)) >= *batch_tau_;
         }
 
-        at::Tensor m = at::where(kept, at::ones({}, f64), at::full({}, o_.drop_weight, f64));  // [r]
+        const double drop = o_.method == Method::kRho1 ? 0.0 : o_.drop_weight;  // rho1: hard selection
+        at::Tensor m = at::where(kept, at::ones({}, f64), at::full({}, drop, f64));  // [r]
         at::Tensor den = w_tok.defined() ? w_tok * m : m;
         at::Tensor coef = g_tok.defined() ? den * g_tok : den;
+        out.tokw.push_back(g_tok.defined() ? m * g_tok : m);
+        if (o_.method == Method::kAsft) {
+            out.kl.push_back(extra);
+            out.extra_num.push_back(den * extra * o_.asft_alpha);
+        }
         out.nll.push_back(nll);
         out.conf.push_back(c);
         out.kept.push_back(kept);
@@ -460,7 +477,27 @@ private:
     at::Tensor sens_;    // [n] bool
     at::Tensor cached_;  // [n] fp64 or undefined
     at::Tensor sample_;  // [n] int64
+    at::Tensor ref_ce_;  // [n] fp64 -log p_ref (rho1) or undefined
 };
+
+// EAFT: z [r, V] logits (compute dtype) -> [r] fp64 weight (H_topk / ln k)^alpha, H_topk the
+// entropy of the renormalised top-k probabilities (= softmax of the k largest logits).
+at::Tensor eaft_weight(const at::Tensor& z, const ObjectiveOptions& o) {
+    const int64_t k = std::min<int64_t>(o.eaft_k, z.size(1));
+    if (k < 2) return at::ones({z.size(0)}, z.options().dtype(at::kDouble));
+    at::Tensor lq = at::log_softmax(std::get<0>(at::topk(z, k, /*dim=*/1)).to(at::kDouble), 1);  // [r, k]
+    at::Tensor H = -(lq.exp() * lq).sum(1);                                                     // [r]
+    return at::pow((H / std::log(static_cast<double>(k))).clamp_min(0.0), o.eaft_alpha);
+}
+
+// ASFT: reference logits zr [r, V] -> log pi_ref [r, V] and pi_ref [r, V] (compute dtype).
+std::pair<at::Tensor, at::Tensor> reference_probs(const at::Tensor& zr) {
+    at::Tensor lr = at::log_softmax(zr, 1);
+    return {lr, lr.exp()};
+}
+
+// Rows of a non-finite logit of zr [r, V].
+at::Tensor rows_nonfinite(const at::Tensor& zr) { return at::logical_not(at::isfinite(zr.sum(1))).sum(); }
 
 // ------------------------------------------------------------------ the fused path
 
@@ -470,6 +507,8 @@ struct FusedRun {
     int64_t chunk;
     bool grad_h, grad_w;  // which gradients autograd will want
     Terms terms;
+    const ObjectiveOptions* opts = nullptr;
+    at::Tensor ref_h, ref_w;  // asft: reference hidden rows [n, D] and lm_head [V, D]
 };
 
 // numerator = sum_r coef_r l_r over the valid rows; gradients computed in forward (see top).
@@ -493,14 +532,29 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
             if (r <= run->chunk) {  // one pass: logits once
                 at::Tensor hc = h.narrow(0, a, r), yc = y.narrow(0, a, r);
                 at::Tensor z = chunk_logits(hc, w);  // [r, V]
+                const Method method = run->opts->method;
+                at::Tensor extra, lp, pr;  // [r] fp64; asft: log pi_theta, pi_ref [r, V]
+                if (method == Method::kEaft) extra = eaft_weight(z, *run->opts);
+                if (method == Method::kAsft) {
+                    lp = at::log_softmax(z, 1);
+                    at::Tensor zr = chunk_logits(run->ref_h.narrow(0, a, r), run->ref_w);  // [r, V]
+                    n_bad.add_(rows_nonfinite(zr));
+                    at::Tensor lr;
+                    std::tie(lr, pr) = reference_probs(zr);
+                    extra = (pr * (lr - lp)).sum(1).to(at::kDouble);  // [r] KL(pi_ref || pi_theta)
+                }
                 ChunkLoss cl = softmax_inplace(z, yc);
                 n_bad.add_(cl.n_bad);
-                at::Tensor coef = run->weigher->weigh(g, cl.nll, run->terms);  // [r] fp64
+                at::Tensor coef = run->weigher->weigh(g, cl.nll, run->terms, extra);  // [r] fp64
                 if (!any_grad) continue;
                 nll_grad_inplace(z, cl.sum_exp, yc, coef.to(ct));
+                if (method == Method::kAsft)  // + alpha den (softmax - pi_ref)
+                    z.add_(lp.exp_().sub_(pr).mul_((run->terms.den.back() * run->opts->asft_alpha).to(ct).unsqueeze(1)));
                 chunk_backward(z, hc, w, rows_grad(a, r), grad_w, &grad_w_empty);
                 continue;
             }
+            if (run->opts->method != Method::kCuset)
+                throw RuntimeFailure("objective: internal error, a chunk longer than chunk_size for a per-token method");
             // A sample longer than a chunk: its mask and weight need all its losses first.
             at::Tensor nll = at::empty({r}, h.options().dtype(ct)), lse = at::empty_like(nll);
             for (int64_t b = 0; b < r; b += run->chunk) {
@@ -526,6 +580,7 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
         run->terms.n_bad = n_bad;
         at::Tensor numerator = n == 0 ? at::zeros({}, h.options().dtype(ct))
                                       : (at::cat(run->terms.coef).to(ct) * at::cat(run->terms.nll)).sum();
+        if (n > 0 && !run->terms.extra_num.empty()) numerator = numerator + at::cat(run->terms.extra_num).sum().to(ct);
         ctx->saved_data["grad_h"] = grad_h;
         ctx->saved_data["grad_w"] = grad_w;
         ctx->saved_data["weight_dtype"] = static_cast<int64_t>(w.scalar_type());
@@ -560,6 +615,9 @@ ObjectiveOptions objective_options_from(const Config& cfg) {
     else if (k.method == "cuset") o.method = Method::kCuset;
     else if (k.method == "dft") o.method = Method::kDft;
     else if (k.method == "focal") o.method = Method::kFocal;
+    else if (k.method == "eaft") o.method = Method::kEaft;
+    else if (k.method == "asft") o.method = Method::kAsft;
+    else if (k.method == "rho1") o.method = Method::kRho1;
     else throw UsageError("objective.method: unknown method '" + k.method + "'");
     if (k.confidence_source == "online") o.cached_confidence = false;
     else if (k.confidence_source == "cached") o.cached_confidence = true;
@@ -577,6 +635,10 @@ ObjectiveOptions objective_options_from(const Config& cfg) {
     o.window = k.region_window;
     o.alpha = k.region_alpha;
     o.focal_gamma = k.focal_gamma;
+    o.eaft_alpha = k.eaft_alpha;
+    o.eaft_k = k.eaft_k;
+    o.asft_alpha = k.asft_alpha;
+    o.rho1_keep_fraction = k.rho1_keep_fraction;
     o.chunk_size = k.chunk_size;
     return o;
 }
@@ -587,6 +649,9 @@ const char* method_name(Method m) {
         case Method::kCuset: return "cuset";
         case Method::kDft: return "dft";
         case Method::kFocal: return "focal";
+        case Method::kEaft: return "eaft";
+        case Method::kAsft: return "asft";
+        case Method::kRho1: return "rho1";
     }
     return "?";
 }
@@ -623,6 +688,8 @@ void ObjectiveStats::merge(const ObjectiveStats& o) {
     conf_sum_sensitive += o.conf_sum_sensitive;
     conf_sum_plain += o.conf_sum_plain;
     nll_sum_valid += o.nll_sum_valid;
+    tok_w_sum += o.tok_w_sum;
+    kl_sum += o.kl_sum;
 }
 
 namespace {
@@ -637,17 +704,49 @@ double ObjectiveStats::w_mean() const { return ratio(w_sum, n_samples); }
 double ObjectiveStats::conf_mean_sensitive() const { return ratio(conf_sum_sensitive, n_sensitive); }
 double ObjectiveStats::conf_mean_plain() const { return ratio(conf_sum_plain, n_valid - n_sensitive); }
 double ObjectiveStats::nll_mean() const { return ratio(nll_sum_valid, n_valid); }
+double ObjectiveStats::tok_w_mean() const { return ratio(tok_w_sum, n_valid); }
+double ObjectiveStats::kl_mean() const { return ratio(kl_sum, n_valid); }
 
 Objective::Objective(ObjectiveOptions opts) : opts_(std::move(opts)) {
     // The ranges of objective.* are checked once, by the configuration schema (core/config.cpp).
     // Options built in code skip that; a region window below one token has no meaning, so the
     // window is checked here too, against the schema's own bounds (one set of bounds).
     config_check_range("objective.region.window", static_cast<double>(opts_.window));
+    config_check_range("objective.eaft.k", static_cast<double>(opts_.eaft_k));
+    config_check_range("objective.rho1.keep_fraction", opts_.rho1_keep_fraction);
 }
 
 bool Objective::needs_two_passes() const {
-    return opts_.method == Method::kCuset && opts_.mask_confidence &&
-           opts_.threshold_mode == ThresholdMode::kBatchQuantile;
+    return (opts_.method == Method::kCuset && opts_.mask_confidence &&
+            opts_.threshold_mode == ThresholdMode::kBatchQuantile) ||
+           opts_.method == Method::kRho1;
+}
+
+at::Tensor Objective::step_scores(const at::Tensor& hidden, const at::Tensor& lm_head,
+                                  const MicroBatchTargets& t) const {
+    if (opts_.method != Method::kRho1) return confidences(hidden, lm_head, t);
+    if (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes())
+        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
+                             "probabilities (objective.rho1.reference_scores)");
+    at::NoGradGuard no_grad;
+    const int64_t D = lm_head.size(-1);
+    at::Tensor y = t.labels.reshape({-1}).to(hidden.device());  // [N]
+    at::Tensor nll = token_nll(hidden.reshape({-1, D}), lm_head, y, opts_.chunk_size);
+    at::Tensor idx = at::nonzero(y != kIgnoreIndex).squeeze(1);
+    at::Tensor ref_ce = -at::log(t.reference_prob.reshape({-1}).to(hidden.device()).index_select(0, idx).to(at::kDouble));
+    return nll.index_select(0, idx).to(at::kDouble) - ref_ce;  // [n_valid], as compute() scores
+}
+
+double Objective::step_threshold(const at::Tensor& all_scores) const {
+    if (opts_.method != Method::kRho1) return quantile_linear(all_scores, opts_.q);
+    if (!all_scores.defined() || all_scores.numel() == 0) throw RuntimeFailure("step_threshold: no scores");
+    at::Tensor v = std::get<0>(at::sort(all_scores.reshape({-1}).to(at::kDouble).to(at::kCPU), /*dim=*/0,
+                                        /*descending=*/true));
+    const int64_t n = v.numel();
+    // keep = ceil(f n); the 1e-9 keeps 0.6 * 10 = 6.000000000000001 at 6
+    const auto keep = std::clamp<int64_t>(
+        static_cast<int64_t>(std::ceil(opts_.rho1_keep_fraction * static_cast<double>(n) - 1e-9)), 1, n);
+    return v.data_ptr<double>()[keep - 1];
 }
 
 at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
@@ -672,8 +771,8 @@ at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm
 }
 
 ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& lm_head,
-                                   const MicroBatchTargets& t,
-                                   std::optional<double> batch_tau) const {
+                                   const MicroBatchTargets& t, std::optional<double> batch_tau,
+                                   const ReferenceForward* reference) const {
     const ObjectiveOptions& o = opts_;
     check_model_tensors(hidden, 3, lm_head, "objective");
     if (t.labels.sizes() != hidden.sizes().slice(0, 2))
@@ -683,8 +782,23 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
     if (needs_two_passes() && !batch_tau)
         throw RuntimeFailure("objective: threshold mode batch_quantile needs the step's threshold "
                              "from the first pass (batch_tau)");
-    if (needs_two_passes() && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
+    if (needs_two_passes() && o.method != Method::kRho1 && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
         throw RuntimeFailure(strprintf("objective: batch_tau %g is not a probability", *batch_tau));
+    if (o.method == Method::kRho1 && std::isnan(*batch_tau))
+        throw RuntimeFailure("objective: rho1's step score threshold is NaN");
+    if (o.method == Method::kRho1 &&
+        (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes()))
+        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
+                             "probabilities (objective.rho1.reference_scores)");
+    if (o.method == Method::kAsft) {
+        if (!reference) throw RuntimeFailure("objective: method asft needs the reference model's forward pass");
+        check_model_tensors(reference->hidden, 3, reference->lm_head, "objective (reference)");
+        if (reference->hidden.sizes() != hidden.sizes() || reference->lm_head.sizes() != lm_head.sizes())
+            throw RuntimeFailure(strprintf("objective: reference hidden %s / lm_head %s do not match %s / %s",
+                                           c10::str(reference->hidden.sizes()).c_str(),
+                                           c10::str(reference->lm_head.sizes()).c_str(),
+                                           c10::str(hidden.sizes()).c_str(), c10::str(lm_head.sizes()).c_str()));
+    }
     if (t.sensitive.defined() &&
         (t.sensitive.sizes() != t.labels.sizes() || t.sensitive.scalar_type() != at::kBool))
         throw RuntimeFailure("objective: sensitive must be [B, T] bool like labels");
@@ -720,20 +834,55 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
     at::Tensor cached;  // [n] fp64
     if (o.cached_confidence)
         cached = t.confidence.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
+    at::Tensor ref_p, ref_ce;  // rho1: [n] fp64 p_ref and -log p_ref
+    if (o.method == Method::kRho1) {
+        ref_p = t.reference_prob.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
+        ref_ce = -at::log(ref_p);
+    }
+    at::Tensor ref_h;  // asft: [n, D] reference hidden rows
+    if (o.method == Method::kAsft) ref_h = reference->hidden.reshape({-1, D}).index_select(0, rows);
 
-    Weigher weigher(o, plan, batch_tau, sens, cached, sample);
+    Weigher weigher(o, plan, batch_tau, sens, cached, sample, ref_ce);
     plan_groups(plan, o.chunk_size, weigher.needs_whole_samples());
 
     Terms terms;
     if (o.chunk_size == 0) {  // reference: full logits, plain autograd
-        at::Tensor nll = nll_full(h, lm_head, y);  // [n] with grad
-        at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms);
+        at::Tensor z = chunk_logits(h, lm_head);  // [n, V] with grad
+        at::Tensor n_bad = at::zeros({}, i64.device(dev));
+        {
+            at::NoGradGuard no_grad;
+            throw_if_nonfinite(at::logical_not(at::isfinite(z)).any(1).sum().item<int64_t>(),
+                               "token_nll (full logits)");
+        }
+        at::Tensor nll = at::cross_entropy_loss(z, y, /*weight=*/{}, at::Reduction::None, kIgnoreIndex);
+        at::Tensor extra, kl;  // kl [n] with grad (asft)
+        if (o.method == Method::kEaft) {
+            at::NoGradGuard no_grad;
+            extra = eaft_weight(z.detach(), o);
+        }
+        if (o.method == Method::kAsft) {
+            at::Tensor zr, lr, pr;
+            {
+                at::NoGradGuard no_grad;
+                zr = chunk_logits(ref_h, reference->lm_head.detach());
+                n_bad = rows_nonfinite(zr);
+                std::tie(lr, pr) = reference_probs(zr);
+            }
+            kl = (pr * (lr - at::log_softmax(z, 1))).sum(1);
+            extra = kl.detach().to(at::kDouble);
+        }
+        at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms, extra);
         out.numerator = (coef.to(ct) * nll).sum();
-        terms.n_bad = at::zeros({}, i64.device(dev));  // nll_full threw already
+        if (kl.defined()) out.numerator = out.numerator + ((terms.den.back() * o.asft_alpha).to(ct) * kl).sum();
+        terms.n_bad = n_bad;
     } else {
         FusedRun run{&plan, &weigher, o.chunk_size,
                      at::GradMode::is_enabled() && h.requires_grad(),
-                     at::GradMode::is_enabled() && lm_head.requires_grad(), {}};
+                     at::GradMode::is_enabled() && lm_head.requires_grad(), {}, &o};
+        if (reference) {
+            run.ref_h = ref_h;
+            run.ref_w = reference->lm_head.detach();
+        }
         out.numerator = FusedObjective::apply(h, lm_head, y, &run);
         terms = std::move(run.terms);
     }
@@ -747,11 +896,16 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
                               ? at::logical_not(at::isfinite(cached).logical_and_(cached >= 0)
                                                     .logical_and_(cached <= 1)).sum()
                               : at::zeros({}, i64.device(dev));
+    if (ref_p.defined())
+        bad_conf = bad_conf + at::logical_not(at::isfinite(ref_p).logical_and_(ref_p >= 0)
+                                                  .logical_and_(ref_p <= 1)).sum();
+    at::Tensor kl_sum = terms.kl.empty() ? at::zeros({}, f64) : at::cat(terms.kl).sum();
     at::Tensor scalars = at::stack({kept.sum().to(at::kDouble), sens.sum().to(at::kDouble),
                                     only.sum().to(at::kDouble),
                                     at::where(sens, conf, 0.0).sum(),
                                     at::where(sens, 0.0, conf).sum(), nll.sum(), den.sum(),
-                                    terms.n_bad.to(at::kDouble), bad_conf.to(at::kDouble)});
+                                    terms.n_bad.to(at::kDouble), bad_conf.to(at::kDouble),
+                                    at::cat(terms.tokw).sum(), kl_sum});
     const bool per_sample = !terms.weight.empty();
     std::vector<at::Tensor> pack{scalars};
     if (per_sample)
@@ -773,6 +927,8 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
     st.conf_sum_sensitive = hp[3];
     st.conf_sum_plain = hp[4];
     st.nll_sum_valid = hp[5];
+    st.tok_w_sum = hp[9];
+    st.kl_sum = hp[10];
     out.denominator = hp[6];
     const double fixed_tau = !o.mask_confidence || o.method != Method::kCuset ? kNaN
                              : o.threshold_mode == ThresholdMode::kFixed     ? o.threshold_value
@@ -782,7 +938,7 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
         SampleWeight& sw = out.samples[s];
         if (sw.n_valid == 0) continue;
         if (per_sample) {
-            const double* ps = hp + 9;
+            const double* ps = hp + 11;
             sw.tau = ps[s];
             sw.weight = ps[plan.S + s];
             sw.win_begin = static_cast<int64_t>(ps[2 * plan.S + s]);

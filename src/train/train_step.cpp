@@ -18,16 +18,17 @@ MicroBatchTargets targets_of(const MicroBatch& mb) {
     t.sample_index = mb.sample_index;
     t.sample_ids = mb.sample_ids;
     t.confidence = mb.confidence;
+    t.reference_prob = mb.reference_prob;
     return t;
 }
 
 ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s) {
     if (comm.world == 1) return s;
-    constexpr size_t kFields = 13;
+    constexpr size_t kFields = 15;
     std::vector<double> all = gather_over_ranks(
         comm, {double(s.n_valid), double(s.n_kept), double(s.n_sensitive), double(s.n_kept_only_sensitive), s.sum_tau,
                double(s.n_tau), double(s.n_samples), s.w_min, s.w_max, s.w_sum, s.conf_sum_sensitive, s.conf_sum_plain,
-               s.nll_sum_valid});
+               s.nll_sum_valid, s.tok_w_sum, s.kl_sum});
     ObjectiveStats out;
     for (size_t b = 0; b + kFields <= all.size(); b += kFields) {
         const double* v = all.data() + b;
@@ -45,6 +46,8 @@ ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s) {
         one.conf_sum_sensitive = v[10];
         one.conf_sum_plain = v[11];
         one.nll_sum_valid = v[12];
+        one.tok_w_sum = v[13];
+        one.kl_sum = v[14];
         out.merge(one);
     }
     return out;
@@ -56,7 +59,8 @@ at::Tensor hidden_of(Decoder& model, const MicroBatch& mb) {
     return model->forward(mb.input_ids, mb.causal_mask(), mb.position_ids, mb.segment_ids);  // [B, T, D]
 }
 
-// batch_quantile: the threshold over every valid token of the step, all ranks. A non-finite
+// Two-pass methods (batch_quantile, rho1): the threshold over the scores of every valid token of
+// the step, all ranks (Objective::step_scores / step_threshold). A non-finite
 // confidence pass marks the step (it is skipped on every rank) but still takes part in the gather.
 std::optional<double> step_threshold(Decoder& model, const Objective& objective, const Comm& comm,
                                      const std::vector<MicroBatch>& micro, const TrainStepOptions& o,
@@ -65,7 +69,7 @@ std::optional<double> step_threshold(Decoder& model, const Objective& objective,
     try {
         at::NoGradGuard no_grad;
         for (const MicroBatch& mb : micro) {
-            at::Tensor c = objective.confidences(hidden_of(model, mb), model->lm_head_weight(), targets_of(mb))
+            at::Tensor c = objective.step_scores(hidden_of(model, mb), model->lm_head_weight(), targets_of(mb))
                                .to(at::kDouble)
                                .cpu();  // [n_valid] fp64: the gather is on the host
             local.insert(local.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
@@ -77,7 +81,7 @@ std::optional<double> step_threshold(Decoder& model, const Objective& objective,
     }
     std::vector<double> all = gather_over_ranks(comm, local);
     if (all.empty()) return std::nullopt;
-    return quantile_linear(at::tensor(all, at::kDouble), objective.options().q);
+    return objective.step_threshold(at::tensor(all, at::kDouble));
 }
 
 }  // namespace
@@ -95,7 +99,15 @@ TrainStepResult train_step(Decoder& model, const Objective& objective, AdamW& op
     try {
         if (!r.non_finite) {  // skipped when the confidence pass failed
             for (const MicroBatch& mb : micro) {
-                ObjectiveOutput out = objective.compute(hidden_of(model, mb), model->lm_head_weight(), targets_of(mb), tau);
+                std::optional<ReferenceForward> ref;  // asft: the frozen initial model, no gradients
+                if (objective.needs_reference_model()) {
+                    if (!o.reference || !*o.reference)
+                        throw RuntimeFailure("train_step: method asft needs the frozen reference model");
+                    at::NoGradGuard no_grad;
+                    ref = ReferenceForward{hidden_of(*o.reference, mb), (*o.reference)->lm_head_weight().detach()};
+                }
+                ObjectiveOutput out = objective.compute(hidden_of(model, mb), model->lm_head_weight(), targets_of(mb), tau,
+                                                        ref ? &*ref : nullptr);
                 if (&mb == &micro.back()) comm.grads_will_be_final(params);  // the sum overlaps this backward
                 out.numerator.backward();
                 numerator += out.numerator.item<double>();

@@ -93,6 +93,7 @@ private:
     void plan_steps();
     void restore(const std::string& ckpt);
     void load_cached_confidences();
+    std::vector<std::vector<float>> load_score_probs(const std::string& file, bool check_model, const char* what);
     StepResult step(const std::vector<Row>& rows);
     EvalResult evaluate(const PreparedData& data);
     void eval_and_record(const char* when);
@@ -116,6 +117,8 @@ private:
     std::unique_ptr<Objective> objective_;
     std::unique_ptr<Objective> eval_objective_;
     std::vector<std::vector<float>> cached_probs_;  // [sample][t] p(token t) from a score file
+    std::vector<std::vector<float>> reference_probs_;  // rho1: [sample][t] p_ref(token t), reference score file
+    Decoder reference_ = nullptr;  // asft: frozen copy of the initial model
     int64_t train_n_samples_ = 0;
     std::unique_ptr<AdamW> optim_;
     ScheduleOptions schedule_;
@@ -255,19 +258,26 @@ void Trainer::build_model_and_optimizer() {
     // Weights, gradients (model dtype), fp32 master copies (when not fp32) and AdamW's two fp32
     // moments stay resident for the whole run: refuse early when they cannot fit the GPU.
     const double bytes_w = static_cast<double>(c10::elementSize(dtype_));
+    if (cfg_.objective.method == "asft") {  // pi_ref: the frozen initial model (model.path, also on resume)
+        reference_ = model_load(cfg_.model.path, dtype_, device_);
+        for (auto& [name, p] : reference_->trainable_parameters()) p.set_requires_grad(false);
+    }
     // LoRA: the frozen base in the model dtype (no gradients, masters or moments) and the fp32
     // adapters with their fp32 gradients and two moments (16 bytes an element; model/lora.h).
     int64_t n_frozen = 0;
     if (lora_)
         for (const auto& [name, p] : hf_named_parameters(model_)) n_frozen += p.numel();
-    const double resident = lora_ ? n_frozen * bytes_w + n_params * 16.0
-                                  : n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0);
+    const double bytes_ref = reference_ ? (lora_ ? n_frozen : n_params) * bytes_w : 0.0;
+    const double resident = (lora_ ? n_frozen * bytes_w + n_params * 16.0
+                                   : n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0)) +
+                            bytes_ref;
     const int64_t total = device_total_memory(device_);
-    log_info("resident training state: %.1f GB (%s)%s", resident / 1e9,
+    log_info("resident training state: %.1f GB (%s%s)%s", resident / 1e9,
              lora_ ? strprintf("frozen weights %.1f GB, fp32 LoRA adapters + gradients + AdamW moments %.3f GB",
                                n_frozen * bytes_w / 1e9, n_params * 16.0 / 1e9).c_str()
                    : strprintf("weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB", n_params * 2 * bytes_w / 1e9,
                                n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9).c_str(),
+             reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
              total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
     if (total > 0 && resident > 0.97 * total)
         throw RuntimeFailure(strprintf("the model's training state needs %.1f GB but %s has %.1f GB: cuset keeps a full "
@@ -285,12 +295,23 @@ void Trainer::build_model_and_optimizer() {
     // Evaluation has no score file: it always takes confidences from its own forward pass.
     ObjectiveOptions eo = objective_->options();
     eo.cached_confidence = false;
+    // Nor a reference model or reference scores: asft is evaluated as its DFT part, rho1 as sft.
+    if (eo.method == Method::kAsft) eo.method = Method::kDft;
+    if (eo.method == Method::kRho1) eo.method = Method::kSft;
     eval_objective_ = std::make_unique<Objective>(eo);
     if (objective_->options().cached_confidence) load_cached_confidences();
+    if (objective_->needs_reference_scores())
+        reference_probs_ = load_score_probs(cfg_.objective.rho1_reference_scores, false, "rho1 reference scores");
 }
 
 void Trainer::load_cached_confidences() {
-    const std::string& file = cfg_.objective.confidence_cache;
+    cached_probs_ = load_score_probs(cfg_.objective.confidence_cache, true, "confidences");
+}
+
+// A score file's per-token probabilities for the training data; check_model: made by model.path
+// (a rho1 reference model may be another one; tokenizer and data must match either way).
+std::vector<std::vector<float>> Trainer::load_score_probs(const std::string& file, bool check_model, const char* what) {
+    std::vector<std::vector<float>> probs;
     ScoreHeader h;
     std::vector<ScoreRecord> records = score_load_all(file, &h);
     ScoreKey want;
@@ -298,7 +319,7 @@ void Trainer::load_cached_confidences() {
     want.pipeline_hash = pipe_.key;
     want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(cfg_.data.max_seq_len)).hex();
     std::string why;
-    if (h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + cfg_.model.path + ")";
+    if (check_model && h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + cfg_.model.path + ")";
     if (h.key.pipeline_hash != want.pipeline_hash) why += " tokenizer/chat format/tagger settings";
     if (h.key.data_hash != want.data_hash) why += " data (" + h.data + " vs " + cfg_.data.train + ", or data.max_seq_len)";
     if (!why.empty())
@@ -307,9 +328,10 @@ void Trainer::load_cached_confidences() {
     if (static_cast<int64_t>(records.size()) != train_n_samples_)
         throw InputError(strprintf("score file %s has %zu samples, the training data %lld", file.c_str(),
                                    records.size(), (long long)train_n_samples_));
-    cached_probs_.resize(records.size());
-    for (size_t i = 0; i < records.size(); ++i) cached_probs_[i] = std::move(records[i].prob);
-    log_info("confidences from the score file %s (model %s)", file.c_str(), h.model.c_str());
+    probs.resize(records.size());
+    for (size_t i = 0; i < records.size(); ++i) probs[i] = std::move(records[i].prob);
+    log_info("%s from the score file %s (model %s)", what, file.c_str(), h.model.c_str());
+    return probs;
 }
 
 std::vector<Row> Trainer::rows_for_epoch(int64_t epoch) {
@@ -415,13 +437,15 @@ StepResult Trainer::step(const std::vector<Row>& rows) {
     for (size_t b = 0; b < rows.size(); b += mbs) {
         std::vector<Row> part(rows.begin() + b, rows.begin() + std::min(rows.size(), b + mbs));
         micro.push_back(make_micro_batch(train_, part, static_cast<int32_t>(pad_id_), device_,
-                                         cached_probs_.empty() ? nullptr : &cached_probs_));
+                                         cached_probs_.empty() ? nullptr : &cached_probs_,
+                                         reference_probs_.empty() ? nullptr : &reference_probs_));
     }
     TrainStepOptions so;
     so.lr = cfg_.train.lr * lr_multiplier(schedule_, state_.step);
     so.grad_clip = cfg_.train.grad_clip;
     so.step = state_.step;
     so.log_sample_weights = cfg_.log.sample_weights;
+    so.reference = reference_ ? &reference_ : nullptr;
     StepResult r;
     static_cast<TrainStepResult&>(r) = train_step(model_, *objective_, *optim_, comm_, micro, so);
     r.lr = so.lr;
@@ -561,7 +585,9 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
               {"w_mean", num(s.w_mean())},
               {"w_max", num(s.w_max)},
               {"conf_sensitive", num(s.conf_mean_sensitive())},
-              {"conf_plain", num(s.conf_mean_plain())}};
+              {"conf_plain", num(s.conf_mean_plain())},
+              {"token_weight_mean", num(s.tok_w_mean())},
+              {"kl_mean", num(s.kl_mean())}};
     if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
     metrics_ << m.dump() << "\n" << std::flush;
 }
@@ -591,6 +617,8 @@ void Trainer::write_summary(double train_seconds) {
                     {"sensitive_fraction", num(s.sensitive_fraction())},
                     {"kept_only_sensitive_fraction", num(s.kept_only_sensitive_fraction())},
                     {"weight", {{"min", num(s.w_min)}, {"mean", num(s.w_mean())}, {"max", num(s.w_max)}}},
+                    {"token_weight_mean", num(s.tok_w_mean())},
+                    {"kl_mean", num(s.kl_mean())},
                     {"checkpoint", ckpt}};
     file_write_atomic((fs::path(run_dir_) / "summary.json").string(), summary.dump(2) + "\n");
     auto fmt_eval = [](const json& e) {

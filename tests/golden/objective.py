@@ -11,10 +11,16 @@ Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd)
   samples and windows, numpy.quantile, autograd through the numerator with detached weights),
   for a packed micro-batch, one case per method / threshold mode / switch. It shares no code with
   src/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
+  The baselines eaft / asft / rho1 the same way, per token on full logits: EAFT's weight from
+  torch.sort of the softmax (top k, renormalised, entropy / ln k, ** alpha, detached), ASFT's
+  c l + alpha KL(pi_ref || pi_theta) with autograd through log_softmax, Rho-1's selection of the
+  ceil(f n) highest l - l_ref over the micro-batch (exact fractions for the count).
 """
 import json
+import math
 import os
 import sys
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -99,25 +105,43 @@ def naive_inputs():
     return h, w, y, sens, cached
 
 
-def naive_objective(h, w, y, sens, cached, o):
+def naive_reference(h, w, y):
+    """A nearby reference model (its own generator: the draws above stay as they were): final
+    hidden states and lm_head for asft, and its fp32 target probabilities for rho1."""
+    g = torch.Generator().manual_seed(77)
+    h_ref = h + 0.4 * torch.randn(h.shape, generator=g)
+    w_ref = w + 0.3 * torch.randn(w.shape, generator=g)
+    p = torch.softmax(h_ref.reshape(-1, D) @ w_ref.T, -1)
+    p_ref = p.gather(1, y.reshape(-1, 1).clamp_min(0)).reshape(B, T).float().double()
+    return h_ref, w_ref, p_ref
+
+
+def naive_objective(h, w, y, sens, cached, o, ref):
     """METHOD.md sec. 2-5, the obvious way. o: dict of options."""
     h = h.clone().requires_grad_()
     w = w.clone().requires_grad_()
+    h_ref, w_ref, p_ref = ref
     logits = h.reshape(-1, D) @ w.T
+    logits_ref = (h_ref.reshape(-1, D) @ w_ref.T).detach()
     l_all = F.cross_entropy(logits, y.reshape(-1), reduction="none", ignore_index=IGNORE).reshape(B, T)
     c_all = cached if o["cached"] else torch.exp(-l_all.detach())
     samples = []
     for s in range(len(NAIVE_IDS)):
         pos = [(b, t) for b in range(B) for t in range(T) if SAMPLE[b][t] == s and y[b, t] != IGNORE]
         samples.append(pos)
-    if o["mode"] == "batch_quantile":
+    if o["mode"] == "batch_quantile" and o["method"] == "cuset":
         all_c = np.array([c_all[b, t].item() for pos in samples for (b, t) in pos])
         batch_tau = float(np.quantile(all_c, o["q"]))
+    if o["method"] == "rho1":
+        score = {(b, t): l_all[b, t].item() + math.log(p_ref[b, t].item()) for pos in samples for (b, t) in pos}
+        ranked = sorted(score.values(), reverse=True)
+        keep = max(1, math.ceil(Fraction(o["keep_fraction"]).limit_denominator(10 ** 6) * len(ranked)))
+        batch_tau = ranked[keep - 1]
     numerator = torch.zeros(())
     denominator = 0.0
     per_sample = []
     stats = {"n_kept": 0, "n_sensitive": 0, "n_kept_only_sensitive": 0, "conf_sum_sensitive": 0.0,
-             "conf_sum_plain": 0.0, "nll_sum_valid": 0.0}
+             "conf_sum_plain": 0.0, "nll_sum_valid": 0.0, "tok_w_sum": 0.0, "kl_sum": 0.0}
     for pos in samples:
         c = np.array([c_all[b, t].item() for (b, t) in pos])
         s_flags = [bool(sens[b, t]) for (b, t) in pos]
@@ -151,10 +175,30 @@ def naive_objective(h, w, y, sens, cached, o):
                 conf_ok = ck >= tau
                 kept = conf_ok or (o["mask_sensitivity"] and s_flags[k])
                 only = kept and not conf_ok
-            m = 1.0 if kept else o["drop_weight"]
-            g = {"cuset": 1.0, "sft": 1.0, "dft": ck, "focal": (1.0 - ck) ** o["gamma"]}[o["method"]]
-            numerator = numerator + weight * m * g * l_all[b, t]
+            g = 1.0
+            term = 0.0
+            if o["method"] == "rho1":
+                kept = score[(b, t)] >= batch_tau
+            m = 1.0 if kept else (0.0 if o["method"] == "rho1" else o["drop_weight"])
+            row = b * T + t
+            if o["method"] == "dft" or o["method"] == "asft":
+                g = ck
+            elif o["method"] == "focal":
+                g = (1.0 - ck) ** o["gamma"]
+            elif o["method"] == "eaft":
+                p = torch.softmax(logits[row].detach(), -1)
+                top = torch.sort(p, descending=True).values[:o["eaft_k"]]
+                top = top / top.sum()
+                H = -(top * torch.log(top)).sum().item()
+                g = (H / math.log(len(top))) ** o["eaft_alpha"]
+            if o["method"] == "asft":
+                lr = torch.log_softmax(logits_ref[row], -1)
+                kl = (torch.exp(lr) * (lr - torch.log_softmax(logits[row], -1))).sum()
+                term = o["asft_alpha"] * weight * m * kl
+                stats["kl_sum"] += kl.item()
+            numerator = numerator + weight * m * g * l_all[b, t] + term
             denominator += weight * m
+            stats["tok_w_sum"] += m * g
             stats["n_kept"] += int(kept)
             stats["n_kept_only_sensitive"] += int(only)
             stats["n_sensitive"] += int(s_flags[k])
@@ -163,16 +207,18 @@ def naive_objective(h, w, y, sens, cached, o):
     numerator.backward()
     res = {"numerator": numerator.item(), "denominator": denominator, "samples": per_sample,
            "grad_hidden": flat(h.grad), "grad_weight": flat(w.grad), "stats": stats}
-    if o["mode"] == "batch_quantile":
+    if (o["mode"] == "batch_quantile" and o["method"] == "cuset") or o["method"] == "rho1":
         res["batch_tau"] = batch_tau
     return res
 
 
 def naive_cases():
     h, w, y, sens, cached = naive_inputs()
+    ref = naive_reference(h, w, y)
     base = {"method": "cuset", "cached": False, "mask_confidence": True, "mask_sensitivity": True,
             "drop_weight": 0.0, "mode": "sample_quantile", "q": 0.2, "value": 0.5, "region": True,
-            "window": 4, "alpha": 1.0, "gamma": 2.0}
+            "window": 4, "alpha": 1.0, "gamma": 2.0, "eaft_alpha": 1.0, "eaft_k": 20,
+            "asft_alpha": 0.1, "keep_fraction": 0.6}
     variants = {
         "cuset": {},
         "cuset_q0.35_alpha2.5_window3": {"q": 0.35, "alpha": 2.5, "window": 3},
@@ -188,15 +234,22 @@ def naive_cases():
         "sft": {"method": "sft"},
         "dft": {"method": "dft"},
         "focal": {"method": "focal", "gamma": 1.5},
+        "eaft": {"method": "eaft"},  # k = 20 > V = 7: the whole distribution
+        "eaft_k3_alpha0.5": {"method": "eaft", "eaft_k": 3, "eaft_alpha": 0.5},
+        "asft": {"method": "asft"},
+        "asft_alpha1.5_drop": {"method": "asft", "asft_alpha": 1.5, "drop_weight": 0.3},  # drop: unused
+        "rho1": {"method": "rho1"},
+        "rho1_keep0.3": {"method": "rho1", "keep_fraction": 0.3},
     }
     cases = []
     for name, v in variants.items():
         o = dict(base, **v)
-        cases.append({"name": name, "options": o, "expected": naive_objective(h, w, y, sens, cached, o)})
+        cases.append({"name": name, "options": o, "expected": naive_objective(h, w, y, sens, cached, o, ref)})
     return {"B": B, "T": T, "D": D, "V": V, "hidden": flat(h), "weight": flat(w),
             "labels": y.reshape(-1).tolist(), "sensitive": [int(x) for x in sens.reshape(-1).tolist()],
             "sample_index": [s for row in SAMPLE for s in row], "sample_ids": NAIVE_IDS,
-            "confidence": flat(cached), "cases": cases}
+            "confidence": flat(cached), "ref_hidden": flat(ref[0]), "ref_weight": flat(ref[1]),
+            "ref_prob": flat(ref[2]), "cases": cases}
 
 
 result = {"nll": nll_case(), "sft_step": sft_step_case(), "quantile": quantile_case(),

@@ -98,24 +98,42 @@ void run_two_ranks(const std::string& cfg, const std::string& dir, const std::st
     ASSERT_EQ(e1, 0) << read_file(dir + "/" + name + "-r1.log");
 }
 
-// Two ranks against one process on the same global batch, for a threshold mode.
-void expect_two_ranks_match_one(const std::string& test, const std::string& mode, int port) {
+// Two ranks against one process on the same global batch, for a threshold mode (or, with
+// `sets`, other objective settings: "key=value" each; a method's own statistics in `keys`).
+void expect_two_ranks_match_one(const std::string& test, const std::string& mode, int port,
+                                const std::vector<std::string>& sets = {}, int steps = 4,
+                                const std::vector<const char*>& keys = {}) {
     std::string dir = scratch_dir(test);
-    std::string cfg = write_config(dir, 4, 0);
-    const std::string set_mode = "objective.mask.threshold.mode=" + mode;
+    std::string cfg = write_config(dir, steps, 0);
+    std::vector<std::string> args = {"--set", "objective.mask.threshold.mode=" + mode};
+    std::string one_args = " --set objective.mask.threshold.mode=" + mode;
+    for (const std::string& set : sets) {
+        if (set.rfind("!", 0) == 0) {  // "!command": run before training (e.g. make a score file)
+            auto r = run_cuset(set.substr(1) + " --config " + cfg);
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            continue;
+        }
+        args.insert(args.end(), {"--set", set});
+        one_args += " --set " + set;
+    }
+    std::vector<std::string> two_args = args;
     // 16 KiB buckets: the 32 k-parameter test model's gradients go in ~8 all-reduces.
-    run_two_ranks(cfg, dir, "two", port,
-                  {"--set", set_mode, "--set", "distributed.bucket_mb=0.015625", "--log-level", "debug"});  // 2 ranks x 1 x 2 = 4 rows per step
-    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2 --set " + set_mode);  // 1 x 2 x 2
+    two_args.insert(two_args.end(), {"--set", "distributed.bucket_mb=0.015625", "--log-level", "debug"});
+    run_two_ranks(cfg, dir, "two", port, two_args);  // 2 ranks x 1 x 2 = 4 rows per step
+    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2" + one_args);  // 1 x 2 x 2
     ASSERT_EQ(one.exit_code, 0) << one.err;
     auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
-    ASSERT_EQ(m2.size(), 4u);
-    ASSERT_EQ(m1.size(), 4u);
-    for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(m2.size(), size_t(steps));
+    ASSERT_EQ(m1.size(), size_t(steps));
+    for (int i = 0; i < steps; ++i) {
         // Same samples per step; only the order of fp32 summation differs: 1e-6 relative.
-        auto near = [&](const char* key) {
+        auto near = [&](const char* key, double atol = 0.0) {
+            if (m2[i][key].is_null() || m1[i][key].is_null()) {  // NaN: not this method's statistic
+                EXPECT_EQ(m2[i][key].is_null(), m1[i][key].is_null()) << key << " at step " << i + 1;
+                return;
+            }
             const double a = m2[i][key].get<double>(), b = m1[i][key].get<double>();
-            EXPECT_NEAR(a, b, 1e-6 * std::abs(b)) << key << " at step " << i + 1;
+            EXPECT_NEAR(a, b, 1e-6 * std::abs(b) + atol) << key << " at step " << i + 1;
         };
         near("loss");
         // The logged statistics are the whole step's on rank 0, not its own share.
@@ -123,11 +141,15 @@ void expect_two_ranks_match_one(const std::string& test, const std::string& mode
         near("w_min");
         near("w_max");
         near("mean_tau");
+        // kl_mean: a KL of ~1e-5 between the model and its starting point is a sum of fp32
+        // differences of nearly equal log-probabilities; summation order moves it by ~3e-9.
+        for (const char* k : keys) near(k, std::string(k) == "kl_mean" ? 1e-8 : 0.0);
         EXPECT_EQ(m2[i]["tokens"], m1[i]["tokens"]);
         EXPECT_EQ(m2[i]["kept_fraction"], m1[i]["kept_fraction"]) << "step " << i + 1;
         EXPECT_EQ(m2[i]["sensitive_fraction"], m1[i]["sensitive_fraction"]) << "step " << i + 1;
     }
-    EXPECT_LE(max_weight_diff(dir + "/two/checkpoint-0000004", dir + "/one/checkpoint-0000004"), 1e-6);
+    const std::string last = "/checkpoint-000000" + std::to_string(steps);
+    EXPECT_LE(max_weight_diff(dir + "/two" + last, dir + "/one" + last), 1e-6);
     // The gradient all-reduce overlaps backward: buckets start before backward has finished.
     const std::string log = read_file(dir + "/two-r0.log");
     const std::string key = "gradient all-reduce: ";
@@ -148,6 +170,31 @@ TEST(Distributed, TwoGlooRanksMatchOneProcessWithTheSameGlobalBatch) {
 TEST(Distributed, BatchQuantileGathersTheThresholdFromEveryRank) {
     // tau is the q-quantile over the step's confidences from both ranks, as in one process.
     expect_two_ranks_match_one("dist-batch-quantile", "batch_quantile", free_port(5));
+}
+
+// The baselines through the same step normalisation (3 steps each, to keep the runtime modest):
+// EAFT's per-token weights, ASFT's frozen reference model on every rank, and Rho-1's selection of
+// the top 40% of the step's scored tokens gathered from both ranks (reference: a score file of the
+// base model made by `cuset-train score`).
+TEST(Distributed, EaftAsftRho1TwoRanksMatchOneProcess) {
+    expect_two_ranks_match_one("dist-eaft", "sample_quantile", free_port(7),
+                               {"objective.method=eaft", "objective.eaft.k=5"}, 3, {"token_weight_mean"});
+    expect_two_ranks_match_one("dist-asft", "sample_quantile", free_port(8),
+                               {"objective.method=asft", "objective.asft.alpha=0.5"}, 3, {"token_weight_mean", "kl_mean"});
+    // Rho-1's reference: the test model with its final norm scaled by 1.5 (the base model itself
+    // would score every token l - l_ref ~ 0 at the first step, and the selection would be rounding).
+    const std::string ref = scratch_dir("dist-rho1-ref");
+    fs::copy(cuset::test::tiny_model_dir(), ref + "/model", fs::copy_options::recursive);
+    auto scale = cuset::test::run_command(
+        std::string(CUSET_PYTHON) + " -c \"from safetensors.torch import load_file, save_file; import sys; "
+        "p = sys.argv[1] + '/model.safetensors'; t = load_file(p); t['model.norm.weight'] *= 1.5; "
+        "save_file(t, p, metadata={'format': 'pt'})\" " + ref + "/model");
+    ASSERT_EQ(scale.exit_code, 0) << scale.err;
+    expect_two_ranks_match_one("dist-rho1", "sample_quantile", free_port(9),
+                               {"!score --out " + ref + "/scores.bin --set model.path=" + ref + "/model",
+                                "objective.method=rho1", "objective.rho1.keep_fraction=0.4",
+                                "objective.rho1.reference_scores=" + ref + "/scores.bin"},
+                               3);
 }
 
 TEST(Distributed, OneRankWithANonFiniteStepSkipsItOnEveryRank) {

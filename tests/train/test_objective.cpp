@@ -251,6 +251,107 @@ TEST_P(HandChunks, BaselineMethods) {
     }
 }
 
+// EAFT: weight sg((H_topk / ln k)^alpha). Each hand token has p = c at the target and
+// q = (1 - c) / 3 at the other three logits.
+//   k = 4 (>= V): H = -(c ln c + 3 q ln q); c = .9: q = 1/30, H = .09482 + .34012 = .43494,
+//     / ln 4 = .31375. c = .2 (q = .2667): nearly uniform, .99495.
+//   k = 2, alpha = 2: the top two renormalised; c = .9: {.9, 1/30} / .93333 -> H = .14633,
+//     (/ ln 2)^2 = .04941; c < .25: the top two are q, q -> H = ln 2 -> weight exactly 1.
+TEST_P(HandChunks, EaftWeightIsTheTopKEntropy) {
+    const std::vector<double> c = {.9, .2, .6, .1, .8, .5, .05, .7, .3};
+    const std::vector<double> w4 = {0.3137459218306984, 0.9949490477321438, 0.8024677973715657,
+                                    0.9477309221191609, 0.5194602975157967, 0.8962406251802891,
+                                    0.8960556664005274, 0.6783898247235198, 0.9953823248677509};
+    const std::vector<double> w2a2 = {0.049410545952964964, 1.0, 0.4679085814315073, 1.0, 0.15307152608131933,
+                                      0.6581721952259282, 1.0, 0.2954623039108873, 0.9775265199500249};
+    for (auto [k, alpha, want] : {std::tuple{int64_t{20}, 1.0, w4}, std::tuple{int64_t{2}, 2.0, w2a2}}) {
+        ObjectiveOptions o = cuset_options(GetParam());
+        o.method = Method::kEaft;
+        o.eaft_k = k;
+        o.eaft_alpha = alpha;
+        double num = 0, wsum = 0;
+        for (size_t i = 0; i < c.size(); ++i) {
+            num += want[i] * L(c[i]);
+            wsum += want[i];
+        }
+        Hand hb = hand_example();
+        at::Tensor h = hb.hidden.clone().requires_grad_();
+        ObjectiveOutput out = Objective(o).compute(h, hb.lm_head, hb.t);
+        EXPECT_NEAR(out.numerator.item<double>(), num, 1e-11) << "k " << k;
+        EXPECT_DOUBLE_EQ(out.denominator, 9.0);
+        EXPECT_NEAR(out.stats.tok_w_sum, wsum, 1e-11) << "k " << k;
+        EXPECT_EQ(out.stats.n_kept, 9);
+        // The weight is detached: d/dz of w l = w (softmax - onehot). Row 0, t 0: c = .9, label 0.
+        out.numerator.backward();
+        at::Tensor g = h.grad()[0][0];
+        EXPECT_NEAR(g[0].item<double>(), want[0] * (0.9 - 1.0), 1e-12);
+        EXPECT_NEAR(g[1].item<double>(), want[0] * (0.1 / 3), 1e-12);
+    }
+}
+
+// ASFT: c l + alpha KL(pi_ref || pi_theta) with a uniform reference (hidden 0, lm_head I):
+// KL = sum_v 1/4 (ln 1/4 - ln p_v) = -ln 4 - (ln c + 3 ln q) / 4; c = .9: -1.38629 + 2.57724 =
+// 1.19094; c = .2: .00738. Gradient on z: c (softmax - onehot) + alpha (softmax - 1/4).
+TEST_P(HandChunks, AsftIsDftPlusKlToTheReference) {
+    const std::vector<double> c = {.9, .2, .6, .1, .8, .5, .05, .7, .3};
+    const std::vector<double> kl = {1.190944, 0.007382, 0.252589, 0.092332, 0.700529,
+                                    0.130812, 0.225068, 0.429813, 0.006164};  // rounded to 1e-6
+    ObjectiveOptions o = cuset_options(GetParam());
+    o.method = Method::kAsft;
+    o.asft_alpha = 0.5;
+    Hand hb = hand_example();
+    const cuset::ReferenceForward ref{at::zeros_like(hb.hidden), hb.lm_head};
+    double num = 0, klsum = 0, dft = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+        num += c[i] * L(c[i]) + 0.5 * kl[i];
+        klsum += kl[i];
+        dft += c[i];
+    }
+    at::Tensor h = hb.hidden.clone().requires_grad_();
+    ObjectiveOutput out = Objective(o).compute(h, hb.lm_head, hb.t, std::nullopt, &ref);
+    EXPECT_NEAR(out.numerator.item<double>(), num, 5e-6);
+    EXPECT_NEAR(out.stats.kl_sum, klsum, 5e-6);
+    EXPECT_NEAR(out.stats.tok_w_sum, dft, 1e-12);  // the DFT weights c
+    EXPECT_DOUBLE_EQ(out.denominator, 9.0);
+    out.numerator.backward();
+    at::Tensor g = h.grad()[0][0];  // c = .9 at label 0
+    EXPECT_NEAR(g[0].item<double>(), 0.9 * (0.9 - 1.0) + 0.5 * (0.9 - 0.25), 1e-12);
+    EXPECT_NEAR(g[2].item<double>(), 0.9 * (0.1 / 3) + 0.5 * (0.1 / 3 - 0.25), 1e-12);
+    EXPECT_THROW(Objective(o).compute(h, hb.lm_head, hb.t), cuset::RuntimeFailure);  // no reference
+}
+
+// Rho-1: score = l - l_ref = ln(p_ref / c). With p_ref = .9 .5 .3 .5 .2 | .5 .05 .9 .3 the scores
+// are 0, .916, -.693, 1.609, -1.386 | 0, 0, .251, 0; keep 1/3 of 9 = 3: c = .1, .2 and .7 (the .05
+// token is hard for the reference too: score 0, dropped). Loss = their mean l.
+TEST_P(HandChunks, Rho1KeepsTheTopScoredTokens) {
+    Hand hb = hand_example();
+    hb.t.reference_prob = at::tensor(std::vector<double>{.9, .5, .3, .5, .2, .5, .5, .5, .05, .9, .3, .5},
+                                     kF64).reshape({2, 6}).to(at::kFloat);  // row 1 starts at t = 1
+    ObjectiveOptions o = cuset_options(GetParam());
+    o.method = Method::kRho1;
+    o.rho1_keep_fraction = 1.0 / 3;
+    Objective obj(o);
+    at::Tensor scores = obj.step_scores(hb.hidden, hb.lm_head, hb.t);
+    const std::vector<double> want = {0.0, std::log(2.5), std::log(.5), std::log(5.0), std::log(.25),
+                                      0.0, 0.0, std::log(.9 / .7), 0.0};
+    expect_close(scores, at::tensor(want, kF64), 0, 1e-7, "rho1 scores");  // fp32 p_ref
+    const double tau = obj.step_threshold(scores);
+    EXPECT_NEAR(tau, std::log(.9 / .7), 1e-7);
+    EXPECT_THROW(obj.compute(hb.hidden, hb.lm_head, hb.t), cuset::RuntimeFailure);  // no threshold
+    ObjectiveOutput out = obj.compute(hb.hidden, hb.lm_head, hb.t, tau);
+    EXPECT_NEAR(out.numerator.item<double>(), L(.1) + L(.2) + L(.7), 1e-11);
+    EXPECT_DOUBLE_EQ(out.denominator, 3.0);
+    EXPECT_EQ(out.stats.n_kept, 3);
+    EXPECT_NEAR(out.stats.tok_w_sum, 3.0, 1e-12);
+    o.rho1_keep_fraction = 1.0;  // everything: the sft step
+    Objective all(o);
+    ObjectiveOutput everything = all.compute(hb.hidden, hb.lm_head, hb.t, all.step_threshold(scores));
+    EXPECT_DOUBLE_EQ(everything.denominator, 9.0);
+    MicroBatchTargets no_ref = hb.t;
+    no_ref.reference_prob = at::Tensor();
+    EXPECT_THROW(obj.step_scores(hb.hidden, hb.lm_head, no_ref), cuset::RuntimeFailure);
+}
+
 TEST_P(HandChunks, QuantileAndWindowExtremes) {
     {  // q = 0: tau = the smallest c, nothing is dropped
         ObjectiveOptions o = cuset_options(GetParam());
@@ -395,7 +496,9 @@ TEST(ObjectiveGolden, SftStepIsTorchMeanCrossEntropy) {
 ObjectiveOptions options_from_json(const json& j, int64_t chunk) {
     ObjectiveOptions o;
     const std::string m = j["method"];
-    o.method = m == "sft" ? Method::kSft : m == "dft" ? Method::kDft : m == "focal" ? Method::kFocal : Method::kCuset;
+    o.method = m == "sft" ? Method::kSft : m == "dft" ? Method::kDft : m == "focal" ? Method::kFocal
+             : m == "eaft" ? Method::kEaft : m == "asft" ? Method::kAsft : m == "rho1" ? Method::kRho1
+                                                                          : Method::kCuset;
     o.cached_confidence = j["cached"];
     o.mask_confidence = j["mask_confidence"];
     o.mask_sensitivity = j["mask_sensitivity"];
@@ -410,6 +513,10 @@ ObjectiveOptions options_from_json(const json& j, int64_t chunk) {
     o.window = j["window"];
     o.alpha = j["alpha"];
     o.focal_gamma = j["gamma"];
+    o.eaft_alpha = j["eaft_alpha"];
+    o.eaft_k = j["eaft_k"];
+    o.asft_alpha = j["asft_alpha"];
+    o.rho1_keep_fraction = j["keep_fraction"];
     o.chunk_size = chunk;
     return o;
 }
@@ -426,6 +533,9 @@ TEST(ObjectiveGolden, MatchesNaiveImplementation) {
     t.sample_index = labels_from_json(g["sample_index"], {B, T});
     t.sample_ids = g["sample_ids"].get<std::vector<std::string>>();
     t.confidence = tensor_from_json(g["confidence"], {B, T}).to(at::kFloat);
+    t.reference_prob = tensor_from_json(g["ref_prob"], {B, T}).to(at::kFloat);
+    const cuset::ReferenceForward ref{tensor_from_json(g["ref_hidden"], {B, T, D}),
+                                      tensor_from_json(g["ref_weight"], {V, D})};
     for (const json& c : g["cases"]) {
         const json& e = c["expected"];
         for (int64_t chunk : {0, 4, 7, 1024}) {
@@ -435,10 +545,10 @@ TEST(ObjectiveGolden, MatchesNaiveImplementation) {
             at::Tensor w = tensor_from_json(g["weight"], {V, D}).requires_grad_();
             std::optional<double> batch_tau;
             if (obj.needs_two_passes()) {  // pass 1, as the trainer does it
-                batch_tau = cuset::quantile_linear(obj.confidences(h, w, t), obj.options().q);
+                batch_tau = obj.step_threshold(obj.step_scores(h, w, t));
                 EXPECT_NEAR(*batch_tau, e["batch_tau"].get<double>(), 1e-12) << what;
             }
-            ObjectiveOutput out = obj.compute(h, w, t, batch_tau);
+            ObjectiveOutput out = obj.compute(h, w, t, batch_tau, obj.needs_reference_model() ? &ref : nullptr);
             out.numerator.backward();
             EXPECT_NEAR(out.numerator.item<double>(), e["numerator"].get<double>(), 1e-10) << what;
             EXPECT_NEAR(out.denominator, e["denominator"].get<double>(), 1e-10) << what;
@@ -463,6 +573,8 @@ TEST(ObjectiveGolden, MatchesNaiveImplementation) {
             EXPECT_NEAR(out.stats.conf_sum_sensitive, es["conf_sum_sensitive"].get<double>(), 1e-12) << what;
             EXPECT_NEAR(out.stats.conf_sum_plain, es["conf_sum_plain"].get<double>(), 1e-12) << what;
             EXPECT_NEAR(out.stats.nll_sum_valid, es["nll_sum_valid"].get<double>(), 1e-10) << what;
+            EXPECT_NEAR(out.stats.tok_w_sum, es["tok_w_sum"].get<double>(), 1e-10) << what;
+            EXPECT_NEAR(out.stats.kl_sum, es["kl_sum"].get<double>(), 1e-10) << what;
             EXPECT_EQ(out.stats.n_samples, 4) << what;  // s4 has no token
         }
     }
@@ -543,6 +655,7 @@ struct Step {
     at::Tensor X;       // [4, T, D0] fp64
     at::Tensor labels;  // [4, T]
     at::Tensor sens;    // [4, T]
+    at::Tensor ref_prob;  // [4, T] fp32 reference p(target) (rho1)
 };
 
 Step make_step() {
@@ -557,6 +670,7 @@ Step make_step() {
         if (len[i] < T) s.labels[i].narrow(0, len[i], T - len[i]).fill_(cuset::kIgnoreIndex);
     }
     s.sens = at::rand({4, T}, kF64) < 0.3;
+    s.ref_prob = (at::rand({4, T}, kF64) * 0.9 + 0.05).to(at::kFloat);
     return s;
 }
 
@@ -564,22 +678,30 @@ std::pair<at::Tensor, at::Tensor> step_grads(const Step& s, const ObjectiveOptio
                                              double* loss) {
     at::manual_seed(5);
     at::Tensor A = at::randn({3, 5}, kF64).requires_grad_(), W = at::randn({9, 5}, kF64).requires_grad_();
+    // asft's frozen reference model: another linear model, no gradients
+    at::Tensor A_ref = A.detach() + 0.3 * at::randn({3, 5}, kF64), W_ref = W.detach() + 0.3 * at::randn({9, 5}, kF64);
     Objective obj(o);
+    auto targets = [&](int64_t b) {
+        MicroBatchTargets t;
+        t.labels = s.labels.narrow(0, b, micro);
+        t.sensitive = s.sens.narrow(0, b, micro);
+        t.reference_prob = s.ref_prob.narrow(0, b, micro);
+        return t;
+    };
     std::optional<double> batch_tau;
     if (obj.needs_two_passes()) {
         std::vector<at::Tensor> all;
         for (int64_t b = 0; b < 4; b += micro) {
             at::NoGradGuard no_grad;
-            all.push_back(obj.confidences(at::matmul(s.X.narrow(0, b, micro), A), W, s.labels.narrow(0, b, micro)));
+            all.push_back(obj.step_scores(at::matmul(s.X.narrow(0, b, micro), A), W, targets(b)));
         }
-        batch_tau = cuset::quantile_linear(at::cat(all), o.q);
+        batch_tau = obj.step_threshold(at::cat(all));
     }
     double num = 0, den = 0;
     for (int64_t b = 0; b < 4; b += micro) {
-        MicroBatchTargets t;
-        t.labels = s.labels.narrow(0, b, micro);
-        t.sensitive = s.sens.narrow(0, b, micro);
-        ObjectiveOutput out = obj.compute(at::matmul(s.X.narrow(0, b, micro), A), W, t, batch_tau);
+        MicroBatchTargets t = targets(b);
+        const cuset::ReferenceForward ref{at::matmul(s.X.narrow(0, b, micro), A_ref), W_ref};
+        ObjectiveOutput out = obj.compute(at::matmul(s.X.narrow(0, b, micro), A), W, t, batch_tau, &ref);
         out.numerator.backward();
         num += out.numerator.item<double>();
         den += out.denominator;
@@ -610,6 +732,18 @@ TEST(ObjectiveSplit, GradientIndependentOfMicroBatching) {
         ObjectiveOptions focal = o;
         focal.method = Method::kFocal;
         cases.push_back({"focal" + c, focal});
+        ObjectiveOptions eaft = o;
+        eaft.method = Method::kEaft;
+        eaft.eaft_k = 4;
+        cases.push_back({"eaft" + c, eaft});
+        ObjectiveOptions asft = o;
+        asft.method = Method::kAsft;
+        asft.asft_alpha = 0.7;
+        cases.push_back({"asft" + c, asft});
+        ObjectiveOptions rho1 = o;
+        rho1.method = Method::kRho1;
+        rho1.rho1_keep_fraction = 0.4;  // ceil(10.4) = 11 of the step's 26 tokens, whatever the split
+        cases.push_back({"rho1" + c, rho1});
         ObjectiveOptions bq = o;
         bq.threshold_mode = ThresholdMode::kBatchQuantile;
         bq.drop_weight = 0.2;
@@ -787,6 +921,24 @@ TEST(ObjectiveApi, OptionsFromConfig) {
     EXPECT_EQ(o.alpha, 2.0);
     EXPECT_EQ(o.focal_gamma, 3.0);
     EXPECT_EQ(o.chunk_size, 0);
+    cfg.objective.method = "eaft";
+    cfg.objective.eaft_alpha = 0.5;
+    cfg.objective.eaft_k = 7;
+    cfg.objective.asft_alpha = 0.25;
+    cfg.objective.rho1_keep_fraction = 0.3;
+    o = cuset::objective_options_from(cfg);
+    EXPECT_EQ(o.method, Method::kEaft);
+    EXPECT_EQ(o.eaft_alpha, 0.5);
+    EXPECT_EQ(o.eaft_k, 7);
+    EXPECT_EQ(o.asft_alpha, 0.25);
+    EXPECT_EQ(o.rho1_keep_fraction, 0.3);
+    cfg.objective.method = "asft";
+    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_reference_model());
+    cfg.objective.method = "rho1";
+    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_two_passes());
+    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_reference_scores());
+    o.eaft_k = 1;  // ln 1 = 0: out of the schema's range
+    EXPECT_THROW(Objective{o}, cuset::UsageError);
     cfg.objective.method = "mystery";
     EXPECT_THROW(cuset::objective_options_from(cfg), cuset::UsageError);
 }

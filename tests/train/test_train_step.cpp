@@ -125,6 +125,7 @@ namespace {
 struct RowData {
     at::Tensor ids, labels;  // [T] int64
     int64_t len = 0;         // real tokens
+    at::Tensor ref_prob;     // [T] fp32 a reference model's p(target) (rho1)
 };
 
 // Right-pads rows to the longest (pad 0, no target), as make_micro_batch does.
@@ -134,13 +135,17 @@ cuset::MicroBatch micro_batch_of(const std::vector<RowData>& rows) {
     const int64_t b = static_cast<int64_t>(rows.size());
     at::Tensor ids = at::zeros({b, t}, at::kLong), labels = at::full({b, t}, cuset::kIgnoreIndex, at::kLong);
     at::Tensor mask = at::zeros({b, t}, at::kLong);
+    at::Tensor ref = at::full({b, t}, 0.5f, at::kFloat);
     for (int64_t i = 0; i < b; ++i) {
         const int64_t n = rows[i].ids.size(0);
         ids[i].narrow(0, 0, n).copy_(rows[i].ids);
         labels[i].narrow(0, 0, n).copy_(rows[i].labels);
         mask[i].narrow(0, 0, rows[i].len).fill_(1);
+        if (rows[i].ref_prob.defined()) ref[i].narrow(0, 0, n).copy_(rows[i].ref_prob);
     }
-    return micro_batch(ids, mask, labels);
+    cuset::MicroBatch mb = micro_batch(ids, mask, labels);
+    mb.reference_prob = ref;
+    return mb;
 }
 
 }  // namespace
@@ -148,14 +153,18 @@ cuset::MicroBatch micro_batch_of(const std::vector<RowData>& rows) {
 TEST(TrainStep, MicroBatchSplitDoesNotChangeTheStep) {
     std::map<std::string, at::Tensor> g = cuset::safetensors_load(golden_file(), c10::Device(c10::kCPU));
     std::vector<RowData> rows;
+    at::manual_seed(3);
     for (const char* k : {"s0m0", "s0m1"}) {
         at::Tensor ids = g.at(std::string(k) + ".input_ids"), labels = g.at(std::string(k) + ".labels");
         at::Tensor mask = g.at(std::string(k) + ".attention_mask");
-        for (int64_t r = 0; r < ids.size(0); ++r) rows.push_back({ids[r], labels[r], mask[r].sum().item<int64_t>()});
+        for (int64_t r = 0; r < ids.size(0); ++r)
+            rows.push_back({ids[r], labels[r], mask[r].sum().item<int64_t>(),
+                            (at::rand({ids.size(1)}, at::kDouble) * 0.9 + 0.05).to(at::kFloat)});
     }
     ASSERT_EQ(rows.size(), 4u);
     std::vector<std::pair<std::string, cuset::ObjectiveOptions>> methods;
-    for (cuset::Method m : {cuset::Method::kSft, cuset::Method::kCuset, cuset::Method::kDft, cuset::Method::kFocal}) {
+    for (cuset::Method m : {cuset::Method::kSft, cuset::Method::kCuset, cuset::Method::kDft, cuset::Method::kFocal,
+                            cuset::Method::kEaft, cuset::Method::kAsft, cuset::Method::kRho1}) {
         cuset::ObjectiveOptions o;
         o.method = m;
         o.chunk_size = 64;
@@ -165,8 +174,16 @@ TEST(TrainStep, MicroBatchSplitDoesNotChangeTheStep) {
     cuset::ObjectiveOptions bq = methods[1].second;
     bq.threshold_mode = cuset::ThresholdMode::kBatchQuantile;
     methods.push_back({"cuset batch_quantile", bq});
+    // asft's frozen reference: the demo model with its norms scaled, so that KL > 0.
+    cuset::Decoder reference = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
+    {
+        at::NoGradGuard no_grad;
+        for (auto& [name, p] : reference->trainable_parameters())
+            if (name.find("norm") != std::string::npos) p.mul_(1.1);
+    }
     cuset::TrainStepOptions so;
     so.lr = 1e-3;
+    so.reference = &reference;
     for (const auto& [name, opts] : methods) {
         SCOPED_TRACE(name);
         cuset::Objective objective(opts);
@@ -179,6 +196,8 @@ TEST(TrainStep, MicroBatchSplitDoesNotChangeTheStep) {
             TrainedModel run = make_run();
             cuset::TrainStepResult r = cuset::train_step(run.model, objective, *run.optim, cuset::Comm(), micro, so);
             ASSERT_TRUE(r.applied) << per << " rows per micro-batch";
+            if (opts.method == cuset::Method::kAsft) EXPECT_GT(r.stats.kl_mean(), 0.0);
+            if (opts.method == cuset::Method::kRho1) EXPECT_NEAR(r.stats.kept_fraction(), 0.6, 0.02);
             losses.push_back(r.loss);
             weights.push_back(run.model->trainable_parameters());
         }

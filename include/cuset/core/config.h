@@ -57,7 +57,7 @@ struct DataKeys {
 };
 
 struct ObjectiveKeys {
-    std::string method = "cuset";  // cuset | sft | dft | focal
+    std::string method = "cuset";  // cuset | sft | dft | focal | eaft | asft | rho1
     std::string confidence_source = "online";  // online | cached
     std::string confidence_cache;              // score file for `cached`
     bool mask_confidence = true;
@@ -70,6 +70,11 @@ struct ObjectiveKeys {
     int64_t region_window = 256;
     double region_alpha = 1.0;
     double focal_gamma = 2.0;
+    double eaft_alpha = 1.0;
+    int64_t eaft_k = 20;
+    double asft_alpha = 0.1;
+    double rho1_keep_fraction = 0.6;
+    std::string rho1_reference_scores;  // score file of the reference model (rho1)
     int64_t chunk_size = 1024;  // tokens per lm_head/loss chunk; 0 = full logits (reference)
 };
 

@@ -82,6 +82,7 @@ struct MicroBatch {
     at::Tensor label_bits;      // [B, T] int32 tagger bits of the target
     at::Tensor sample_index;    // [B, T] int64 sample ordinal in the micro-batch, -1 = no target
     at::Tensor confidence;      // [B, T] fp32 cached p(target) (confidence.source: cached), else undefined
+    at::Tensor reference_prob;  // [B, T] fp32 reference model's p(target) (rho1), else undefined
     std::vector<std::string> sample_ids;  // [S]
     int64_t n_tokens = 0;       // real tokens
     int64_t n_targets = 0;      // labels != -100
@@ -96,9 +97,11 @@ struct MicroBatch {
 // Right-pads the rows to the longest (pad_id), builds the tensors on the CPU, and moves them to
 // `device` (through pinned memory, non-blocking, when the device is a GPU). `probs`, when given,
 // holds per source sample the cached p(token t | prefix) at [t] (a score file's records): the
-// confidence of the target at position t is probs[source][t + 1].
+// confidence of the target at position t is probs[source][t + 1]. `ref_probs`: the same layout
+// from the reference model's score file (rho1), into MicroBatch::reference_prob.
 MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& rows, int32_t pad_id,
-                            c10::Device device, const std::vector<std::vector<float>>* probs = nullptr);
+                            c10::Device device, const std::vector<std::vector<float>>* probs = nullptr,
+                            const std::vector<std::vector<float>>* ref_probs = nullptr);
 
 // Tokenised-data cache: a binary file of TokenizedSample records keyed by `key` (a hash of the
 // data file, tokenizer, chat format and tagger settings). load returns false when the file is

@@ -1,5 +1,5 @@
 // The CuSeT training objective (../shared/METHOD.md sections 1-5) and its baselines (sft, dft,
-// focal): per-token cross-entropy from final hidden states without materialising [N, V] logits,
+// focal, eaft, asft, rho1): per-token cross-entropy from final hidden states without materialising [N, V] logits,
 // the confidence/sensitivity mask, region-aware sample weights, and the step normalisation.
 // It does not run the model, read score caches or talk to other ranks: callers pass those in.
 #pragma once
@@ -20,7 +20,7 @@ namespace cuset {
 // Label value of a target that is not trained on (prompt, padding, template): costs nothing.
 constexpr int64_t kIgnoreIndex = -100;
 
-enum class Method { kSft, kCuset, kDft, kFocal };
+enum class Method { kSft, kCuset, kDft, kFocal, kEaft, kAsft, kRho1 };
 enum class ThresholdMode { kSampleQuantile, kFixed, kBatchQuantile };
 
 struct ObjectiveOptions {
@@ -36,6 +36,17 @@ struct ObjectiveOptions {
     int64_t window = 256;  // valid tokens per region window
     double alpha = 1.0;    // w = 1 + alpha * (1 - min window mean confidence)
     double focal_gamma = 2.0;
+    // eaft: per-token weight sg((H_topk / ln k)^alpha), H_topk = entropy of the renormalised top-k
+    // probabilities (arXiv 2601.02151).
+    double eaft_alpha = 1.0;
+    int64_t eaft_k = 20;
+    // asft: sg(p) l + alpha KL(pi_ref || pi_theta) per token (arXiv 2509.23753); pi_ref = the
+    // frozen initial model, whose final hidden states the caller passes (ReferenceForward).
+    double asft_alpha = 0.1;
+    // rho1: score = l_theta - l_ref (l_ref from the reference model's score file); the step keeps
+    // the ceil(keep_fraction n) highest-scored of its n valid tokens (ties at the threshold kept),
+    // loss = their mean l (arXiv 2404.07965). Two-pass step, like batch_quantile.
+    double rho1_keep_fraction = 0.6;
     int64_t chunk_size = 1024;  // tokens per lm_head+loss chunk; 0 = full logits (reference path)
 };
 
@@ -61,6 +72,7 @@ struct MicroBatchTargets {
     at::Tensor sample_index;  // [B, T] int64: sample (0..S-1 in this micro-batch) of the target, -1 =
                               // invalid; rows may hold several packed samples; undefined = row index
     at::Tensor confidence;    // [B, T] fp32, only for confidence.source = cached; undefined otherwise
+    at::Tensor reference_prob;  // [B, T] fp32 p_ref(target) from the reference score file (rho1 only)
     std::vector<std::string> sample_ids;  // [S] for the per-sample debug log (may be empty)
 };
 
@@ -91,6 +103,9 @@ struct ObjectiveStats {
     double conf_sum_sensitive = 0.0;    // sum of c over sensitive valid tokens
     double conf_sum_plain = 0.0;        // sum of c over non-sensitive valid tokens
     double nll_sum_valid = 0.0;         // sum of l over valid tokens (unweighted)
+    double tok_w_sum = 0.0;             // sum over valid tokens of the per-token method weight g
+                                        // (1, c, (1-c)^gamma, the EAFT weight; 0 for a dropped rho1 token)
+    double kl_sum = 0.0;                // sum over valid tokens of KL(pi_ref || pi_theta) (asft)
 
     void merge(const ObjectiveStats& o);
     double kept_fraction() const;                 // n_kept / n_valid
@@ -101,11 +116,14 @@ struct ObjectiveStats {
     double conf_mean_sensitive() const;           // NaN when there is no such token
     double conf_mean_plain() const;
     double nll_mean() const;                      // plain token-mean NLL of the valid tokens
+    double tok_w_mean() const;                    // tok_w_sum / n_valid
+    double kl_mean() const;                       // kl_sum / n_valid
 };
 
 struct ObjectiveOutput {
     // scalar fp32 (fp64 for fp64 inputs) with grad: sum_{i,t} w_i m(i,t) g(i,t) l(i,t), where g is
-    // the per-token method weight (1, c or (1-c)^gamma). With no valid token: a zero leaf whose
+    // the per-token method weight (1, c, (1-c)^gamma or the EAFT weight), plus for asft
+    // alpha sum_t KL_t(pi_ref || pi_theta) (with gradient). With no valid token: a zero leaf whose
     // backward() changes nothing.
     at::Tensor numerator;
     double denominator = 0.0;  // sum_{i,t} w_i m(i,t) (detached)
@@ -113,18 +131,27 @@ struct ObjectiveOutput {
     std::vector<SampleWeight> samples;  // [S]
 };
 
+// The frozen reference model's outputs for the same micro-batch (asft): final hidden states
+// [B, T, D] and lm_head [V, D], model dtype, computed without gradients.
+struct ReferenceForward {
+    at::Tensor hidden;
+    at::Tensor lm_head;
+};
+
 class Objective {
 public:
     explicit Objective(ObjectiveOptions opts);  // throws UsageError on an out-of-range option
 
     // hidden [B, T, D] (model dtype), lm_head [V, D] (same dtype). batch_tau: the step's threshold
-    // for batch_quantile (required in that mode, ignored otherwise). With chunk_size > 0 the
+    // from step_threshold() for batch_quantile and rho1 (required there, ignored otherwise).
+    // reference: required for asft (needs_reference_model()), ignored otherwise. With chunk_size > 0 the
     // gradients of the numerator are computed chunk by chunk during this call (each chunk's logits
     // once, whole samples per chunk; only a sample longer than a chunk is recomputed) and handed
     // to autograd, so numerator.backward() costs no further lm_head work.
     ObjectiveOutput compute(const at::Tensor& hidden, const at::Tensor& lm_head,
                             const MicroBatchTargets& t,
-                            std::optional<double> batch_tau = std::nullopt) const;
+                            std::optional<double> batch_tau = std::nullopt,
+                            const ReferenceForward* reference = nullptr) const;
 
     // batch_quantile pass 1 (no grad): confidences of the valid targets, in row-major order,
     // [n_valid] fp64: exactly the c that compute() compares with the threshold (exp(-l) taken in
@@ -135,7 +162,18 @@ public:
     at::Tensor confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
                            const MicroBatchTargets& t) const;
 
-    bool needs_two_passes() const;  // batch_quantile
+    // Two-pass step, pass 1 for any method that needs it: the per-token scores the step threshold
+    // is taken over ([n_valid] fp64, row-major): confidences for batch_quantile, l_theta - l_ref for
+    // rho1 (t.reference_prob required). step_threshold: the threshold over all the step's scores
+    // (every micro-batch and rank; non-empty): quantile_linear(q), or for rho1 the
+    // ceil(keep_fraction n)-th largest score.
+    at::Tensor step_scores(const at::Tensor& hidden, const at::Tensor& lm_head,
+                           const MicroBatchTargets& t) const;
+    double step_threshold(const at::Tensor& all_scores) const;
+
+    bool needs_two_passes() const;  // batch_quantile, rho1
+    bool needs_reference_model() const { return opts_.method == Method::kAsft; }
+    bool needs_reference_scores() const { return opts_.method == Method::kRho1; }
     const ObjectiveOptions& options() const { return opts_; }
 
 private:

@@ -23,6 +23,7 @@ struct TrainStepOptions {
     double grad_clip = 1.0;   // global-norm clipping; 0 = none
     int64_t step = 0;         // for messages
     bool log_sample_weights = false;  // one debug line per sample (log.sample_weights)
+    Decoder* reference = nullptr;     // asft: the frozen initial model (forward without gradients)
 };
 
 struct TrainStepResult {
