@@ -42,10 +42,10 @@ done
 
 if [[ -n "${OUT:-}" ]]; then
   mkdir -p "$OUT"
-  LOGDIR="$OUT"
+  LOGDIR="$(cd "$OUT" && pwd)"
 else
   mkdir -p "$BUILD"
-  LOGDIR="$BUILD"
+  LOGDIR="$(cd "$BUILD" && pwd)"
 fi
 LOG="$LOGDIR/gpu-check.log"
 : >"$LOG"
@@ -198,7 +198,11 @@ if (( BUILT )) && [[ -x "$BUILD/cuset-train" ]]; then
 fi
 
 if (( BUILT )) && [[ -x "$BUILD/tests/test_gpu" ]]; then
-  stage gpu-tests 240 ctest --test-dir "$BUILD" -L gpu -V --output-on-failure --timeout 200 \
+  # Leave the benchmark at least ~2 minutes of the budget.
+  TESTS_LIMIT=$(( $(remaining) - 130 ))
+  (( TESTS_LIMIT > 240 )) && TESTS_LIMIT=240
+  (( TESTS_LIMIT < 60 )) && TESTS_LIMIT=60
+  stage gpu-tests "$TESTS_LIMIT" ctest --test-dir "$BUILD" -L gpu -V --output-on-failure --timeout 200 \
     --output-junit "$LOGDIR/ctest-gpu.xml"
 else
   skip gpu-tests "test_gpu was not built"
