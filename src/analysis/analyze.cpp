@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cuset/analysis/report.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/log.h"
 #include "cuset/data/score_file.h"
 
@@ -14,6 +15,12 @@ namespace cuset {
 namespace fs = std::filesystem;
 
 int analyze_run(const Config& cfg, const AnalyzeRequest& req) {
+    {  // analysis.json / analysis.svg never over an input (the score file, its index, the data)
+        const fs::path out_dir = req.out.empty() ? fs::path(run_dir_of(cfg)) : fs::path(req.out);
+        std::vector<std::string> inputs = {req.scores, req.scores.empty() ? "" : req.scores + ".idx", req.score.data};
+        for (const char* f : {"analysis.json", "analysis.svg"})
+            refuse_output_equal_to_input((out_dir / f).string(), inputs, "analyze");
+    }
     ScoreRequest sr = req.score;
     if (sr.out.empty() && !req.out.empty()) {
         fs::create_directories(req.out);

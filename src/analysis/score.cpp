@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
@@ -28,6 +29,14 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     if (!req.model.empty()) c.model.path = req.model;
     std::string data = !req.data.empty() ? req.data : req.split == "eval" ? c.data.eval : c.data.train;
     if (data.empty()) throw UsageError("score: no data file (set data.train / data.eval or pass --data)");
+    if (!req.out.empty()) {  // never over an input: the data, the model's or tokenizer's files
+        std::vector<std::string> inputs = {data, c.model.tokenizer};
+        std::error_code ec;
+        for (fs::directory_iterator it(c.model.path, ec), end; !ec && it != end; it.increment(ec))
+            inputs.push_back(it->path().string());
+        refuse_output_equal_to_input(req.out, inputs, "score");
+        if (req.format != "jsonl") refuse_output_equal_to_input(req.out + ".idx", inputs, "score (its index)");
+    }
     c10::Device device = device_resolve(c.train.device);
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
     c10::ScalarType dtype = dtype_resolve(c.model.dtype, device);

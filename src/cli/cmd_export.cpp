@@ -1,8 +1,12 @@
 // `cuset-train export`: a model or checkpoint written as a Hugging Face folder in another dtype.
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/model/lora.h"
@@ -12,6 +16,39 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 namespace cuset::cli {
+
+namespace {
+
+// --out may be a new name, an empty folder, or a model folder (config.json and *.safetensors, as
+// cuset writes them), which is replaced; it may not be, or hold, one of the inputs. Anything else
+// (a file, a folder of other files) is a usage error: export never deletes what it did not write.
+void check_export_out(const std::string& out, const std::vector<std::string>& inputs) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const std::string& in : inputs) {
+        if (in.empty()) continue;
+        refuse_output_equal_to_input(out, {in}, "export");
+        for (fs::path p = fs::absolute(in, ec).lexically_normal(); !p.empty() && p != p.root_path(); p = p.parent_path())
+            if (same_file_identity(out, p.string()))
+                throw UsageError("export: --out '" + out + "' holds the input '" + in +
+                                 "' and would be replaced; write to another folder");
+    }
+    if (!fs::exists(fs::symlink_status(out, ec))) return;
+    if (!fs::is_directory(out, ec))
+        throw UsageError("export: --out '" + out + "' is a file, not a folder; give a new or empty folder");
+    bool any = false, config = false, weights = false;
+    for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+        any = true;
+        const std::string name = it->path().filename().string();
+        config = config || name == "config.json";
+        weights = weights || (name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0);
+    }
+    if (any && !(config && weights))
+        throw UsageError("export: --out '" + out + "' exists and is not a model folder (config.json and "
+                         "*.safetensors); export replaces only a model folder or an empty one: give a new name");
+}
+
+}  // namespace
 
 Command add_export_command(CLI::App& root) {
     struct Opts {
@@ -34,12 +71,14 @@ Command add_export_command(CLI::App& root) {
     sub->add_option("--base", o->base, "--merge: the base model folder (default: the adapter's base_model_name_or_path)");
     return {sub, [o] {
                 log_init("info");
+                check_export_out(o->out, {o->model, o->merge ? o->base : std::string()});
                 c10::ScalarType dtype = dtype_from_name(o->dtype);
                 if (o->merge) {
                     LoraOptions lo = lora_read_config(o->model);
                     std::string base = o->base.empty() ? lora_base_model(o->model) : o->base;
                     if (base.empty())
                         throw UsageError("--merge: " + o->model + "/adapter_config.json names no base model; pass --base DIR");
+                    check_export_out(o->out, {base});
                     // fp32 when the base or the output is: the merged weight is rounded once.
                     const bool fp32 = dtype == at::kFloat || model_config_load(base).torch_dtype == "float32";
                     Decoder model = model_load(base, fp32 ? at::kFloat : dtype, c10::Device(c10::kCPU));

@@ -1,8 +1,11 @@
 // `cuset-train tag INPUT`: the CUDA-sensitive regions the tagger finds in a Markdown response or
 // a CUDA file, as plain text, ANSI colours, JSON or HTML (the work is in tagger_view.cpp).
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
+#include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
 #include "cuset/tagger/tagger_view.h"
 
 namespace cuset::cli {
@@ -33,6 +36,12 @@ Command add_tag_command(CLI::App& root) {
                 Config cfg = load_config(o->cfg);
                 TaggerOptions opts;
                 opts.device_functions = cfg.tagger.device_functions;
+                if (o->input != "-") {
+                    std::error_code ec;
+                    if (std::filesystem::is_directory(o->input, ec))
+                        throw InputError("tag: '" + o->input + "' is a folder, not a Markdown or CUDA file");
+                    if (!o->out.empty()) refuse_output_equal_to_input(o->out, {o->input}, "tag");
+                }
                 tag_file(o->input, o->format, o->out, opts);
                 return 0;
             }};

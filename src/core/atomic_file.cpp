@@ -2,6 +2,7 @@
 #include "cuset/core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +77,52 @@ bool write_all(int fd, const void* data, size_t n) {
     return true;
 }
 
+// Where a write to `path` goes: through symbolic links to the file they name (`path` of the
+// result), or, for a FIFO or device, straight into it (`direct`).
+struct Target {
+    std::string path;
+    bool direct = false;
+};
+
+Target resolve_target(const std::string& path, const std::string& what) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) throw UsageError("cannot write " + quoted(what, path) + ": it is a folder");
+        if (!S_ISREG(st.st_mode)) return {path, true};
+    }
+    std::string p = path;
+    for (int i = 0; i < 40; ++i) {
+        struct stat l {};
+        if (::lstat(p.c_str(), &l) != 0 || !S_ISLNK(l.st_mode)) return {p, false};
+        std::string link(4096, '\0');
+        ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+        if (n < 0 || static_cast<size_t>(n) >= link.size())
+            throw RuntimeFailure("cannot read the symbolic link " + quoted(what, p) + ": " + std::strerror(errno));
+        link.resize(static_cast<size_t>(n));
+        fs::path lp(link);
+        p = lp.is_absolute() ? link : (fs::path(p).parent_path() / lp).string();
+    }
+    throw UsageError("cannot write " + quoted(what, path) + ": too many levels of symbolic links");
+}
+
+// Opens a FIFO or device for writing in place (a FIFO without a reader is an error, not a hang).
+int open_direct(const std::string& path, const std::string& what) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        throw RuntimeFailure("cannot write " + quoted(what, path) + ": " +
+                             (err == ENXIO ? std::string("no process reads this FIFO") : std::strerror(err)));
+    }
+    int fl = ::fcntl(fd, F_GETFL);
+    if (fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+void close_direct(int fd, const std::string& path, const std::string& what) {
+    if (::close(fd) != 0 && errno != EINTR)
+        throw RuntimeFailure("cannot write " + quoted(what, path) + ": " + std::strerror(errno));
+}
+
 // Creates a new file under a fresh temporary name next to `path`; returns its descriptor.
 int create_temp(const std::string& path, const std::string& what, std::string* tmp) {
     make_parent(path, what);
@@ -105,7 +152,88 @@ void finish_file(int fd, const std::string& tmp, const std::string& path, const 
     fsync_path(parent_or_dot(path), true);
 }
 
+// "<base>.<tag>-<pid>-<16 hex>" as temp_candidate() makes it: sets *base and *pid.
+bool parse_temp_name(const std::string& name, const std::string& tag, std::string* base, long* pid) {
+    const std::string mid = "." + tag + "-";
+    if (name.size() < mid.size() + 19) return false;
+    const std::string hex = name.substr(name.size() - 16);
+    if (hex.find_first_not_of("0123456789abcdef") != std::string::npos || name[name.size() - 17] != '-') return false;
+    std::string head = name.substr(0, name.size() - 17);  // "<base>.<tag>-<pid>"
+    size_t dash = head.find_last_of('-');
+    if (dash == std::string::npos) return false;
+    std::string digits = head.substr(dash + 1);
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (head.size() < mid.size() + digits.size() ||
+        head.compare(dash + 1 - mid.size(), mid.size(), mid) != 0)
+        return false;
+    *base = head.substr(0, dash + 1 - mid.size());
+    *pid = std::stol(digits);
+    return !base->empty();
+}
+
+// Whether the process that made a temporary name may still be writing it.
+bool writer_alive(long pid) {
+    if (pid == static_cast<long>(::getpid())) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
 }  // namespace
+
+bool same_file_identity(const std::string& a, const std::string& b) {
+    struct stat sa {}, sb {};
+    if (a.empty() || b.empty() || ::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,
+                                  const std::string& what) {
+    for (const std::string& in : inputs)
+        if (same_file_identity(out, in))
+            throw UsageError(what + ": the output '" + out + "' is the input '" + in +
+                             "' (" + what + " never modifies its input; write to another file)");
+}
+
+std::vector<std::string> atomic_recover(const std::string& dir) {
+    std::vector<std::string> done;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return done;
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
+    std::sort(entries.begin(), entries.end());
+    for (const fs::path& p : entries) {
+        const std::string name = p.filename().string();
+        std::string base;
+        long pid = 0;
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) continue;
+        const bool is_dir = S_ISDIR(st.st_mode);
+        if (parse_temp_name(name, "tmp-old", &base, &pid)) {
+            if (!is_dir || writer_alive(pid)) continue;
+            const fs::path target = p.parent_path() / base;
+            if (!exists_nofollow(target.string())) {
+                fs::rename(p, target, ec);
+                if (ec) throw RuntimeFailure("cannot restore '" + p.string() + "' to '" + target.string() + "': " + ec.message());
+                ::unlink((target / kAtomicOldMarker).c_str());
+                fsync_path(dir, true);
+                done.push_back("restored " + target.string() + " from " + p.string() +
+                               " (the copy moved aside by an interrupted replacement)");
+            } else if (exists_nofollow((p / kAtomicOldMarker).string())) {
+                fs::remove_all(p, ec);
+                done.push_back("removed " + p.string() + " (an older copy of " + base + ", already replaced)");
+            }
+        } else if (parse_temp_name(name, "tmp", &base, &pid)) {
+            if (writer_alive(pid)) continue;
+            if (is_dir && exists_nofollow((p / kAtomicPartialMarker).string())) {
+                fs::remove_all(p, ec);
+                done.push_back("removed " + p.string() + " left by an interrupted write");
+            } else if (S_ISREG(st.st_mode)) {
+                ::unlink(p.c_str());
+                done.push_back("removed " + p.string() + " left by an interrupted write");
+            }
+        }
+    }
+    return done;
+}
 
 std::string atomic_temp_name(const std::string& target, const std::string& tag) {
     for (;;) {
@@ -125,8 +253,22 @@ void fsync_path(const std::string& path, bool directory) {
     ::close(fd);
 }
 
-void atomic_write(const std::string& path, const std::vector<std::pair<const void*, size_t>>& parts,
+void atomic_write(const std::string& path_in, const std::vector<std::pair<const void*, size_t>>& parts,
                   const std::string& what) {
+    const Target target = resolve_target(path_in, what);
+    const std::string& path = target.path;
+    if (target.direct) {
+        int fd = open_direct(path, what);
+        for (const auto& [data, n] : parts) {
+            if (!write_all(fd, data, n)) {
+                int err = errno;
+                ::close(fd);
+                throw RuntimeFailure("cannot write " + quoted(what, path) + ": " + std::strerror(err));
+            }
+        }
+        close_direct(fd, path, what);
+        return;
+    }
     std::string tmp;
     int fd = create_temp(path, what, &tmp);
     for (const auto& [data, n] : parts) {
@@ -193,7 +335,10 @@ private:
 };
 
 AtomicFile::AtomicFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
-    fd_ = create_temp(path_, what_, &tmp_);
+    const Target target = resolve_target(path_, what_);
+    path_ = target.path;
+    if (target.direct) fd_ = open_direct(path_, what_);  // tmp_ stays empty: written in place
+    else fd_ = create_temp(path_, what_, &tmp_);
     buf_ = std::make_unique<Buf>(fd_);
     stream_ = std::make_unique<std::ostream>(buf_.get());
 }
@@ -201,7 +346,7 @@ AtomicFile::AtomicFile(std::string path, std::string what) : path_(std::move(pat
 AtomicFile::~AtomicFile() {
     if (committed_) return;
     if (fd_ >= 0) ::close(fd_);
-    ::unlink(tmp_.c_str());
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
 std::ostream& AtomicFile::stream() {
@@ -228,13 +373,15 @@ void AtomicFile::commit() {
     int fd = fd_;
     fd_ = -1;
     committed_ = true;  // finish_file closes the descriptor and removes the temporary on failure
-    finish_file(fd, tmp_, path_, what_);
+    if (tmp_.empty()) close_direct(fd, path_, what_);
+    else finish_file(fd, tmp_, path_, what_);
 }
 
 // ---------------------------------------------------------------- folders
 
 void atomic_dir_commit(const std::string& tmp_dir, const std::string& final_dir) {
     std::error_code ec;
+    ::unlink((fs::path(tmp_dir) / kAtomicPartialMarker).c_str());  // complete now
     for (const auto& e : fs::recursive_directory_iterator(tmp_dir, ec)) {
         if (e.is_regular_file()) fsync_path(e.path().string(), false);
         else if (e.is_directory()) fsync_path(e.path().string(), true);
@@ -253,6 +400,13 @@ void atomic_dir_commit(const std::string& tmp_dir, const std::string& final_dir)
             fs::rename(old, final_dir, ec2);  // put the old copy back
             throw RuntimeFailure("cannot rename " + tmp_dir + " to " + final_dir + ": " + ec.message());
         }
+        // The new copy is in place: mark the old one as superseded (a crash before it is gone
+        // leaves a folder atomic_recover() knows it may delete), then delete it.
+        fsync_path(parent_or_dot(final_dir), true);
+        if (fs::is_directory(old, ec)) {
+            int fd = ::open((fs::path(old) / kAtomicOldMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+            if (fd >= 0) ::close(fd);
+        }
         fs::remove_all(old, ec);
     } else {
         fs::rename(tmp_dir, final_dir, ec);
@@ -265,7 +419,17 @@ AtomicDir::AtomicDir(std::string final_dir) : final_(std::move(final_dir)) {
     make_parent(final_, "folder");
     for (int attempt = 0;; ++attempt) {
         tmp_ = temp_candidate(final_, "tmp");
-        if (::mkdir(tmp_.c_str(), 0777) == 0) return;
+        if (::mkdir(tmp_.c_str(), 0777) == 0) {
+            // Says "a temporary folder of cuset" to atomic_recover(); removed by the commit.
+            int fd = ::open((fs::path(tmp_) / kAtomicPartialMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+            if (fd < 0) {
+                int err = errno;
+                ::rmdir(tmp_.c_str());
+                throw RuntimeFailure("cannot create '" + tmp_ + "/" + kAtomicPartialMarker + "': " + std::strerror(err));
+            }
+            ::close(fd);
+            return;
+        }
         if (errno != EEXIST || attempt >= 100)
             throw RuntimeFailure("cannot create '" + tmp_ + "': " + std::strerror(errno));
     }

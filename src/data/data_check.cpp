@@ -515,8 +515,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     if (o.input.empty()) throw UsageError("data check: no input file given");
     if (!fs::is_regular_file(o.input)) throw InputError("cannot open data file " + o.input);
     for (const std::string* p : {&o.out, &o.report})
-        if (!p->empty() && same_file(o.input, *p))
-            throw UsageError("data check never modifies its input: " + *p + " is the input file");
+        if (!p->empty()) refuse_output_equal_to_input(*p, {o.input}, "data check");
     if (!o.out.empty() && !o.report.empty() && same_file(o.out, o.report))
         throw UsageError("--out and --report name the same file " + o.out);
     if (o.timeout_s <= 0) throw UsageError("--timeout must be positive");

@@ -549,6 +549,23 @@ std::string model_inspect(const std::string& dir) {
     return s;
 }
 
+void model_save_files(const Decoder& model, const std::string& dir, const std::string& tokenizer_dir,
+                      c10::ScalarType save_dtype, int64_t max_shard_bytes) {
+    const std::string name = dtype_name(save_dtype);
+    fs::path tmp = dir;
+    std::string config = model_config_to_json(model->config(), name).dump(2) + "\n";
+    atomic_write((tmp / "config.json").string(), config);
+    safetensors_save_sharded(tmp.string(), hf_named_parameters(model), max_shard_bytes, save_dtype);
+    if (!tokenizer_dir.empty()) {
+        for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                              "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
+                              "chat_template.jinja", "generation_config.json"}) {
+            fs::path src = fs::path(tokenizer_dir) / f;
+            if (fs::is_regular_file(src)) fs::copy_file(src, tmp / f, fs::copy_options::overwrite_existing);
+        }
+    }
+}
+
 void model_save(const Decoder& model, const std::string& out_dir, const std::string& tokenizer_dir,
                 c10::ScalarType save_dtype, int64_t max_shard_bytes) {
     const std::string name = dtype_name(save_dtype);
@@ -557,18 +574,7 @@ void model_save(const Decoder& model, const std::string& out_dir, const std::str
         // A temporary folder next to `out`, fsynced and renamed onto it (an older folder of that
         // name is replaced) only when complete; removed when anything fails.
         AtomicDir dir(out.string());
-        fs::path tmp = dir.path();
-        std::string config = model_config_to_json(model->config(), name).dump(2) + "\n";
-        atomic_write((tmp / "config.json").string(), config);
-        safetensors_save_sharded(tmp.string(), hf_named_parameters(model), max_shard_bytes, save_dtype);
-        if (!tokenizer_dir.empty()) {
-            for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                                  "tokenizer.model", "vocab.json", "merges.txt", "added_tokens.json",
-                                  "chat_template.jinja", "generation_config.json"}) {
-                fs::path src = fs::path(tokenizer_dir) / f;
-                if (fs::is_regular_file(src)) fs::copy_file(src, tmp / f, fs::copy_options::overwrite_existing);
-            }
-        }
+        model_save_files(model, dir.path(), tokenizer_dir, save_dtype, max_shard_bytes);
         dir.commit();
     } catch (const fs::filesystem_error& e) {
         throw RuntimeFailure(std::string("saving model to '") + out.string() + "': " + e.what());

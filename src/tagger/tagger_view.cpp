@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -261,11 +262,7 @@ void tag_file(const std::string& path, const std::string& format_name, const std
         std::cout.flush();
         return;
     }
-    std::ofstream f(out_path, std::ios::binary);
-    if (!f) throw RuntimeFailure(strprintf("tag: cannot write %s: %s", out_path.c_str(), std::strerror(errno)));
-    f << rendered;
-    f.close();
-    if (!f) throw RuntimeFailure(strprintf("tag: cannot write %s", out_path.c_str()));
+    atomic_write(out_path, rendered, "tag output");
     log_info("tag: %zu tagged piece(s) of %s written to %s", spans.size(), path.c_str(), out_path.c_str());
 }
 

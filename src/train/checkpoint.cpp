@@ -104,15 +104,24 @@ void checkpoint_prune(const std::string& run_dir, int64_t keep_last) {
 }
 
 void checkpoint_remove_partial(const std::string& run_dir) {
+    // Only what cuset itself left (atomic_recover: its temporary names with its marker inside);
+    // a complete copy moved aside by an interrupted replacement is put back, never deleted.
+    for (const std::string& line : atomic_recover(run_dir)) log_warn("%s", line.c_str());
+}
+
+std::vector<std::string> checkpoint_unusable(const std::string& run_dir) {
+    std::vector<std::string> out;
     std::error_code ec;
-    if (!fs::is_directory(run_dir, ec)) return;
+    if (!fs::is_directory(run_dir, ec)) return out;
     for (const auto& e : fs::directory_iterator(run_dir, ec)) {
-        std::string name = e.path().filename().string();
-        if (name.find(".tmp-") != std::string::npos) {
-            log_warn("removing %s left by an interrupted write", e.path().c_str());
-            fs::remove_all(e.path(), ec);
-        }
+        const std::string name = e.path().filename().string();
+        if (name.rfind("checkpoint-", 0) != 0 || !e.is_directory()) continue;
+        if (checkpoint_step_of(name) >= 0 && fs::exists(e.path() / "trainer_state.json")) continue;
+        if (fs::exists(e.path() / kAtomicPartialMarker)) continue;  // a write of a live process
+        out.push_back(e.path().string());
     }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string checkpoint_temp_name(const std::string& final_dir) { return atomic_temp_name(final_dir); }

@@ -139,17 +139,35 @@ private:
 
 void Trainer::setup() {
     run_dir_ = run_dir_of(cfg_);
+    // First undo interrupted writes (a complete checkpoint moved aside comes back), so that the
+    // checkpoints below are what is really there.
+    if (comm_.is_main()) checkpoint_remove_partial(run_dir_);
+    comm_.barrier();
+    const std::vector<std::string> unusable = checkpoint_unusable(run_dir_);
+    auto unusable_list = [&] {
+        std::string l;
+        for (size_t i = 0; i < unusable.size() && i < 3; ++i) l += (i ? ", " : "") + unusable[i];
+        return l + (unusable.size() > 3 ? ", ..." : "");
+    };
     if (opts_.resume == "auto") {
         resume_from_ = checkpoint_latest(run_dir_);
+        if (resume_from_.empty() && !unusable.empty())
+            throw InputError("--resume auto: run folder '" + run_dir_ + "' holds " + unusable_list() +
+                             " but no complete checkpoint (no trainer_state.json); resume from a complete "
+                             "one with --resume PATH, or move it away, or start a new run with --run-name NAME");
         if (resume_from_.empty())
             log_info("--resume auto: no complete checkpoint in %s, starting a new run", run_dir_.c_str());
+        for (const std::string& u : unusable)
+            if (u > resume_from_)
+                log_warn("--resume auto: skipping %s, newer than %s but not a complete checkpoint (no trainer_state.json)",
+                         u.c_str(), resume_from_.c_str());
     } else if (!opts_.resume.empty()) {
         resume_from_ = opts_.resume;
         if (!fs::exists(fs::path(resume_from_) / "trainer_state.json"))
             throw InputError("--resume: '" + resume_from_ +
                              "' is not a complete checkpoint (no trainer_state.json); use a "
                              "checkpoint-<step> folder or --resume auto");
-    } else if (!checkpoint_list(run_dir_).empty()) {
+    } else if (!checkpoint_list(run_dir_).empty() || !unusable.empty()) {
         throw UsageError("run folder '" + run_dir_ +
                          "' already holds checkpoints: continue it with --resume auto, or start "
                          "a new run with --run-name NAME");
@@ -158,7 +176,6 @@ void Trainer::setup() {
         std::error_code ec;
         fs::create_directories(run_dir_, ec);
         if (ec) throw RuntimeFailure("cannot create run folder '" + run_dir_ + "': " + ec.message());
-        checkpoint_remove_partial(run_dir_);
         log_add_file((fs::path(run_dir_) / "train.log").string());
         file_write_atomic((fs::path(run_dir_) / "config.yaml").string(), config_to_yaml(cfg_));
     }
@@ -534,12 +551,14 @@ void Trainer::save_checkpoint() {
     if (comm_.is_main()) {
         auto t0 = std::chrono::steady_clock::now();
         std::string final_dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
-        std::string tmp = checkpoint_temp_name(final_dir);
+        // One temporary folder (with cuset's marker, see checkpoint_remove_partial), renamed
+        // onto final_dir when complete; removed when anything below fails.
+        AtomicDir dir(final_dir);
+        const std::string tmp = dir.path();
         if (lora_) {  // the adapter in PEFT's layout; the frozen base stays model.path
-            fs::create_directories(tmp);
             lora_save(model_, *lora_, tmp, fs::absolute(cfg_.model.path).string());
         } else {
-            model_save(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
+            model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
         }
         NamedTensors st = optim_->state_tensors();
         st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
@@ -547,7 +566,7 @@ void Trainer::save_checkpoint() {
         safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
         atomic_write((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
-        checkpoint_commit(tmp, final_dir);
+        dir.commit();
         checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
         log_info("saved %s (%.1fs)", final_dir.c_str(), seconds_since(t0));
     }

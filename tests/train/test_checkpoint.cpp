@@ -75,7 +75,10 @@ TEST(Checkpoint, LatestSkipsIncompleteAndPruneKeepsNewest) {
     make_checkpoint(run, 5, true);
     make_checkpoint(run, 10, true);
     make_checkpoint(run, 20, false);  // no trainer_state.json: interrupted before it was written
-    fs::create_directories(run + "/checkpoint-0000030.tmp-123");
+    fs::create_directories(run + "/checkpoint-0000030.tmp-123");  // not cuset's name: kept
+    const std::string partial = run + "/checkpoint-0000040.tmp-999999999-00000000000000aa";  // cuset's, marked
+    fs::create_directories(partial);
+    write_file(partial + "/" + cuset::kAtomicPartialMarker, "");
     EXPECT_EQ(cuset::checkpoint_latest(run), run + "/checkpoint-0000010");
     make_checkpoint(run, 15, true);
     cuset::checkpoint_prune(run, 2);
@@ -84,7 +87,8 @@ TEST(Checkpoint, LatestSkipsIncompleteAndPruneKeepsNewest) {
     EXPECT_EQ(left[0], run + "/checkpoint-0000010");
     EXPECT_EQ(left[1], run + "/checkpoint-0000015");
     cuset::checkpoint_remove_partial(run);
-    EXPECT_FALSE(fs::exists(run + "/checkpoint-0000030.tmp-123"));
+    EXPECT_TRUE(fs::exists(run + "/checkpoint-0000030.tmp-123"));
+    EXPECT_FALSE(fs::exists(partial));
 }
 
 TEST(Checkpoint, CommitRenamesOnlyWhenCompleteAndReplaces) {

@@ -19,6 +19,32 @@
 
 namespace cuset {
 
+// Targets that are not regular files: a symbolic link is written through (its final target,
+// also a dangling one's, is what gets replaced; the link stays); a FIFO, character or block
+// device (/dev/stdout, /dev/null) is opened and written in place, without a temporary name or a
+// rename; a folder is a UsageError ("... is a folder").
+
+// UsageError when the file `out` is about to be written over one of `inputs`, compared by file
+// identity (st_dev/st_ino: another spelling, a symbolic or a hard link of the same file all
+// count): "<what>: the output 'OUT' is the input 'IN' (<what> never modifies its input; ...)". Inputs or an
+// output that do not exist never match; empty names are skipped.
+void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,
+                                  const std::string& what);
+// True when both names exist and are the same file (st_dev/st_ino).
+bool same_file_identity(const std::string& a, const std::string& b);
+
+// Leftovers of interrupted writes in `dir` (not below it), made safe at the next start:
+// "<name>.tmp-<pid>-<hex>" folders holding the ".cuset-partial" marker that AtomicDir puts in
+// every temporary folder are removed; a "<name>.tmp-old-<pid>-<hex>" folder (the previous version
+// moved aside by atomic_dir_commit) is renamed back to <name> when <name> is missing, and removed
+// when <name> exists and it holds the ".cuset-old" marker; "<name>.tmp-<pid>-<hex>" files whose
+// writer process is gone are removed. Anything else, and the leftovers of a live process, is
+// left alone. Returns one line per action taken (for the log).
+std::vector<std::string> atomic_recover(const std::string& dir);
+// Marker files of the above.
+inline constexpr const char* kAtomicPartialMarker = ".cuset-partial";
+inline constexpr const char* kAtomicOldMarker = ".cuset-old";
+
 // A name next to `target` that no file has now: "<target>.<tag>-<pid>-<random hex>".
 std::string atomic_temp_name(const std::string& target, const std::string& tag = "tmp");
 

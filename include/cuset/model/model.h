@@ -199,6 +199,10 @@ Decoder model_load(const std::string& dir, c10::ScalarType dtype, c10::Device de
 // (replacing an existing one).
 void model_save(const Decoder& model, const std::string& out_dir, const std::string& tokenizer_dir,
                 c10::ScalarType save_dtype, int64_t max_shard_bytes);
+// The same files written into the existing folder `dir` as they are (no temporary folder of its
+// own): for a caller that builds a larger folder atomically itself (a checkpoint's AtomicDir).
+void model_save_files(const Decoder& model, const std::string& dir, const std::string& tokenizer_dir,
+                      c10::ScalarType save_dtype, int64_t max_shard_bytes);
 
 // "float32" | "bfloat16" | "float16" <-> dtype; InputError/UsageError-free: RuntimeFailure on others.
 std::string dtype_name(c10::ScalarType dtype);

@@ -48,8 +48,14 @@ std::vector<std::string> checkpoint_list(const std::string& run_dir);
 std::string checkpoint_latest(const std::string& run_dir);
 // Deletes all but the newest `keep_last` complete checkpoints (0 = keep all).
 void checkpoint_prune(const std::string& run_dir, int64_t keep_last);
-// Removes leftovers of interrupted writes (".tmp-" folders) in `run_dir`.
+// Cleans up after interrupted writes in `run_dir` (core atomic_recover(), each action logged):
+// removes cuset's own temporary folders (named "<name>.tmp-<pid>-<hex>" with the marker inside),
+// restores a complete previous checkpoint moved aside as "<name>.tmp-old-<pid>-<hex>" when
+// <name> is missing, and leaves every other file (a user's notes.tmp-1.txt) alone.
 void checkpoint_remove_partial(const std::string& run_dir);
+// Folders of `run_dir` named "checkpoint-..." that are not complete checkpoints (no
+// trainer_state.json, or another name), oldest name first: what a resume must not skip silently.
+std::vector<std::string> checkpoint_unusable(const std::string& run_dir);
 
 // A temporary folder name next to `final_dir` for writing it (atomic_temp_name).
 std::string checkpoint_temp_name(const std::string& final_dir);

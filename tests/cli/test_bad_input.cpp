@@ -1,0 +1,324 @@
+// The bad-input suite: generated cases for each class of bad input found by the reliability
+// review ("lose nothing, hang on nothing"), run through the real binary. Each case checks the
+// exit code (README "Exit codes"), a one-line message naming the file or key, that every input
+// file is byte-identical after the run, that no temporary file is left behind, and that the run
+// ends in bounded time (a `timeout` wrapper; 124 means it hung).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using cuset::test::read_file;
+using cuset::test::RunResult;
+using cuset::test::run_command;
+using cuset::test::scratch_dir;
+using cuset::test::tiny_model_dir;
+using cuset::test::write_file;
+
+namespace {
+
+const std::string kData = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/mini_sft.jsonl";
+
+// The binary with a time limit: a hang shows as exit 124, not as a stuck test.
+RunResult run(const std::string& args, int seconds = 120) {
+    return run_command("timeout -k 5 " + std::to_string(seconds) + " '" + std::string(CUSET_BINARY) + "' " + args);
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// Every file below `dir` (relative name -> bytes); symlinks by their target text.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+    std::map<std::string, std::string> m;
+    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+        std::string rel = fs::relative(it->path(), dir).string();
+        if (it->is_symlink()) m[rel] = "-> " + fs::read_symlink(it->path()).string();
+        else if (it->is_regular_file()) m[rel] = read_file(it->path().string());
+        else if (it->is_directory()) m[rel + "/"] = "";
+        else m[rel] = "(special)";
+    }
+    return m;
+}
+
+// The exit code, and the error as the last line of stderr: "cuset-train: ...", naming `needle`,
+// one line, and quoting at most a bounded amount of the input.
+void expect_error(const RunResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    std::string err = r.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    std::string last = err.substr(err.find_last_of('\n') == std::string::npos ? 0 : err.find_last_of('\n') + 1);
+    EXPECT_EQ(last.rfind("cuset-train: ", 0), 0u) << r.err;
+    EXPECT_NE(last.find(needle), std::string::npos) << "expected '" << needle << "' in: " << last;
+    EXPECT_EQ(last.find("internal error"), std::string::npos) << last;
+    EXPECT_LT(last.size(), 1200u) << last;
+}
+
+void expect_no_temp_files(const std::string& dir) {
+    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it)
+        EXPECT_EQ(it->path().filename().string().find(".tmp-"), std::string::npos) << it->path();
+}
+
+// A small configuration on the tiny model, written to dir/config.yaml.
+std::string write_config(const std::string& dir, const std::string& model, const std::string& extra = "") {
+    std::string text = "model:\n  path: " + model +
+                       "\n  dtype: float32\n"
+                       "data:\n  train: " + dir + "/train.jsonl\n  chat_format: chatml\n  max_seq_len: 96\n  cache_dir: \"\"\n"
+                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 1\n"
+                       "  max_steps: 2\n  lr: 1.0e-3\n  warmup_steps: 0\n  seed: 7\n"
+                       "checkpoint:\n  every: 2\n  keep_last: 0\n"
+                       "log:\n  every: 1\n  progress: never\n"
+                       "run:\n  output_dir: " + dir + "/runs\n  name: r\n" + extra;
+    if (!fs::exists(dir + "/train.jsonl")) fs::copy_file(kData, dir + "/train.jsonl");
+    write_file(dir + "/config.yaml", text);
+    return dir + "/config.yaml";
+}
+
+std::string copy_tiny_model(const std::string& dir) {
+    std::string m = dir + "/model";
+    fs::copy(tiny_model_dir(), m, fs::copy_options::recursive);
+    return m;
+}
+
+bool have_tiny_model() { return fs::exists(tiny_model_dir() + "/config.json"); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- 1. output = input
+
+TEST(BadInputOutputIsInput, DataCheckRefusesEverySpellingOfItsInput) {
+    std::string d = scratch_dir("bad-out-in-check");
+    fs::copy_file(kData, d + "/in.jsonl");
+    fs::create_symlink(d + "/in.jsonl", d + "/link.jsonl");
+    fs::create_hard_link(d + "/in.jsonl", d + "/hard.jsonl");
+    for (const std::string out : {d + "/in.jsonl", d + "/./in.jsonl", d + "/link.jsonl", d + "/hard.jsonl"}) {
+        auto before = snapshot(d);
+        for (const std::string flag : {"--out", "--report"}) {
+            auto r = run("data check " + q(d + "/in.jsonl") + " " + flag + " " + q(out));
+            expect_error(r, 2, "is the input");
+            EXPECT_EQ(snapshot(d), before) << flag << " " << out;
+        }
+    }
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputOutputIsInput, TagRefusesItsInput) {
+    std::string d = scratch_dir("bad-out-in-tag");
+    fs::copy_file(std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/tagger/response.md", d + "/r.md");
+    fs::create_symlink(d + "/r.md", d + "/link.md");
+    auto before = snapshot(d);
+    for (const std::string out : {d + "/r.md", d + "/link.md"}) {
+        auto r = run("tag " + q(d + "/r.md") + " -o " + q(out));
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before);
+    }
+}
+
+TEST(BadInputOutputIsInput, ScoreRefusesItsDataAndModelFiles) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-out-in-score");
+    std::string cfg = write_config(d, tiny_model_dir());
+    fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
+    auto before = snapshot(d);
+    for (const std::string out : {d + "/train.jsonl", d + "/link.jsonl", tiny_model_dir() + "/config.json"}) {
+        for (const std::string fmt : {"jsonl", "bin"}) {
+            auto r = run("score --config " + q(cfg) + " --data " + q(d + "/train.jsonl") + " --format " + fmt +
+                           " --out " + q(out));
+            expect_error(r, 2, "is the input");
+            EXPECT_EQ(snapshot(d), before) << out;
+        }
+    }
+    // A score file named so that its index (".idx") would overwrite the data.
+    fs::copy_file(kData, d + "/s.idx");
+    auto r = run("score --config " + q(cfg) + " --data " + q(d + "/s.idx") + " --out " + q(d + "/s"));
+    expect_error(r, 2, "is the input");
+    EXPECT_EQ(read_file(d + "/s.idx"), read_file(kData));
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputOutputIsInput, AnalyzeRefusesToWriteOverItsScores) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-out-in-analyze");
+    std::string cfg = write_config(d, tiny_model_dir());
+    auto s = run("score --config " + q(cfg) + " --format jsonl --out " + q(d + "/out/analysis.json"));
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    auto before = snapshot(d);
+    auto r = run("analyze --config " + q(cfg) + " --scores " + q(d + "/out/analysis.json") + " --out " + q(d + "/out"));
+    expect_error(r, 2, "is the input");
+    EXPECT_EQ(snapshot(d), before);
+}
+
+TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-out-in-export");
+    std::string m = copy_tiny_model(d);
+    fs::create_directory_symlink(m, d + "/link");
+    auto before = snapshot(d);
+    for (const std::string out : {m, d + "/link", m + "/."}) {
+        auto r = run("export --model " + q(m) + " --out " + q(out) + " --dtype float32");
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << out;
+    }
+    // Nor a folder that holds the model.
+    auto r = run("export --model " + q(m) + " --out " + q(d) + " --dtype float32");
+    expect_error(r, 2, "");
+    EXPECT_EQ(snapshot(d), before);
+}
+
+// ---------------------------------------------------------------- 2. checkpoint recovery
+
+TEST(BadInputCheckpointRecovery, RestoresACompleteCopyMovedAsideAndKeepsUserFiles) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-ckpt-restore");
+    std::string cfg = write_config(d, tiny_model_dir());
+    auto a = run("--config " + q(cfg));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    std::string rundir = d + "/runs/r";
+    std::string ckpt = rundir + "/checkpoint-0000002";
+    ASSERT_TRUE(fs::exists(ckpt + "/trainer_state.json"));
+    const std::string state = read_file(ckpt + "/trainer_state.json");
+    // A crash between "move the old copy aside" and "rename the new one in" (a dead writer's
+    // pid), a user's files that merely look temporary, and a folder without cuset's marker.
+    const std::string old = ckpt + ".tmp-old-999999999-0123456789abcdef";
+    fs::rename(ckpt, old);
+    write_file(rundir + "/notes.tmp-1.txt", "mine");
+    fs::create_directories(rundir + "/data.tmp-5");
+    write_file(rundir + "/data.tmp-5/keep.txt", "mine too");
+    fs::create_directories(rundir + "/other.tmp-999999999-00000000000000ff");
+    write_file(rundir + "/other.tmp-999999999-00000000000000ff/x", "no marker: not cuset's");
+    // cuset's own partial folder (marker inside) is removed.
+    fs::create_directories(rundir + "/checkpoint-0000004.tmp-999999999-00000000000000aa");
+    write_file(rundir + "/checkpoint-0000004.tmp-999999999-00000000000000aa/.cuset-partial", "");
+
+    auto b = run("--config " + q(cfg) + " --resume auto");
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_NE(b.err.find("restored"), std::string::npos) << b.err;
+    EXPECT_NE(b.err.find("resumed from " + ckpt), std::string::npos) << b.err;
+    EXPECT_EQ(read_file(ckpt + "/trainer_state.json"), state);
+    EXPECT_FALSE(fs::exists(old));
+    EXPECT_FALSE(fs::exists(ckpt + "/.cuset-old"));
+    EXPECT_EQ(read_file(rundir + "/notes.tmp-1.txt"), "mine");
+    EXPECT_EQ(read_file(rundir + "/data.tmp-5/keep.txt"), "mine too");
+    EXPECT_TRUE(fs::exists(rundir + "/other.tmp-999999999-00000000000000ff/x"));
+    EXPECT_FALSE(fs::exists(rundir + "/checkpoint-0000004.tmp-999999999-00000000000000aa"));
+}
+
+TEST(BadInputCheckpointRecovery, SavingOverACheckpointLeavesOneCopyAndNoDoubleSuffix) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-ckpt-resave");
+    std::string cfg = write_config(d, tiny_model_dir());
+    auto a = run("--config " + q(cfg));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(a.err.find(".tmp-"), std::string::npos) << a.err;  // no "x.tmp-1-a.tmp-1-b" in the log
+    std::string rundir = d + "/runs/r";
+    int n = 0;
+    for (auto& e : fs::directory_iterator(rundir)) n += e.path().filename().string().rfind("checkpoint-", 0) == 0;
+    EXPECT_EQ(n, 1);
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputCheckpointRecovery, AnUnusableCheckpointIsNeverSkippedSilently) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-ckpt-unusable");
+    std::string cfg = write_config(d, tiny_model_dir());
+    std::string rundir = d + "/runs/r";
+    fs::create_directories(rundir + "/checkpoint-0000002");
+    write_file(rundir + "/checkpoint-0000002/model.safetensors", "x");
+    auto before = snapshot(d);
+    auto r = run("--config " + q(cfg) + " --resume auto");
+    expect_error(r, 3, "checkpoint-0000002");
+    auto fresh = run("--config " + q(cfg));  // nor trains over it without --resume
+    expect_error(fresh, 2, "already holds checkpoints");
+    EXPECT_TRUE(fs::exists(rundir + "/checkpoint-0000002/model.safetensors"));
+    EXPECT_FALSE(fs::exists(rundir + "/checkpoint-0000002/trainer_state.json"));
+}
+
+// ---------------------------------------------------------------- 3. symlinks, FIFOs, devices
+
+TEST(BadInputSpecialTargets, SymlinkIsWrittenThroughAndDevicesInPlace) {
+    std::string d = scratch_dir("bad-special");
+    fs::copy_file(kData, d + "/in.jsonl");
+    fs::create_directories(d + "/real");
+    fs::create_symlink("real/kept.jsonl", d + "/link.jsonl");  // dangling, relative
+    auto r = run("data check " + q(d + "/in.jsonl") + " --out " + q(d + "/link.jsonl"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(d + "/link.jsonl"));
+    EXPECT_EQ(read_file(d + "/real/kept.jsonl"), read_file(kData));
+    // /dev/stdout: the kept samples on stdout; /dev/null: nothing replaced.
+    auto s = run("data check " + q(d + "/in.jsonl") + " --out /dev/stdout");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_NE(s.out.find(read_file(kData)), std::string::npos) << s.out.substr(0, 300);
+    auto n = run("data check " + q(d + "/in.jsonl") + " --report /dev/null");
+    ASSERT_EQ(n.exit_code, 0) << n.err;
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    // /dev/full: a write error, exit 4, naming the file.
+    auto f = run("data check " + q(d + "/in.jsonl") + " --out /dev/full");
+    expect_error(f, 4, "/dev/full");
+    // A FIFO with a reader gets the bytes; one without a reader is an error, not a hang.
+    ASSERT_EQ(::mkfifo((d + "/fifo").c_str(), 0600), 0);
+    auto p = run_command("cat " + q(d + "/fifo") + " > " + q(d + "/got") + " & timeout -k 5 60 '" +
+                         std::string(CUSET_BINARY) + "' data check " + q(d + "/in.jsonl") + " --out " + q(d + "/fifo") +
+                         "; rc=$?; wait; exit $rc");
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(read_file(d + "/got"), read_file(kData));
+    struct stat fst {};
+    ASSERT_EQ(::lstat((d + "/fifo").c_str(), &fst), 0);
+    EXPECT_TRUE(S_ISFIFO(fst.st_mode));
+    auto nr = run("data check " + q(d + "/in.jsonl") + " --out " + q(d + "/fifo"), 30);
+    expect_error(nr, 4, "fifo");
+    // A folder where the output file belongs.
+    auto dir = run("data check " + q(d + "/in.jsonl") + " --out " + q(d + "/real"));
+    expect_error(dir, 2, d + "/real");
+    EXPECT_EQ(read_file(d + "/in.jsonl"), read_file(kData));
+    expect_no_temp_files(d);
+}
+
+// ---------------------------------------------------------------- 4. temporary names
+
+TEST(BadInputTempNames, AnInputNamedLikeATemporaryIsKept) {
+    std::string d = scratch_dir("bad-tmpname");
+    for (const std::string in : {"x.tmp", "x.tmp-1", "x.jsonl.tmp"}) {
+        fs::copy_file(kData, d + "/" + in, fs::copy_options::overwrite_existing);
+        std::string out = in.substr(0, in.find(".tmp"));
+        auto r = run("data check " + q(d + "/" + in) + " --out " + q(d + "/" + out) + " --report " +
+                       q(d + "/" + out + ".report"));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(read_file(d + "/" + in), read_file(kData)) << in;
+        EXPECT_EQ(read_file(d + "/" + out), read_file(kData)) << in;
+    }
+}
+
+// ---------------------------------------------------------------- 5. export --out
+
+TEST(BadInputExport, ReplacesOnlyAModelFolderOrAnEmptyOne) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-export-out");
+    fs::create_directories(d + "/mine");
+    write_file(d + "/mine/thesis.tex", "years of work");
+    write_file(d + "/file", "a file");
+    auto before = snapshot(d);
+    for (const std::string out : {d + "/mine", d + "/file"}) {
+        auto r = run("export --model " + q(tiny_model_dir()) + " --out " + q(out) + " --dtype float32");
+        expect_error(r, 2, out);
+        EXPECT_EQ(snapshot(d), before);
+    }
+    fs::create_directories(d + "/empty");
+    auto e = run("export --model " + q(tiny_model_dir()) + " --out " + q(d + "/empty") + " --dtype float32");
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_TRUE(fs::exists(d + "/empty/config.json"));
+    auto again = run("export --model " + q(tiny_model_dir()) + " --out " + q(d + "/empty") + " --dtype bfloat16");
+    ASSERT_EQ(again.exit_code, 0) << again.err;  // a model folder cuset wrote is replaced
+    EXPECT_NE(read_file(d + "/empty/config.json").find("bfloat16"), std::string::npos);
+    expect_no_temp_files(d);
+}
