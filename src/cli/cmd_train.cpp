@@ -1,9 +1,13 @@
 // `cuset-train train` (also the root command): fine-tuning, --dry-run and --print-config; joins
 // the torchrun / Slurm process group first when there is one.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "cuset/analysis/run_report.h"
+#include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/model/device.h"
 #include "cuset/train/distributed.h"
@@ -11,9 +15,76 @@
 
 namespace cuset::cli {
 
+namespace {
+
+// report.html in the run folder once the job is over (rank 0): a failure to write it is a warning.
+void write_run_report(const Config& cfg) {
+    const std::string dir = run_dir_of(cfg);
+    const std::string out = (std::filesystem::path(dir) / "report.html").string();
+    try {
+        run_report_write({dir}, out);
+        log_info("report written to %s", out.c_str());
+    } catch (const std::exception& e) {
+        log_warn("could not write %s: %s", out.c_str(), e.what());
+    }
+}
+
+// This process's command line for the model cards, shell-quoted, without the run-folder options
+// (--run-name, --output-dir, --resume, --extend, --log-level): what made the weights, not where
+// they were put, so that runs reaching the same state write the same card.
+std::string command_line_for_card() {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
+    if (args.empty()) return "";
+    args[0] = "cuset-train";
+    std::string out;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        bool skip = false;
+        for (const char* opt : {"--run-name", "--output-dir", "--resume", "--log-level"}) {
+            const std::string o = opt;
+            if (a == o) {
+                skip = true;
+                ++i;  // and its value
+            } else if (a.rfind(o + "=", 0) == 0) {
+                skip = true;
+            }
+        }
+        if (skip || a == "--extend") continue;
+        bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+        std::string q = a;
+        if (!plain) {
+            q = "'";
+            for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            q += "'";
+        }
+        out += (out.empty() ? "" : " ") + q;
+    }
+    return out;
+}
+
+// Runs the job, then writes the report (also when a signal stopped it after saving).
+int train_and_report(const Config& cfg, const TrainOptions& to, bool main_rank, const Comm& comm) {
+    int rc = 0;
+    try {
+        rc = train_run(cfg, to, comm);
+    } catch (const StoppedBySignal&) {
+        if (main_rank) write_run_report(cfg);
+        throw;
+    }
+    if (main_rank) write_run_report(cfg);
+    return rc;
+}
+
+}  // namespace
+
 void add_train_options(CLI::App* app, TrainCli& o) {
     add_config_options(app, o.cfg);
     app->add_option("--resume", o.resume, "auto (newest complete checkpoint of the run) or a checkpoint folder");
+    app->add_flag("--extend", o.extend,
+                  "with --resume: continue the checkpoint under a changed schedule length (train.max_steps / "
+                  "train.epochs); every other configuration change is still refused");
     app->add_flag("--dry-run", o.dry_run, "validate the configuration and inputs, then stop");
     app->add_flag("--print-config", o.print_config, "print the resolved configuration and exit");
 }
@@ -29,8 +100,12 @@ int run_train(const TrainCli& o) {
         train_dry_run(cfg);
         return 0;
     }
+    if (o.extend && o.resume.empty())
+        throw UsageError("--extend continues a checkpoint: use it with --resume auto or --resume PATH");
     TrainOptions to;
     to.resume = o.resume;
+    to.extend = o.extend;
+    to.command_line = command_line_for_card();
     // torchrun / Slurm: join the process group first; the trainer shards the data by rank.
     DistEnv env = dist_env_from_environment();
     if (env.world > 1) {
@@ -38,9 +113,9 @@ int run_train(const TrainCli& o) {
         c10::Device device = device_resolve(cfg.train.device);
         if (device.is_cuda()) device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
         auto dist = distributed_init(env, cfg, device);
-        return train_run(cfg, to, dist->comm());
+        return train_and_report(cfg, to, env.rank == 0, dist->comm());
     }
-    return train_run(cfg, to);
+    return train_and_report(cfg, to, true, Comm());
 }
 
 Command add_train_command(CLI::App& root) {

@@ -40,6 +40,7 @@ Config load_config(const ConfigCli& o);
 struct TrainCli {
     ConfigCli cfg;
     std::string resume;
+    bool extend = false;
     bool dry_run = false;
     bool print_config = false;
 };
@@ -58,5 +59,6 @@ Command add_data_command(CLI::App& root);        // cmd_data.cpp
 Command add_tokenize_command(CLI::App& root);    // cmd_tokenize.cpp
 Command add_tag_command(CLI::App& root);         // cmd_tag.cpp
 Command add_model_info_command(CLI::App& root);  // cmd_model_info.cpp
+Command add_report_command(CLI::App& root);      // cmd_report.cpp
 
 }  // namespace cuset::cli

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -31,6 +32,8 @@
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/data/score_file.h"
 #include "cuset/core/hash.h"
+#include "cuset/core/tensorboard.h"
+#include "cuset/core/version.h"
 
 namespace cuset {
 
@@ -66,11 +69,110 @@ constexpr const char* kResumeHint =
 // NaN-safe JSON number (nlohmann writes NaN/inf as null, which is what we want in metrics).
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// The numbers of a metrics line as TensorBoard scalars: "<prefix>/<key>" at `step` (an eval
+// line's "eval_loss" becomes "eval/loss"); nulls, booleans and the step itself are left out.
+void tensorboard_line(TensorBoardWriter* tb, const json& m, const std::string& prefix, int64_t step) {
+    if (!tb) return;
+    for (auto it = m.begin(); it != m.end(); ++it) {
+        if (it.key() == "step" || !it.value().is_number()) continue;
+        std::string key = it.key();
+        if (prefix == "eval" && key.rfind("eval_", 0) == 0) key = key.substr(5);
+        tb->scalar(prefix + "/" + key, it.value().get<double>(), step);
+    }
+    tb->flush();
+}
+
 struct EvalResult {
     double loss = std::numeric_limits<double>::quiet_NaN();  // the objective's loss
     double ce = std::numeric_limits<double>::quiet_NaN();    // plain token-mean cross-entropy
     int64_t n_targets = 0;
 };
+
+// config_hash() with the schedule length (train.max_steps, train.epochs) neutralised: what must
+// still match for `--resume --extend`.
+std::string schedule_neutral_hash(Config c) {
+    c.train.max_steps = 0;
+    c.train.epochs = 1;
+    return config_hash(c);
+}
+
+// The top-level sections `names` of config_to_yaml(cfg), as they are printed.
+std::string yaml_sections(const Config& cfg, const std::vector<std::string>& names) {
+    std::istringstream in(config_to_yaml(cfg));
+    std::string out, line;
+    bool on = false;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line[0] != ' ') {
+            std::string key = line.substr(0, line.find(':'));
+            on = std::find(names.begin(), names.end(), key) != names.end();
+        }
+        if (on) out += line + "\n";
+    }
+    return out;
+}
+
+std::string card_number(const json& v) {
+    return v.is_number() ? strprintf("%.4f", v.get<double>()) : std::string("n/a");
+}
+
+// README.md of a checkpoint: a Hugging Face model card (YAML front matter, then how the model was
+// made). Only what the training itself determines, so that two runs reaching the same state
+// write the same card (no run name, paths of the run folder, times or host).
+std::string model_card(const Config& cfg, const TrainerState& st, int64_t world, const std::string& data_hash,
+                       const std::vector<std::pair<std::string, std::string>>& file_hashes,
+                       const std::string& command_line) {
+    const std::string base = fs::path(cfg.model.path).filename().string().empty()
+                                 ? fs::path(cfg.model.path).parent_path().filename().string()
+                                 : fs::path(cfg.model.path).filename().string();
+    std::string s = "---\n";
+    s += "base_model: " + json(cfg.model.path).dump() + "\n";
+    s += "library_name: cuset\npipeline_tag: text-generation\ntags:\n- cuset\n- code\n- cuda\n- fine-tuned\n";
+    if (cfg.objective.method != "cuset") s += "- " + cfg.objective.method + "\n";
+    s += "---\n\n";
+    s += "# " + base + ", fine-tuned with cuset (" + cfg.objective.method + ")\n\n";
+    s += strprintf("A checkpoint of a cuset run at step %lld of %lld: a Hugging Face model folder (config.json, "
+                   "safetensors weights, the tokenizer) that `AutoModelForCausalLM.from_pretrained` loads; "
+                   "`optimizer.safetensors` and `trainer_state.json` let `cuset-train --resume` continue it.\n\n",
+                   (long long)st.step, (long long)st.total_steps);
+    s += "## Training\n\n";
+    s += "- base model: `" + cfg.model.path + "` (" + cfg.model.dtype + ")\n";
+    s += "- objective: `" + cfg.objective.method + "` (settings below)\n";
+    s += strprintf("- steps: %lld of %lld (epoch %lld), %lld target tokens trained, %lld steps skipped\n",
+                   (long long)st.step, (long long)st.total_steps, (long long)st.epoch, (long long)st.tokens,
+                   (long long)st.skipped_steps);
+    s += strprintf("- global batch: %lld rows per step (micro-batch %lld x accumulation %lld x %lld rank(s))\n",
+                   (long long)st.global_batch, (long long)cfg.train.micro_batch_size, (long long)cfg.train.grad_accum,
+                   (long long)world);
+    s += strprintf("- learning rate: peak %g, %s schedule\n", cfg.train.lr, cfg.train.schedule.c_str());
+    for (const json& h : st.history)
+        if (h.value("when", "") == "schedule extended")
+            s += strprintf("- schedule extended at step %lld (from %lld to %lld steps)\n", (long long)h.value("step", 0LL),
+                           (long long)h.value("total_steps_before", 0LL), (long long)h.value("total_steps", 0LL));
+    s += "- cuset " CUSET_VERSION ", configuration hash `" + st.config_hash + "`\n\n";
+    s += "## Data\n\n| split | file | file hash | tokenised data hash |\n|---|---|---|---|\n";
+    for (const auto& [split, file] : std::vector<std::pair<std::string, std::string>>{{"train", cfg.data.train}, {"eval", cfg.data.eval}}) {
+        if (file.empty()) continue;
+        std::string fh;
+        for (const auto& [f, h] : file_hashes)
+            if (f == file) fh = h;
+        s += "| " + split + " | `" + file + "` | `" + fh + "` | " + (split == "train" ? "`" + data_hash + "`" : std::string()) + " |\n";
+    }
+    s += strprintf("\nChat format `%s`, data.max_seq_len %lld, packing %s.\n\n", cfg.data.chat_format.c_str(),
+                   (long long)cfg.data.max_seq_len, cfg.data.packing ? "on" : "off");
+    s += "## Evaluation\n\n";
+    std::string rows;
+    for (const json& h : st.history)
+        if (h.contains("eval_loss"))
+            rows += strprintf("| %lld | %s | %s | %s |\n", (long long)h.value("step", 0LL), h.value("when", "").c_str(),
+                              card_number(h["eval_loss"]).c_str(), card_number(h.value("eval_ce", json(nullptr))).c_str());
+    if (rows.empty()) s += "No evaluation (no data.eval).\n\n";
+    else s += "On `" + cfg.data.eval + "`:\n\n| step | when | loss (the objective's) | cross-entropy |\n|---|---|---|---|\n" + rows + "\n";
+    s += "## Settings\n\n```yaml\n" + yaml_sections(cfg, {"objective", "tagger", "train"}) + "```\n\n";
+    s += "## Command line\n\n";
+    if (command_line.empty()) s += "Not recorded.\n";
+    else s += "```\n" + command_line + "\n```\n\n(The run-folder options --run-name, --output-dir, --resume, --extend and --log-level are left out.)\n";
+    return s;
+}
 
 // A training step as the trainer reports it: the step itself plus its time and memory.
 struct StepResult : TrainStepResult {
@@ -134,6 +236,8 @@ private:
     int64_t tokens_per_s_n_ = 0;
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     std::ofstream metrics_;
+    std::unique_ptr<TensorBoardWriter> tb_;  // log.tensorboard, rank 0
+    std::vector<std::pair<std::string, std::string>> file_hashes_;  // data files for the model card (hashed once)
     int64_t last_saved_step_ = -1;
 };
 
@@ -412,11 +516,25 @@ void Trainer::restore(const std::string& ckpt) {
         throw InputError(state_file + ": malformed JSON: " + e.what());
     }
     TrainerState s = trainer_state_from_json(j, state_file);
-    if (s.config_hash != state_.config_hash)
-        throw InputError("checkpoint " + ckpt + " was written by a run with a different configuration (config hash " +
-                         s.config_hash + ", this run " + state_.config_hash +
-                         "): resume with the configuration in " + (fs::path(ckpt) / "config.yaml").string() +
-                         ", or start a new run from its weights with --set model.path=" + ckpt + " --run-name NAME");
+    bool extended = false;
+    if (s.config_hash != state_.config_hash) {
+        // Only the schedule length differs? (--extend accepts that; the message says so otherwise.)
+        bool schedule_only = false;
+        try {
+            schedule_only = schedule_neutral_hash(config_load((fs::path(ckpt) / "config.yaml").string(), {})) ==
+                            schedule_neutral_hash(cfg_);
+        } catch (const Error&) {
+        }
+        if (!(opts_.extend && schedule_only))
+            throw InputError("checkpoint " + ckpt + " was written by a run with a different configuration (config hash " +
+                             s.config_hash + ", this run " + state_.config_hash +
+                             "): resume with the configuration in " + (fs::path(ckpt) / "config.yaml").string() +
+                             ", or start a new run from its weights with --set model.path=" + ckpt + " --run-name NAME" +
+                             (schedule_only ? "; only the schedule length (train.max_steps / train.epochs) differs: "
+                                              "continue under the new length with --extend"
+                                            : ""));
+        extended = true;
+    }
     if (s.data_hash != data_hash_)
         throw InputError("checkpoint " + ckpt + " was trained on different data (data hash " + s.data_hash +
                          ", now " + data_hash_ + "): resume with the same data.train file and tokenizer");
@@ -439,9 +557,28 @@ void Trainer::restore(const std::string& ckpt) {
         gen.set_state(rng_cuda->second.cpu());
     }
     int64_t world = state_.world_size;
+    const int64_t planned_total = state_.total_steps;
+    const std::string planned_hash = state_.config_hash;
     state_ = s;
     state_.world_size = world;
     last_saved_step_ = s.step;
+    if (extended) {
+        if (planned_total <= s.step)
+            throw InputError(strprintf("--extend: checkpoint %s is at step %lld, the new schedule has %lld steps: "
+                                       "give a longer train.max_steps or more train.epochs",
+                                       ckpt.c_str(), (long long)s.step, (long long)planned_total));
+        state_.total_steps = planned_total;
+        state_.config_hash = planned_hash;  // later checkpoints belong to the new configuration
+        state_.history.push_back({{"step", s.step},
+                                  {"when", "schedule extended"},
+                                  {"total_steps_before", s.total_steps},
+                                  {"total_steps", planned_total}});
+        log_info("schedule extended at step %lld: %lld -> %lld steps (the learning-rate schedule is recomputed for the "
+                 "new length; weights, optimizer state, data position and generators continue from the checkpoint)",
+                 (long long)s.step, (long long)s.total_steps, (long long)planned_total);
+    } else if (opts_.extend) {
+        log_info("--extend: the checkpoint's schedule already has %lld steps; resuming as usual", (long long)s.total_steps);
+    }
     log_info("resumed from %s at step %lld (epoch %lld, step %lld of it), %lld tokens seen", ckpt.c_str(),
              (long long)s.step, (long long)s.epoch, (long long)s.step_in_epoch, (long long)s.tokens);
 }
@@ -540,13 +677,23 @@ void Trainer::eval_and_record(const char* when) {
     log_info("eval (%s, step %lld): loss %.4f | cross-entropy %.4f over %lld targets (%.1fs)", when,
              (long long)state_.step, e.loss, e.ce, (long long)e.n_targets, seconds_since(t0));
     state_.history.push_back({{"step", state_.step}, {"when", when}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}});
-    if (comm_.is_main() && metrics_)
-        metrics_ << json{{"step", state_.step}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}}.dump() << "\n"
-                 << std::flush;
+    if (comm_.is_main() && metrics_) {
+        json m = {{"step", state_.step}, {"eval_loss", num(e.loss)}, {"eval_ce", num(e.ce)}};
+        metrics_ << m.dump() << "\n" << std::flush;
+        tensorboard_line(tb_.get(), m, "eval", state_.step);
+    }
 }
 
 void Trainer::save_checkpoint() {
-    if (last_saved_step_ == state_.step) return;
+    if (last_saved_step_ == state_.step) {
+        // Saved already (checkpoint.every hit the last step): its model card gains the final
+        // evaluation, replaced atomically in the complete folder.
+        std::string dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
+        if (comm_.is_main() && !file_hashes_.empty() && fs::exists(fs::path(dir) / "README.md"))
+            atomic_write((fs::path(dir) / "README.md").string(),
+                         model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
+        return;
+    }
     comm_.barrier();
     if (comm_.is_main()) {
         auto t0 = std::chrono::steady_clock::now();
@@ -565,6 +712,11 @@ void Trainer::save_checkpoint() {
         if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
         safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
+        if (file_hashes_.empty())
+            for (const std::string& f : {cfg_.data.train, cfg_.data.eval})
+                if (!f.empty()) file_hashes_.emplace_back(f, hash_file(f));
+        atomic_write((fs::path(tmp) / "README.md").string(),
+                     model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
         atomic_write((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
         dir.commit();
         checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
@@ -609,6 +761,7 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
               {"kl_mean", num(s.kl_mean())}};
     if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
     metrics_ << m.dump() << "\n" << std::flush;
+    tensorboard_line(tb_.get(), m, "train", state_.step);
 }
 
 void Trainer::write_summary(double train_seconds) {
@@ -639,6 +792,11 @@ void Trainer::write_summary(double train_seconds) {
                     {"token_weight_mean", num(s.tok_w_mean())},
                     {"kl_mean", num(s.kl_mean())},
                     {"checkpoint", ckpt}};
+    for (const json& h : state_.history)
+        if (h.value("when", "") == "schedule extended") {
+            summary["schedule_extended_at_step"] = h["step"];
+            summary["schedule_extended_from_total_steps"] = h["total_steps_before"];
+        }
     file_write_atomic((fs::path(run_dir_) / "summary.json").string(), summary.dump(2) + "\n");
     auto fmt_eval = [](const json& e) {
         if (e.is_null()) return std::string("n/a");
@@ -650,6 +808,10 @@ void Trainer::write_summary(double train_seconds) {
              (long long)state_.step, (long long)state_.skipped_steps, (long long)state_.tokens);
     log_info("eval before: %s", fmt_eval(before).c_str());
     log_info("eval after:  %s", fmt_eval(after).c_str());
+    if (summary.contains("schedule_extended_at_step"))
+        log_info("schedule extended at step %lld (from %lld to %lld steps)",
+                 (long long)summary["schedule_extended_at_step"].get<int64_t>(),
+                 (long long)summary["schedule_extended_from_total_steps"].get<int64_t>(), (long long)state_.total_steps);
     if (s.n_valid > 0)
         log_info("kept %.1f%% of response tokens; %.1f%% sensitive; %.1f%% kept only because sensitive",
                  100 * s.kept_fraction(), 100 * s.sensitive_fraction(), 100 * s.kept_only_sensitive_fraction());
@@ -676,6 +838,10 @@ int Trainer::run() {
     if (comm_.is_main()) {
         metrics_.open((fs::path(run_dir_) / "metrics.jsonl").string(), std::ios::app);
         if (!metrics_) throw RuntimeFailure("cannot write " + run_dir_ + "/metrics.jsonl");
+        if (cfg_.log.tensorboard) {
+            tb_ = std::make_unique<TensorBoardWriter>(run_dir_);
+            log_info("TensorBoard events in %s (tensorboard --logdir %s)", tb_->path().c_str(), run_dir_.c_str());
+        }
     }
     if (resume_from_.empty()) eval_and_record("before training");
 

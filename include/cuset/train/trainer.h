@@ -14,6 +14,14 @@ namespace cuset {
 
 struct TrainOptions {
     std::string resume;  // "" = fresh run, "auto" = newest complete checkpoint if any, else a path
+    // With resume: the configuration may differ from the checkpoint's in the schedule length
+    // (train.max_steps / train.epochs) only; the run continues from the checkpoint's exact state
+    // (weights, AdamW moments, data position, generators) under the new length. The learning-rate
+    // schedule is recomputed for the new length, so the result is not bit-identical to a run
+    // configured that long from the start (except with a schedule that does not depend on it).
+    bool extend = false;
+    // The command that started this session, for the checkpoints' model card ("" = not recorded).
+    std::string command_line;
 };
 
 // Runs the job; returns the process exit code (0) or throws cuset::Error (StoppedBySignal after
