@@ -31,6 +31,9 @@
 #include "cuset/train/objective.h"
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
+#include "cuset/model/lora.h"
+
+#include <ATen/CPUGeneratorImpl.h>
 #include "cuset/model/safetensors_torch.h"
 
 namespace {
@@ -139,14 +142,17 @@ int main(int argc, char** argv) {
         o.weight_decay = 0.0;
         return cuset::AdamW(ps, o);
     };
-    cuset::AdamW o_sft = make_opt(m_sft), o_cuset = make_opt(m_cuset);
+    // The same sft steps with LoRA r 16 on all seven projections (frozen fp32 base).
+    cuset::Decoder m_lora = cuset::model_load(cfg.model.path, at::kFloat, c10::Device(c10::kCPU));
+    cuset::lora_attach(m_lora, cuset::LoraOptions(), at::detail::createCPUGenerator(1));
+    cuset::AdamW o_sft = make_opt(m_sft), o_cuset = make_opt(m_cuset), o_lora = make_opt(m_lora);
     cuset::ObjectiveOptions so = cuset::objective_options_from(cfg);
     so.method = cuset::Method::kSft;
     cuset::ObjectiveOptions co = cuset::objective_options_from(cfg);
     co.method = cuset::Method::kCuset;
     cuset::Objective obj_sft(so), obj_cuset(co);
 
-    Side sft, cus, hf;
+    Side sft, cus, hf, lora;
     double loss_sft = 0, loss_hf = 0;
     for (int s = 0; s < total; ++s) {
         double w0 = 0, c0 = 0;
@@ -158,6 +164,10 @@ int main(int argc, char** argv) {
         c0 = cpu_seconds();
         cuset_step(m_cuset, obj_cuset, o_cuset, batches[s], 1e-4);
         double w_cus = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), c_cus = cpu_seconds() - c0;
+        t0 = std::chrono::steady_clock::now();
+        c0 = cpu_seconds();
+        cuset_step(m_lora, obj_sft, o_lora, batches[s], 1e-4);
+        double w_lora = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), c_lora = cpu_seconds() - c0;
         std::fprintf(to, "step\n");
         std::fflush(to);
         if (!fgets(line, sizeof line, from)) return 1;
@@ -169,6 +179,8 @@ int main(int argc, char** argv) {
         sft.cpu.push_back(c_sft);
         cus.wall.push_back(w_cus);
         cus.cpu.push_back(c_cus);
+        lora.wall.push_back(w_lora);
+        lora.cpu.push_back(c_lora);
         hf.wall.push_back(hw);
         hf.cpu.push_back(hc);
     }
@@ -196,5 +208,8 @@ int main(int argc, char** argv) {
                 median(hf.wall) / median(sft.wall), median(hf.cpu) / median(sft.cpu), tokens);
     std::printf("ratio cuset / sft: %.3f wall, %.3f CPU (goal <= 1.03)\n", median(cus.wall) / median(sft.wall),
                 median(cus.cpu) / median(sft.cpu));
+    std::printf("  cuset sft + LoRA r16 (7 proj.)    %.3f s wall  %.3f s CPU\n", median(lora.wall), median(lora.cpu));
+    std::printf("ratio LoRA / full fine-tune (sft): %.3f wall, %.3f CPU\n", median(lora.wall) / median(sft.wall),
+                median(lora.cpu) / median(sft.cpu));
     return 0;
 }
