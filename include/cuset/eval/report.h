@@ -1,0 +1,56 @@
+// The figures of a judged results file, overall and per task family (task_name): compile rate,
+// run rate, pass@1 (sample 1) and pass@K (any of the K samples, CUDABench's best-of-K), the
+// unbiased pass@k estimator 1 - C(n-c, k) / C(n, k) for every k <= n, and the mean generated
+// tokens per sample; written as eval.json, a console table and eval.html (one row per task).
+// The success of a sample is "functional" (compare.py's verdict) when the judge ran the
+// programs (on a GPU or emulated), "compiled" when it only compiled them: such figures are
+// labelled compile-only, and the run figures are absent (null).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/eval/judge.h"
+
+namespace cuset::eval {
+
+// 1 - C(n - c, k) / C(n, k): the chance that k of n samples, c of them correct, hold a correct one.
+double pass_at_k(int64_t n, int64_t c, int64_t k);
+
+struct Figures {
+    std::string label;          // "gpu" | "emulated" | "compile-only"
+    std::string criterion;      // "functional" | "compiled"
+    int64_t tasks = 0, samples = 0, max_samples = 0, min_samples = 0;
+    int64_t no_code = 0, compiled = 0, ran = 0, functional = 0, unjudged = 0;
+    int64_t pass1_tasks = 0, pass1 = 0;   // tasks whose sample 1 was judged; of them, successes
+    int64_t passk_tasks = 0, passk = 0;   // tasks with a judged sample; with a successful one
+    int64_t correct1 = 0, correctk = 0;   // CUDABench's correctness (exit 0) at 1 and best-of-K
+    std::vector<double> pass_at;          // [k-1]: unbiased pass@k over the tasks with n >= k
+    double mean_tokens = -1;              // per sample with a known count; -1 = unknown
+    bool runs() const { return criterion == "functional"; }
+};
+
+Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode);
+
+struct EvalReport {
+    JudgeMode mode = JudgeMode::kCompile;
+    std::string notice;
+    std::string tasks_file, results_file;
+    Figures overall;
+    std::vector<std::pair<std::string, Figures>> families;  // by family name
+    std::vector<TaskResult> tasks;  // the judged tasks, one row each in eval.html and eval.json
+};
+
+EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file);
+
+nlohmann::ordered_json report_json(const EvalReport& r);
+std::string report_table(const EvalReport& r);   // the console table
+std::string report_html(const EvalReport& r);    // one self-contained page
+
+// eval.json and eval.html into `dir` (atomically).
+void write_report(const EvalReport& r, const std::string& dir);
+
+}  // namespace cuset::eval

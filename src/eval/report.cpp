@@ -1,0 +1,311 @@
+// Figures, eval.json, the console table and eval.html of a judged results file (eval/report.h).
+#include "cuset/eval/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cuset/core/atomic_file.h"
+
+namespace cuset::eval {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+bool success(const SampleResult& s, bool runs) {
+    return runs ? s.functional.value_or(false) : s.compiled;
+}
+
+bool judged(const SampleResult& s) { return s.status != SampleStatus::kUnjudged; }
+
+std::string pct(int64_t a, int64_t b) {
+    if (b <= 0) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(a) / static_cast<double>(b));
+    return buf;
+}
+
+std::string fixed(double v, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+ojson ratio(int64_t a, int64_t b) { return b > 0 ? ojson(static_cast<double>(a) / static_cast<double>(b)) : ojson(nullptr); }
+
+ojson figures_json(const Figures& f) {
+    ojson j;
+    j["label"] = f.label;
+    j["criterion"] = f.criterion;
+    j["tasks"] = f.tasks;
+    j["samples"] = f.samples;
+    j["samples_per_task"] = f.max_samples;
+    j["no_code"] = f.no_code;
+    j["compiled"] = f.compiled;
+    j["compile_rate"] = ratio(f.compiled, f.samples);
+    j["ran"] = f.runs() ? ojson(f.ran) : ojson(nullptr);
+    j["run_rate"] = f.runs() ? ratio(f.ran, f.samples - f.unjudged) : ojson(nullptr);
+    j["functional"] = f.runs() ? ojson(f.functional) : ojson(nullptr);
+    j["unjudged"] = f.unjudged;
+    j["pass@1"] = ratio(f.pass1, f.pass1_tasks);
+    j["pass@1_tasks"] = f.pass1_tasks;
+    j["pass@K"] = ratio(f.passk, f.passk_tasks);
+    j["pass@K_tasks"] = f.passk_tasks;
+    j["correctness@1"] = f.runs() ? ratio(f.correct1, f.pass1_tasks) : ojson(nullptr);
+    j["correctness@K"] = f.runs() ? ratio(f.correctk, f.passk_tasks) : ojson(nullptr);
+    ojson est = ojson::object();
+    for (size_t k = 0; k < f.pass_at.size(); ++k) est[std::to_string(k + 1)] = f.pass_at[k];
+    j["pass@k_unbiased"] = est;
+    j["mean_generated_tokens"] = f.mean_tokens >= 0 ? ojson(f.mean_tokens) : ojson(nullptr);
+    return j;
+}
+
+std::string html_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+const char* status_colour(SampleStatus s) {
+    switch (s) {
+        case SampleStatus::kPass: return "#2e7d32";
+        case SampleStatus::kCompiled: return "#558b2f";
+        case SampleStatus::kMismatch:
+        case SampleStatus::kCompareFailed: return "#ef6c00";
+        case SampleStatus::kRunFailed:
+        case SampleStatus::kRunTimeout:
+        case SampleStatus::kGenFailed: return "#c62828";
+        case SampleStatus::kCompileError:
+        case SampleStatus::kCompileTimeout: return "#8e0000";
+        case SampleStatus::kUnjudged: return "#757575";
+        case SampleStatus::kNoCode: return "#424242";
+    }
+    return "#000";
+}
+
+}  // namespace
+
+double pass_at_k(int64_t n, int64_t c, int64_t k) {
+    if (k <= 0 || n <= 0 || k > n) return 0.0;
+    if (n - c < k) return 1.0;
+    double prod = 1.0;
+    for (int64_t i = n - c + 1; i <= n; ++i) prod *= 1.0 - static_cast<double>(k) / static_cast<double>(i);
+    return 1.0 - prod;
+}
+
+Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode) {
+    Figures f;
+    f.label = judge_label(mode);
+    f.criterion = mode == JudgeMode::kCompile ? "compiled" : "functional";
+    const bool runs = f.runs();
+    f.tasks = static_cast<int64_t>(tasks.size());
+    f.min_samples = tasks.empty() ? 0 : INT64_MAX;
+    int64_t tok_n = 0;
+    double tok_sum = 0;
+    std::vector<double> est_sum;
+    std::vector<int64_t> est_n;
+    for (const TaskResult* t : tasks) {
+        int64_t n = 0, c = 0;
+        bool any_ok = false, any_ran = false;
+        f.max_samples = std::max<int64_t>(f.max_samples, static_cast<int64_t>(t->samples.size()));
+        f.min_samples = std::min<int64_t>(f.min_samples, static_cast<int64_t>(t->samples.size()));
+        for (const SampleResult& s : t->samples) {
+            ++f.samples;
+            f.no_code += s.status == SampleStatus::kNoCode;
+            f.compiled += s.compiled;
+            f.ran += s.ran.value_or(false);
+            f.functional += s.functional.value_or(false);
+            f.unjudged += !judged(s);
+            if (s.generated_tokens >= 0) {
+                tok_sum += static_cast<double>(s.generated_tokens);
+                ++tok_n;
+            }
+            if (!judged(s)) continue;
+            ++n;
+            c += success(s, runs);
+            any_ok = any_ok || success(s, runs);
+            any_ran = any_ran || s.ran.value_or(false);
+        }
+        if (!t->samples.empty() && judged(t->samples[0])) {
+            ++f.pass1_tasks;
+            f.pass1 += success(t->samples[0], runs);
+            f.correct1 += t->samples[0].ran.value_or(false);
+        }
+        if (n > 0) {
+            ++f.passk_tasks;
+            f.passk += any_ok;
+            f.correctk += any_ran;
+        }
+        if (static_cast<int64_t>(est_sum.size()) < n) {
+            est_sum.resize(n, 0.0);
+            est_n.resize(n, 0);
+        }
+        for (int64_t k = 1; k <= n; ++k) {
+            est_sum[k - 1] += pass_at_k(n, c, k);
+            ++est_n[k - 1];
+        }
+    }
+    for (size_t k = 0; k < est_sum.size(); ++k) f.pass_at.push_back(est_sum[k] / static_cast<double>(est_n[k]));
+    if (tok_n > 0) f.mean_tokens = tok_sum / static_cast<double>(tok_n);
+    return f;
+}
+
+EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file) {
+    EvalReport r;
+    r.mode = s.mode;
+    r.notice = s.notice;
+    r.tasks_file = tasks_file;
+    r.results_file = results_file;
+    r.tasks = s.tasks;
+    std::vector<const TaskResult*> all;
+    std::map<std::string, std::vector<const TaskResult*>> fam;
+    for (const TaskResult& t : s.tasks) {
+        all.push_back(&t);
+        fam[t.task_name].push_back(&t);
+    }
+    r.overall = figures_of(all, s.mode);
+    for (const auto& [name, ts] : fam) r.families.emplace_back(name, figures_of(ts, s.mode));
+    return r;
+}
+
+ojson report_json(const EvalReport& r) {
+    ojson j;
+    j["format"] = "cuset-eval-1";
+    j["judge"] = judge_label(r.mode);
+    j["notice"] = r.notice;
+    j["tasks_file"] = r.tasks_file;
+    j["results_file"] = r.results_file;
+    j["overall"] = figures_json(r.overall);
+    ojson fams = ojson::object();
+    for (const auto& [name, f] : r.families) fams[name] = figures_json(f);
+    j["families"] = fams;
+    ojson tasks = ojson::array();
+    for (const TaskResult& t : r.tasks) {
+        ojson tj;
+        tj["id"] = ojson::parse(t.id.dump());
+        tj["task_name"] = t.task_name;
+        ojson ss = ojson::array();
+        for (const SampleResult& s : t.samples) {
+            ojson sj;
+            sj["sample"] = s.index;
+            sj["status"] = sample_status_name(s.status);
+            sj["compiled"] = s.compiled;
+            sj["ran"] = s.ran ? ojson(*s.ran) : ojson(nullptr);
+            sj["functional"] = s.functional ? ojson(*s.functional) : ojson(nullptr);
+            sj["emulated"] = s.emulated;
+            sj["error"] = s.error;
+            sj["seconds"] = s.seconds;
+            sj["generated_tokens"] = s.generated_tokens >= 0 ? ojson(s.generated_tokens) : ojson(nullptr);
+            ss.push_back(sj);
+        }
+        tj["samples"] = ss;
+        tasks.push_back(tj);
+    }
+    j["tasks"] = tasks;
+    return j;
+}
+
+std::string report_table(const EvalReport& r) {
+    const Figures& o = r.overall;
+    const bool runs = o.runs();
+    std::string K = std::to_string(o.max_samples);
+    std::string out;
+    out += "CUDABench eval [" + o.label + "]: " + std::to_string(o.tasks) + " tasks, " + std::to_string(o.samples) +
+           " samples (" + (o.min_samples == o.max_samples ? std::to_string(o.max_samples) : std::to_string(o.min_samples) + "-" + K) +
+           " per task)\n";
+    if (!r.notice.empty()) out += "note: " + r.notice + "\n";
+    std::string crit = runs ? "" : " (compile-only)";
+    char line[512];
+    std::snprintf(line, sizeof line, "%-32s %6s %9s %9s %12s %12s\n", "family", "tasks", "compiled", runs ? "ran" : "ran(n/a)",
+                  ("pass@1" + crit).c_str(), ("pass@" + K + crit).c_str());
+    out += line;
+    auto row = [&](const std::string& name, const Figures& f) {
+        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %12s %12s\n", name.substr(0, 32).c_str(),
+                      static_cast<long long>(f.tasks), pct(f.compiled, f.samples).c_str(),
+                      runs ? pct(f.ran, f.samples - f.unjudged).c_str() : "-", pct(f.pass1, f.pass1_tasks).c_str(),
+                      pct(f.passk, f.passk_tasks).c_str());
+        out += line;
+    };
+    for (const auto& [name, f] : r.families) row(name, f);
+    row("overall", o);
+    out += "unbiased pass@k" + crit + ":";
+    for (size_t k = 0; k < o.pass_at.size(); ++k) out += " k=" + std::to_string(k + 1) + " " + fixed(o.pass_at[k], 4);
+    out += "\n";
+    if (runs)
+        out += "CUDABench correctness (exit 0): @1 " + pct(o.correct1, o.pass1_tasks) + ", @" + K + " " +
+               pct(o.correctk, o.passk_tasks) + "; functionality: @1 " + pct(o.pass1, o.pass1_tasks) + ", @" + K + " " +
+               pct(o.passk, o.passk_tasks) + (o.unjudged ? "; unjudged samples: " + std::to_string(o.unjudged) : "") + "\n";
+    out += "mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "\n";
+    return out;
+}
+
+std::string report_html(const EvalReport& r) {
+    const Figures& o = r.overall;
+    const bool runs = o.runs();
+    std::string K = std::to_string(o.max_samples);
+    std::string crit = runs ? "" : " (compile-only)";
+    std::string h;
+    h += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>CUDABench eval</title>\n<style>\n"
+         "body{font-family:sans-serif;margin:20px;color:#222}table{border-collapse:collapse;margin:10px 0}"
+         "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#f0f0f0}"
+         ".num{text-align:right}.st{color:#fff;font-weight:bold;white-space:nowrap}"
+         ".err{font-family:monospace;font-size:12px;max-width:700px;word-break:break-all}"
+         ".notice{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px;display:inline-block}\n"
+         "</style></head><body>\n";
+    h += "<h1>CUDABench evaluation <small>[" + html_escape(o.label) + "]</small></h1>\n";
+    h += "<p>tasks: " + html_escape(r.tasks_file) + (r.results_file.empty() ? "" : "<br>results: " + html_escape(r.results_file)) +
+         "<br>" + std::to_string(o.tasks) + " tasks, " + std::to_string(o.samples) + " samples</p>\n";
+    if (!r.notice.empty()) h += "<p class=\"notice\">" + html_escape(r.notice) + "</p>\n";
+    h += "<h2>Figures</h2>\n<table><tr><th>family</th><th>tasks</th><th>compiled</th><th>ran</th><th>pass@1" + crit +
+         "</th><th>pass@" + K + crit + "</th></tr>\n";
+    auto row = [&](const std::string& name, const Figures& f, bool bold) {
+        std::string b0 = bold ? "<b>" : "", b1 = bold ? "</b>" : "";
+        h += "<tr><td>" + b0 + html_escape(name) + b1 + "</td><td class=num>" + std::to_string(f.tasks) + "</td><td class=num>" +
+             pct(f.compiled, f.samples) + "</td><td class=num>" + (runs ? pct(f.ran, f.samples - f.unjudged) : "-") +
+             "</td><td class=num>" + pct(f.pass1, f.pass1_tasks) + "</td><td class=num>" + pct(f.passk, f.passk_tasks) + "</td></tr>\n";
+    };
+    row("overall", o, true);
+    for (const auto& [name, f] : r.families) row(name, f, false);
+    h += "</table>\n<p>unbiased pass@k" + crit + ":";
+    for (size_t k = 0; k < o.pass_at.size(); ++k) h += " k=" + std::to_string(k + 1) + ": " + fixed(o.pass_at[k], 4) + ";";
+    h += "<br>mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "</p>\n";
+    h += "<h2>Tasks</h2>\n<table><tr><th>id</th><th>task</th>";
+    for (int64_t k = 1; k <= o.max_samples; ++k) h += "<th>sample " + std::to_string(k) + "</th>";
+    h += "<th>first error</th></tr>\n";
+    for (const TaskResult& t : r.tasks) {
+        h += "<tr><td class=num>" + html_escape(t.id_text) + "</td><td>" + html_escape(t.task_name) + "</td>";
+        std::string err;
+        for (int64_t k = 0; k < o.max_samples; ++k) {
+            if (k >= static_cast<int64_t>(t.samples.size())) {
+                h += "<td></td>";
+                continue;
+            }
+            const SampleResult& s = t.samples[k];
+            h += std::string("<td class=st title=\"") + html_escape(s.error) + "\" style=\"background:" +
+                 status_colour(s.status) + "\">" +
+                 sample_status_name(s.status) + (s.emulated && s.ran ? " (emu)" : "") + "</td>";
+            if (err.empty() && !s.error.empty()) err = "#" + std::to_string(s.index) + ": " + s.error;
+        }
+        h += "<td class=err>" + html_escape(err) + "</td></tr>\n";
+    }
+    h += "</table>\n</body></html>\n";
+    return h;
+}
+
+void write_report(const EvalReport& r, const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    atomic_write((std::filesystem::path(dir) / "eval.json").string(), report_json(r).dump(2) + "\n", "eval report");
+    atomic_write((std::filesystem::path(dir) / "eval.html").string(), report_html(r), "eval page");
+}
+
+}  // namespace cuset::eval

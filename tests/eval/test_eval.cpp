@@ -1,0 +1,405 @@
+// eval: CUDABench's tasks file, prompts (against prompts worked out by hand from its builder),
+// program extraction, the results file (read back field by field and by Python's json), the
+// judge on the fixture tasks (tests/fixtures/cudabench: references compile; a broken program
+// gives its compiler error line; a hanging compile times out; without a GPU the run stages are
+// skipped with a notice; emulated, the references pass and wrong programs fail), pass@k.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "cuset/core/error.h"
+#include "cuset/core/process.h"
+#include "cuset/eval/cudabench.h"
+#include "cuset/eval/judge.h"
+#include "cuset/eval/report.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace cuset::eval;
+using cuset::test::read_file;
+using cuset::test::run_command;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+
+namespace {
+
+std::string tasks_path() { return std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl"; }
+
+const std::vector<Task>& fixture_tasks() {
+    static const std::vector<Task> t = load_tasks(tasks_path());
+    return t;
+}
+
+bool have_nvcc() { return !cuset::process_find_program("nvcc").empty(); }
+
+JudgeOptions options(const std::string& work, JudgeMode mode = JudgeMode::kCompile) {
+    JudgeOptions o;
+    o.mode = mode;
+    o.work_dir = work;
+    o.python = CUSET_PYTHON;
+    o.jobs = 2;
+    o.cuemu_dir = std::string(CUSET_SOURCE_DIR) + "/scripts/cuemu";
+    return o;
+}
+
+std::string expect_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const cuset::InputError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "no InputError";
+    return "";
+}
+
+}  // namespace
+
+TEST(EvalTasks, LoadsTheFixtureTasks) {
+    const auto& t = fixture_tasks();
+    ASSERT_EQ(t.size(), 4u);
+    EXPECT_EQ(t[0].id, 0);
+    EXPECT_EQ(t[0].id_text, "0");
+    EXPECT_EQ(t[0].task_name, "Vector_Add");
+    ASSERT_EQ(t[0].inputs.size(), 2u);
+    EXPECT_EQ(t[0].inputs[1].name, "b");
+    EXPECT_EQ(t[0].inputs[1].shape, "(1024,)");
+    EXPECT_EQ(t[1].gpu, "NVIDIA H100");
+    EXPECT_EQ(t[2].inputs[0].shape, "[32, 64]");  // a JSON list, as Python's str() writes it
+    EXPECT_NE(t[3].bench_cu.find("__global__"), std::string::npos);
+    EXPECT_NE(t[3].compare_py.find("exit(0)"), std::string::npos);
+    EXPECT_EQ(t[3].line, 4);
+}
+
+TEST(EvalTasks, ErrorsNameFileAndLine) {
+    std::string dir = scratch_dir("eval_tasks_errors");
+    std::string good = read_file(tasks_path());
+    std::string first = good.substr(0, good.find('\n') + 1);
+    write_file(dir + "/bad_json.jsonl", first + "\n{\"id\": 1, \n");
+    EXPECT_NE(expect_error([&] { load_tasks(dir + "/bad_json.jsonl"); }).find("bad_json.jsonl:3: not valid JSON"),
+              std::string::npos);
+    write_file(dir + "/dup.jsonl", first + first);
+    EXPECT_NE(expect_error([&] { load_tasks(dir + "/dup.jsonl"); }).find("dup.jsonl:2: duplicate task id 0"), std::string::npos);
+    nlohmann::json j = nlohmann::json::parse(first);
+    j.erase("gen.py");
+    write_file(dir + "/missing.jsonl", j.dump() + "\n");
+    EXPECT_NE(expect_error([&] { load_tasks(dir + "/missing.jsonl"); }).find("missing.jsonl:1: task has no \"gen.py\" field"),
+              std::string::npos);
+    j = nlohmann::json::parse(first);
+    j["level2_prompt"] = 5;
+    write_file(dir + "/type.jsonl", j.dump() + "\n");
+    EXPECT_NE(expect_error([&] { load_tasks(dir + "/type.jsonl"); }).find("type.jsonl:1: task field \"level2_prompt\" must be a string"),
+              std::string::npos);
+    EXPECT_NE(expect_error([&] { load_tasks(dir + "/absent.jsonl"); }).find("cannot read tasks file"), std::string::npos);
+}
+
+TEST(EvalTasks, PythonStr) {
+    using oj = nlohmann::ordered_json;
+    EXPECT_EQ(python_str(oj::parse("[128, 128, 4]")), "[128, 128, 4]");
+    EXPECT_EQ(python_str(oj::parse("\"(1, 2)\"")), "(1, 2)");
+    EXPECT_EQ(python_str(oj::parse("[\"a\", \"it's\", true, null, 1.5, 1e-05, 100000000000000000.0]")),
+              "['a', \"it's\", True, None, 1.5, 1e-05, 1e+17]");
+    EXPECT_EQ(python_str(oj::parse("{\"n\": 2.0, \"m\": [0.1]}")), "{'n': 2.0, 'm': [0.1]}");
+}
+
+TEST(EvalPrompt, SystemPromptIsCudaBenchsAsSent) {
+    const std::string& s = system_prompt();
+    EXPECT_EQ(s.size(), 3667u);
+    // Sent unformatted: the placeholder and the doubled braces reach the model.
+    EXPECT_NE(s.find("Optimize for the {gpu}."), std::string::npos);
+    EXPECT_NE(s.find("size_t size) {{\n"), std::string::npos);
+    EXPECT_NE(s.find("1. **Output Format**: \n"), std::string::npos);  // its trailing spaces too
+    // SHA-256 of CUDABench's SYSTEM_PROMPT (Generate/prompt.py), computed with Python.
+    std::string dir = scratch_dir("eval_system_prompt");
+    write_file(dir + "/s.txt", s);
+    auto r = run_command(std::string("'") + CUSET_PYTHON + "' -c \"import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read()).hexdigest())\" " + dir + "/s.txt");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "30cd6560c81703163f414fc08de357a9aaa2a4acebbe0a57a9eed1321f44b90e\n");
+}
+
+TEST(EvalPrompt, UserPromptsAsCudaBenchBuildsThem) {
+    const auto& t = fixture_tasks();
+    // Worked out by hand from CUDABench's template (Generate/prompt.py PROMPT, prompt_builder.py).
+    EXPECT_EQ(build_user_prompt(t[2], 1, kDefaultGpuName),
+              "\n### TASK SPECIFICATION\n\nTask Name:\nReLU_Activation\n\nTask Description:\n"
+              "Implement the ReLU_Activation kernel: y = max(x, 0) for every element of a 32x64 float32 matrix \"x\"."
+              "\n\nInput:\nx: float32, shape = [32, 64]\n\nOutput:\ny: float32, shape = [32, 64]\n\nGPU:\n"
+              "NVIDIA GeForce RTX 4090\n\nCUDA program:\n");
+    EXPECT_EQ(build_user_prompt(t[0], 2, ""),
+              "\n### TASK SPECIFICATION\n\nTask Name:\nVector_Add\n\nTask Description:\n"
+              "Add two vectors of 1024 floats element by element.\n\nInput:\na: float32, shape = (1024,)\n"
+              "b: float32, shape = (1024,)\n\nOutput:\nc: float32, shape = (1024,)\n\nGPU:\nunknown\n\nCUDA program:\n");
+    EXPECT_EQ(build_user_prompt(t[1], 3, ""),
+              "\n### TASK SPECIFICATION\n\nTask Name:\nVector_Add\n\nTask Description:\n"
+              "Compute the Vector_Add kernel on GPU using CUDA.\n\nInput:\na: float32, shape = (4096,)\n"
+              "b: float32, shape = (4096,)\n\nOutput:\nc: float32, shape = (4096,)\n\nGPU:\nNVIDIA H100\n\nCUDA program:\n");
+    EXPECT_EQ(build_user_prompt(t[3], 1, "A100").substr(build_user_prompt(t[3], 1, "A100").size() - 25),
+              "GPU:\nA100\n\nCUDA program:\n");
+    EXPECT_THROW(build_user_prompt(t[0], 4, ""), cuset::UsageError);
+}
+
+TEST(EvalExtract, FirstFencedBlockStripped) {
+    EXPECT_EQ(extract_code("Here:\n```cpp\nint main() {}\n```\nand\n```\nsecond\n```"), "int main() {}");
+    EXPECT_EQ(extract_code("```cuda   \n\n  __global__ void k();  \n\n```"), "__global__ void k();");
+    EXPECT_EQ(extract_code("```\nno language\n```"), "no language");
+    EXPECT_EQ(extract_code("```c++\nx\n```"), "++\nx");  // \w+ stops at the first '+', as in its regex
+    EXPECT_EQ(extract_code("a```cpp\n````x```"), "");  // the first closing ``` ends the block
+    EXPECT_EQ(extract_code("```cpp#include <x>\n```"), "#include <x>");
+    EXPECT_EQ(extract_code("``````"), "");
+    EXPECT_EQ(extract_code("```cpp\xc3\xa9\nx```"), "x");              // Python's \w takes the letter
+    EXPECT_EQ(extract_code("```cpp \xe2\x9c\x93 x```"), "\xe2\x9c\x93 x");  // but not a symbol
+    EXPECT_EQ(extract_code("```\xc2\xa0y\xc2\xa0```"), "y");            // NBSP is whitespace
+    EXPECT_EQ(extract_code("no fence at all"), std::nullopt);
+    EXPECT_EQ(extract_code("```cpp\nnever closed"), std::nullopt);
+    EXPECT_EQ(extract_code(""), std::nullopt);
+}
+
+TEST(EvalResults, WrittenAsCudaBenchAndReadBack) {
+    std::string dir = scratch_dir("eval_results");
+    ResultRecord a;
+    a.id = 3;
+    a.task_name = "Row_Sum";
+    a.prompt = "\n### TASK\n\"quoted\" \\ tab\t ctrl\x01 caf\xc3\xa9 \xe2\x9c\x93\n";
+    a.run_id = "0badcafe";
+    a.codes = {std::string("int main() {}"), std::nullopt, std::string("x")};
+    a.responses = {std::string("```cpp\nint main() {}\n```"), std::string("no code"), std::string("```\nx\n```")};
+    ResultRecord b;
+    b.id = 0;
+    b.task_name = "Vector_Add";
+    b.prompt = "p";
+    b.run_id = "0badcafe";
+    b.codes = {std::nullopt};
+    b.responses = {std::nullopt};
+    write_results(dir + "/results.jsonl", {a, b});
+    std::string text = read_file(dir + "/results.jsonl");
+    EXPECT_EQ(text.substr(0, text.find('\n')),
+              "{\"id\": 3, \"task_name\": \"Row_Sum\", \"prompt\": \"\\n### TASK\\n\\\"quoted\\\" \\\\ tab\\t ctrl\\u0001 "
+              "caf\xc3\xa9 \xe2\x9c\x93\\n\", \"run_id\": \"0badcafe\", \"code1\": \"int main() {}\", \"response1\": "
+              "\"```cpp\\nint main() {}\\n```\", \"code2\": null, \"response2\": \"no code\", \"code3\": \"x\", "
+              "\"response3\": \"```\\nx\\n```\"}");
+    // Python's json.dumps(ensure_ascii=False) writes the same bytes, key order included.
+    auto r = run_command(std::string("'") + CUSET_PYTHON + "' -c \"import json,sys\nfor l in open(sys.argv[1], encoding='utf-8'):\n"
+                         "    l = l.rstrip('\\n')\n    assert json.dumps(json.loads(l), ensure_ascii=False) == l, l\nprint('same')\" " +
+                         dir + "/results.jsonl");
+    EXPECT_EQ(r.out, "same\n") << r.err;
+    auto back = load_results(dir + "/results.jsonl");
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].id, 3);
+    EXPECT_EQ(back[0].task_name, "Row_Sum");
+    EXPECT_EQ(back[0].prompt, a.prompt);
+    EXPECT_EQ(back[0].run_id, "0badcafe");
+    EXPECT_EQ(back[0].codes, a.codes);
+    EXPECT_EQ(back[0].responses, a.responses);
+    EXPECT_EQ(back[0].line, 1);
+    EXPECT_EQ(back[1].codes.size(), 1u);
+    EXPECT_EQ(back[1].codes[0], std::nullopt);
+    EXPECT_EQ(back[1].responses[0], std::nullopt);
+    // CUDABench's single-code form and errors with file:line.
+    write_file(dir + "/single.jsonl", "{\"id\": 1, \"code\": \"k\"}\n\n{\"task_name\": \"x\"}\n");
+    std::string e = expect_error([&] { load_results(dir + "/single.jsonl"); });
+    EXPECT_NE(e.find("single.jsonl:3: result has no integer or string \"id\""), std::string::npos) << e;
+    write_file(dir + "/single.jsonl", "{\"id\": 1, \"code\": \"k\"}\n");
+    auto s = load_results(dir + "/single.jsonl");
+    ASSERT_EQ(s[0].codes.size(), 1u);
+    EXPECT_EQ(s[0].codes[0], "k");
+    EXPECT_EQ(s[0].task_name, "Unknown");
+    EXPECT_EQ(new_run_id().size(), 8u);
+}
+
+TEST(EvalPassAtK, UnbiasedEstimatorAgainstHandValues) {
+    EXPECT_DOUBLE_EQ(pass_at_k(3, 1, 1), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(pass_at_k(3, 1, 2), 2.0 / 3);  // 1 - C(2,2)/C(3,2)
+    EXPECT_DOUBLE_EQ(pass_at_k(3, 1, 3), 1.0);
+    EXPECT_NEAR(pass_at_k(5, 2, 2), 0.7, 1e-12);      // 1 - C(3,2)/C(5,2) = 1 - 3/10
+    EXPECT_NEAR(pass_at_k(10, 3, 5), 1.0 - 21.0 / 252.0, 1e-12);  // C(7,5)=21, C(10,5)=252
+    EXPECT_DOUBLE_EQ(pass_at_k(10, 0, 5), 0.0);
+    EXPECT_DOUBLE_EQ(pass_at_k(4, 4, 1), 1.0);
+    EXPECT_DOUBLE_EQ(pass_at_k(2, 1, 3), 0.0);  // k > n: undefined, reported as 0 and never asked for
+}
+
+TEST(EvalReport, FiguresOverallAndPerFamily) {
+    JudgeSummary s;
+    s.mode = JudgeMode::kGpu;
+    auto sample = [](int i, SampleStatus st, bool compiled, std::optional<bool> ran, std::optional<bool> fn, int64_t tok) {
+        SampleResult r;
+        r.index = i;
+        r.status = st;
+        r.compiled = compiled;
+        r.ran = ran;
+        r.functional = fn;
+        r.generated_tokens = tok;
+        return r;
+    };
+    TaskResult a{0, "0", "Vector_Add", {sample(1, SampleStatus::kPass, true, true, true, 10),
+                                       sample(2, SampleStatus::kCompileError, false, {}, {}, 20),
+                                       sample(3, SampleStatus::kMismatch, true, true, false, 30)}};
+    TaskResult b{1, "1", "Vector_Add", {sample(1, SampleStatus::kRunFailed, true, false, false, 40),
+                                       sample(2, SampleStatus::kPass, true, true, true, 50),
+                                       sample(3, SampleStatus::kNoCode, false, {}, {}, 60)}};
+    TaskResult c{2, "2", "Row_Sum", {sample(1, SampleStatus::kCompileError, false, {}, {}, 70),
+                                    sample(2, SampleStatus::kCompileError, false, {}, {}, 80),
+                                    sample(3, SampleStatus::kCompileTimeout, false, {}, {}, 90)}};
+    s.tasks = {a, b, c};
+    EvalReport r = make_report(s, "tasks.jsonl", "results.jsonl");
+    const Figures& o = r.overall;
+    EXPECT_EQ(o.label, "gpu");
+    EXPECT_EQ(o.tasks, 3);
+    EXPECT_EQ(o.samples, 9);
+    EXPECT_EQ(o.compiled, 4);
+    EXPECT_EQ(o.ran, 3);
+    EXPECT_EQ(o.functional, 2);
+    EXPECT_EQ(o.no_code, 1);
+    EXPECT_EQ(o.pass1, 1);
+    EXPECT_EQ(o.pass1_tasks, 3);
+    EXPECT_EQ(o.passk, 2);
+    EXPECT_EQ(o.correct1, 1);
+    EXPECT_EQ(o.correctk, 2);
+    ASSERT_EQ(o.pass_at.size(), 3u);
+    EXPECT_NEAR(o.pass_at[0], (1.0 / 3 + 1.0 / 3 + 0) / 3, 1e-12);
+    EXPECT_NEAR(o.pass_at[1], (2.0 / 3 + 2.0 / 3 + 0) / 3, 1e-12);
+    EXPECT_NEAR(o.pass_at[2], 2.0 / 3, 1e-12);
+    EXPECT_DOUBLE_EQ(o.mean_tokens, 50.0);
+    ASSERT_EQ(r.families.size(), 2u);
+    EXPECT_EQ(r.families[0].first, "Row_Sum");
+    EXPECT_EQ(r.families[0].second.passk, 0);
+    EXPECT_EQ(r.families[1].first, "Vector_Add");
+    EXPECT_EQ(r.families[1].second.passk, 2);
+    EXPECT_EQ(r.families[1].second.compiled, 4);
+    auto j = report_json(r);
+    EXPECT_EQ(j["judge"], "gpu");
+    EXPECT_NEAR(j["overall"]["pass@1"].get<double>(), 1.0 / 3, 1e-12);
+    EXPECT_NEAR(j["overall"]["pass@k_unbiased"]["2"].get<double>(), 4.0 / 9, 1e-12);
+    EXPECT_EQ(j["tasks"][0]["samples"][1]["status"], "compile-error");
+    std::string table = report_table(r);
+    EXPECT_NE(table.find("overall"), std::string::npos) << table;
+    EXPECT_NE(table.find("33.3%"), std::string::npos) << table;
+    std::string html = report_html(r);
+    EXPECT_EQ(cuset::test::count_of(html, "<tr><td class=num>"), 3) << "one row per task";
+    // Compile-only: the success criterion is compiling, run figures are null.
+    s.mode = JudgeMode::kCompile;
+    EvalReport rc = make_report(s, "t", "r");
+    EXPECT_EQ(rc.overall.label, "compile-only");
+    EXPECT_EQ(rc.overall.pass1, 2);
+    EXPECT_TRUE(report_json(rc)["overall"]["run_rate"].is_null());
+    EXPECT_NE(report_table(rc).find("pass@1 (compile-only)"), std::string::npos);
+}
+
+TEST(EvalJudge, ReferencesCompileAndRunStagesAreSkippedWithANotice) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string work = scratch_dir("eval_judge_refs");
+    JudgeSummary s = judge_results(fixture_tasks(), reference_records(fixture_tasks()), options(work));
+    ASSERT_EQ(s.tasks.size(), 4u);
+    for (const TaskResult& t : s.tasks) {
+        ASSERT_EQ(t.samples.size(), 1u);
+        EXPECT_EQ(t.samples[0].status, SampleStatus::kCompiled) << t.id_text << ": " << t.samples[0].error;
+        EXPECT_TRUE(t.samples[0].compiled);
+        EXPECT_FALSE(t.samples[0].ran.has_value());
+    }
+    EXPECT_NE(s.notice.find("compile-only"), std::string::npos);
+    EvalReport r = make_report(s, tasks_path(), "");
+    EXPECT_EQ(r.overall.compiled, 4);
+    EXPECT_EQ(r.overall.pass1, 4);
+    EXPECT_TRUE(fs::is_empty(work)) << "sample folders are removed";
+}
+
+TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string work = scratch_dir("eval_judge_broken");
+    std::string fifo = work + "/never-written.fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    ResultRecord r;
+    r.id = 0;
+    r.task_name = "Vector_Add";
+    r.codes = {fixture_tasks()[0].bench_cu + "\nint broken( { return undeclared_name; }\n",
+               "#include \"" + fifo + "\"\nint main() { return 0; }\n",  // the preprocessor waits forever
+               std::nullopt};
+    r.responses = {std::string("a"), std::string("b"), std::string("no fence")};
+    JudgeOptions o = options(work + "/work");
+    ResultRecord hang = r;
+    hang.codes = {r.codes[1]};
+    hang.responses = {r.responses[1]};
+    r.codes[1] = fixture_tasks()[0].bench_cu;  // compiles
+    JudgeSummary s = judge_results(fixture_tasks(), {r}, o);
+    ASSERT_EQ(s.tasks.size(), 1u);
+    const auto& v = s.tasks[0].samples;
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].status, SampleStatus::kCompileError);
+    EXPECT_NE(v[0].error.find("error"), std::string::npos) << v[0].error;
+    EXPECT_NE(v[0].error.find("kernel.cu("), std::string::npos) << v[0].error;
+    EXPECT_EQ(v[1].status, SampleStatus::kCompiled);
+    EXPECT_EQ(v[1].error, "");
+    EXPECT_EQ(v[2].status, SampleStatus::kNoCode);
+    // The hanging compile alone with a short limit (the broken one may take longer on a busy machine).
+    o.compile_timeout_s = 3;
+    auto t0 = std::chrono::steady_clock::now();
+    JudgeSummary h = judge_results(fixture_tasks(), {hang}, o);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const SampleResult& hs = h.tasks[0].samples[0];
+    EXPECT_EQ(hs.status, SampleStatus::kCompileTimeout);
+    EXPECT_EQ(hs.error, "nvcc timed out after 3 s");
+    EXPECT_GE(hs.seconds, 3.0);
+    EXPECT_LT(took, 30.0);
+    // An id that is no task.
+    r.id = 99;
+    r.line = 7;
+    try {
+        judge_results(fixture_tasks(), {r}, o);
+        ADD_FAILURE() << "no error";
+    } catch (const cuset::InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("results line 7: id 99 is not a task"), std::string::npos) << e.what();
+    }
+}
+
+TEST(EvalJudge, EmulatedReferencesPassAndWrongProgramsFail) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    if (!fs::exists("/usr/local/cuda/include/cuda_runtime.h")) GTEST_SKIP() << "no CUDA headers";
+    std::string work = scratch_dir("eval_judge_emulate");
+    std::vector<ResultRecord> recs = reference_records(fixture_tasks());
+    // Task 0's second sample writes a wrong sum; task 3's writes no output (compare.py exits 0
+    // after printing F); task 2's exits non-zero.
+    std::string wrong = fixture_tasks()[0].bench_cu;
+    wrong.replace(wrong.find("c[i] = a[i] + b[i]"), 18, "c[i] = a[i] - b[i]");
+    recs[0].codes.push_back(wrong);
+    std::string silent = fixture_tasks()[3].bench_cu;
+    silent.replace(silent.find("write_binary(\"data/sums.bin\""), 0, "return 0;\n    ");
+    recs[3].codes.push_back(silent);
+    std::string failing = fixture_tasks()[2].bench_cu;
+    failing.replace(failing.find("return 0;\n}"), 9, "return 3;");
+    recs[2].codes.push_back(failing);
+    JudgeSummary s = judge_results(fixture_tasks(), recs, options(work, JudgeMode::kEmulate));
+    EXPECT_EQ(s.notice, "");
+    for (const TaskResult& t : s.tasks) {
+        EXPECT_EQ(t.samples[0].status, SampleStatus::kPass) << t.id_text << ": " << t.samples[0].error;
+        EXPECT_TRUE(t.samples[0].emulated);
+    }
+    EXPECT_EQ(s.tasks[0].samples[1].status, SampleStatus::kMismatch) << s.tasks[0].samples[1].error;
+    EXPECT_EQ(s.tasks[0].samples[1].error, "compare.py: F");
+    EXPECT_EQ(s.tasks[3].samples[1].status, SampleStatus::kMismatch) << s.tasks[3].samples[1].error;
+    EXPECT_EQ(s.tasks[2].samples[1].status, SampleStatus::kRunFailed) << s.tasks[2].samples[1].error;
+    EXPECT_EQ(s.tasks[2].samples[1].error, "run: exit status 3");
+    EvalReport r = make_report(s, tasks_path(), "");
+    EXPECT_EQ(r.overall.label, "emulated");
+    EXPECT_EQ(r.overall.pass1, 4);
+    EXPECT_EQ(r.overall.functional, 4);
+    EXPECT_EQ(r.overall.ran, 6);
+}
+
+TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string work = scratch_dir("eval_judge_noemu");
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.cuemu_dir = work + "/missing-cuemu";
+    std::vector<Task> one = {fixture_tasks()[0]};
+    JudgeSummary s = judge_results(one, reference_records(one), o);
+    EXPECT_NE(s.notice.find("emulation unavailable"), std::string::npos) << s.notice;
+    EXPECT_EQ(s.tasks[0].samples[0].status, SampleStatus::kUnjudged);
+    EvalReport r = make_report(s, "t", "");
+    EXPECT_EQ(r.overall.unjudged, 1);
+    EXPECT_EQ(r.overall.pass1_tasks, 0);
+    EXPECT_EQ(r.overall.passk_tasks, 0);
+}
+
