@@ -265,6 +265,18 @@ json final_eval(const RunData& r, const std::string& key) {
     return nullptr;
 }
 
+// The mean of `key` over the run's step lines (every session of it, unlike summary.json's
+// figures, which are the last session's), or null.
+json step_mean(const RunData& r, const std::string& key) {
+    double sum = 0.0;
+    int64_t n = 0;
+    for (const json& m : r.steps) {
+        double v = value_of(m, key);
+        if (std::isfinite(v)) sum += v, ++n;
+    }
+    return n ? json(sum / n) : json(nullptr);
+}
+
 std::string final_table(const std::vector<RunData>& runs) {
     bool pass = false, compile = false;
     for (const RunData& r : runs) {
@@ -275,7 +287,7 @@ std::string final_table(const std::vector<RunData>& runs) {
                     "<th>eval loss</th><th>eval CE</th>";
     if (pass) s += "<th>pass@1</th>";
     if (compile) s += "<th>compile rate</th>";
-    s += "<th>tokens/s</th><th>kept</th><th>sensitive</th></tr>\n";
+    s += "<th>tokens/s (mean)</th><th>kept (mean)</th><th>sensitive (mean)</th></tr>\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const RunData& r = runs[i];
         json steps = summary_get(r.summary, "steps");
@@ -291,9 +303,10 @@ std::string final_table(const std::vector<RunData>& runs) {
         s += "<td>" + esc(fmt(final_eval(r, "eval_ce"))) + "</td>";
         if (pass) s += "<td>" + esc(fmt(summary_get(r.summary, "eval_pass_at_1"))) + "</td>";
         if (compile) s += "<td>" + esc(fmt(summary_get(r.summary, "eval_compile_rate"))) + "</td>";
-        s += "<td>" + esc(fmt(summary_get(r.summary, "tokens_per_s"))) + "</td>";
-        s += "<td>" + esc(fmt(summary_get(r.summary, "kept_fraction"))) + "</td>";
-        s += "<td>" + esc(fmt(summary_get(r.summary, "sensitive_fraction"))) + "</td></tr>\n";
+        json tps = step_mean(r, "tokens_per_s");
+        s += "<td>" + esc(tps.is_number() ? strprintf("%.0f", tps.get<double>()) : std::string("n/a")) + "</td>";
+        s += "<td>" + esc(fmt(step_mean(r, "kept_fraction"))) + "</td>";
+        s += "<td>" + esc(fmt(step_mean(r, "sensitive_fraction"))) + "</td></tr>\n";
     }
     return s + "</table>\n";
 }
