@@ -59,6 +59,7 @@ Command add_data_command(CLI::App& root);        // cmd_data.cpp
 Command add_tokenize_command(CLI::App& root);    // cmd_tokenize.cpp
 Command add_tag_command(CLI::App& root);         // cmd_tag.cpp
 Command add_model_info_command(CLI::App& root);  // cmd_model_info.cpp
+Command add_generate_command(CLI::App& root);    // cmd_generate.cpp
 Command add_report_command(CLI::App& root);      // cmd_report.cpp
 
 }  // namespace cuset::cli

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "cuset/core/error.h"
@@ -295,6 +296,38 @@ Table make_table() {
     bookkeeping(range(t.add("distributed.bucket_mb", Kind::kDouble, CUSET_REF(distributed.bucket_mb),
                             "gradient all-reduce bucket size in MiB (fractions allowed)"),
                       1.0 / 1024, 65536.0));
+    // generate (`cuset-train generate`; none of it changes what a model learns)
+    bookkeeping(range(t.add("generate.max_new_tokens", Kind::kInt, CUSET_REF(generate.max_new_tokens),
+                            "tokens generated per sample at most"),
+                      1, 1 << 20));
+    bookkeeping(range(t.add("generate.n", Kind::kInt, CUSET_REF(generate.n), "samples per prompt"), 1, 1 << 16));
+    bookkeeping(range(t.add("generate.temperature", Kind::kDouble, CUSET_REF(generate.temperature),
+                            "softmax temperature; 0 = greedy"),
+                      0.0, 100.0));
+    bookkeeping(range(t.add("generate.top_k", Kind::kInt, CUSET_REF(generate.top_k),
+                            "keep the k most likely tokens; 0 = off"),
+                      0, 1 << 24));
+    bookkeeping(range(t.add("generate.top_p", Kind::kDouble, CUSET_REF(generate.top_p),
+                            "nucleus: smallest set with probability >= top_p; 1 = off"),
+                      0.0, 1.0));
+    bookkeeping(range(t.add("generate.min_p", Kind::kDouble, CUSET_REF(generate.min_p),
+                            "drop tokens below min_p x the top probability; 0 = off"),
+                      0.0, 1.0));
+    bookkeeping(range(t.add("generate.repetition_penalty", Kind::kDouble, CUSET_REF(generate.repetition_penalty),
+                            "penalty on prompt and generated tokens (> 1 discourages); 1 = off"),
+                      1e-6, 100.0));
+    bookkeeping(range(t.add("generate.seed", Kind::kInt, CUSET_REF(generate.seed),
+                            "sampling seed; a sample's stream is (seed, prompt id, sample index)"),
+                      0, 9.007199254740992e15));
+    bookkeeping(range(t.add("generate.batch_size", Kind::kInt, CUSET_REF(generate.batch_size),
+                            "sequences decoded together"),
+                      1, 1 << 16));
+    bookkeeping(t.add("generate.stop", Kind::kString, CUSET_REF(generate.stop),
+                      "stop strings as a JSON array, e.g. '[\"\\n\\n\\n\"]'; empty = none"));
+    bookkeeping(t.add("generate.thinking", Kind::kBool, CUSET_REF(generate.thinking),
+                      "Qwen3: leave the think block to the model (default: empty, thinking off)"));
+    bookkeeping(t.add("generate.skip_invalid", Kind::kBool, CUSET_REF(generate.skip_invalid),
+                      "count and skip bad prompts (empty, too long, invalid) instead of stopping"));
     return t;
 }
 
@@ -532,6 +565,18 @@ void config_validate(const Config& c) {
             need(seen.insert(m).second, "key 'model.lora.target_modules' names '" + m + "' twice");
         }
         need(!seen.empty(), "key 'model.lora.target_modules' is empty");
+    }
+    if (!c.generate.stop.empty()) {
+        nlohmann::json stop;
+        try {
+            stop = nlohmann::json::parse(c.generate.stop);
+        } catch (const nlohmann::json::exception&) {
+            need(false, "key 'generate.stop' expects a JSON array of strings, got '" + c.generate.stop + "'");
+        }
+        need(stop.is_array(), "key 'generate.stop' expects a JSON array of strings, got '" + c.generate.stop + "'");
+        for (const auto& s : stop)
+            need(s.is_string() && !s.get<std::string>().empty(),
+                 "key 'generate.stop' expects non-empty strings, got " + s.dump());
     }
     need(!(c.data.chat_format == "custom" &&
            c.data.templ.assistant.find("{content}") == std::string::npos),

@@ -463,6 +463,68 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
     return f;
 }
 
+// ---------------------------------------------------------------- generation prompt
+
+std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, bool thinking) const {
+    const auto& ms = c.messages;
+    if (ms.empty()) throw InputError("sample " + c.id + ": no messages");
+    const bool raw_text = ms.size() == 1 && ms[0].role == "text";
+    if (!raw_text && ms.back().role != "user")
+        throw InputError("sample " + c.id + ": the last message is from '" + ms.back().role +
+                         "'; a generation prompt ends with a user message");
+    // Render with a placeholder answer and cut where its content starts: the prompt side of the
+    // turn is then exactly what format() trains the model to answer after.
+    Conversation full = c;
+    if (!raw_text) full.messages.push_back({"assistant", "x"});
+    Rendered r = render(full);
+    const auto answer = static_cast<int32_t>(full.messages.size() - 1);
+    size_t cut = r.text.size(), n_seg = r.segments.size();
+    if (raw_text) {
+        // Drop the EOS inserted after the text.
+        while (n_seg > 0 && r.segments[n_seg - 1].token_id >= 0) --n_seg;
+    } else {
+        for (size_t s = 0; s < r.segments.size(); ++s)
+            if (r.segments[s].message == answer) {
+                cut = r.segments[s].begin;
+                n_seg = s;
+                break;
+            }
+        if (thinking && name_ == "qwen3")  // thinking on: the model writes its own think block
+            for (size_t s = 0; s < n_seg; ++s)
+                if (r.segments[s].message < 0 && r.text.compare(r.segments[s].begin, 7, "<think>") == 0) {
+                    cut = r.segments[s].begin;
+                    n_seg = s;
+                    break;
+                }
+    }
+    std::vector<int32_t> ids;
+    size_t run = 0;
+    auto flush = [&](size_t from, size_t to) {
+        if (to <= from) return;
+        Encoding e = tok_.encode(std::string_view(r.text).substr(from, to - from), false);
+        ids.insert(ids.end(), e.ids.begin(), e.ids.end());
+    };
+    for (size_t s = 0; s < n_seg; ++s) {
+        if (r.segments[s].token_id < 0) continue;
+        flush(run, r.segments[s].begin);
+        ids.push_back(r.segments[s].token_id);
+        run = r.segments[s].begin;
+    }
+    flush(run, raw_text ? r.text.size() : cut);
+    const bool by_template = name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" || name_ == "seed-coder";
+    if (add_bos_ >= 0 && (raw_text || !by_template) && (ids.empty() || ids.front() != add_bos_))
+        ids.insert(ids.begin(), add_bos_);
+    return ids;
+}
+
+std::string ChatFormatter::end_of_turn() const {
+    const std::string eos_text = tok_.eos_id() >= 0 ? tok_.id_to_token(tok_.eos_id()) : "";
+    if (name_ == "chatml" || name_ == "qwen3") return "<|im_end|>";
+    if (name_ == "deepseek-coder") return "<|EOT|>";
+    if (name_ == "custom" && !opts_.templ.end_of_turn.empty()) return opts_.templ.end_of_turn;
+    return eos_text;  // seed-coder, plain, custom without end_of_turn
+}
+
 // ---------------------------------------------------------------- UTF-8 repair
 
 std::string utf8_sanitize(std::string_view text, bool replace, const std::string& context) {

@@ -137,6 +137,22 @@ struct DistributedKeys {
     double bucket_mb = 25.0;
 };
 
+// `cuset-train generate`: sampling follows transformers' generate() (temperature 0 = greedy).
+struct GenerateKeys {
+    int64_t max_new_tokens = 256;
+    int64_t n = 1;                    // samples per prompt
+    double temperature = 0.0;         // 0 = greedy; > 0 samples
+    int64_t top_k = 0;                // 0 = off
+    double top_p = 1.0;               // 1 = off
+    double min_p = 0.0;               // 0 = off
+    double repetition_penalty = 1.0;  // 1 = off; over prompt + generated ids
+    int64_t seed = 1234;              // each sample's stream is seeded from (seed, prompt id, sample index)
+    int64_t batch_size = 8;           // sequences decoded together
+    std::string stop;                 // JSON array of stop strings, e.g. ["\n\n\n"]; "" = none
+    bool thinking = false;            // Qwen3: let the model write its think block
+    bool skip_invalid = false;        // count and skip bad prompts instead of stopping
+};
+
 struct Config {
     ModelConfigKeys model;
     DataKeys data;
@@ -148,6 +164,7 @@ struct Config {
     RunKeys run;
     AnalysisKeys analysis;
     DistributedKeys distributed;
+    GenerateKeys generate;
 
     std::string source_file;  // the YAML file it came from ("" = defaults only)
 };

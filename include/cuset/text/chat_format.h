@@ -66,6 +66,17 @@ public:
 
     const std::string& name() const { return name_; }  // resolved format name
 
+    // Generation: the token ids [T] of `c` (ending with a user message, or one raw-text message)
+    // followed by the assistant header the model answers after, as apply_chat_template(...,
+    // add_generation_prompt=True) renders it: exactly the text format() puts before an
+    // assistant's content, so Qwen3 gets its empty think block ("<think>\n\n</think>\n\n", thinking
+    // off) unless `thinking`. Raw text: its tokens (with the BOS the tokenizer adds), no EOS.
+    // InputError naming c.id: no messages, last message not from the user, invalid UTF-8.
+    std::vector<int32_t> generation_prompt(const Conversation& c, bool thinking = false) const;
+    // The text that ends an assistant turn ("<|im_end|>", "<|EOT|>", the EOS token's text, the
+    // custom end_of_turn); "" when the format has none.
+    std::string end_of_turn() const;
+
     // The rendered text of `c` with its segments (for tests and `cuset-train tokenize`), and
     // format() that also returns each token's byte span in that text.
     struct Rendered;

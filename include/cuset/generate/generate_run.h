@@ -1,0 +1,56 @@
+// `cuset-train generate`: prompts file (JSONL) -> one JSON line per sample. Prompts are read in
+// the data formats ({"prompt"[, "system"][, "response"][, "id"]}, {"messages": [..., user
+// (, assistant)]}, {"text"}); a record's response or final assistant message is not shown to
+// the model and is copied to the output as "reference". Each prompt is rendered by the
+// configured chat format with its generation prompt, decoded in batches of similar length, and
+// written atomically.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/core/config.h"
+#include "cuset/text/chat_format.h"
+
+namespace cuset {
+
+class Tokenizer;
+
+struct GenerateRequest {
+    std::string model;    // overrides model.path when set
+    std::string prompts;  // JSONL file
+    std::string out;      // output JSONL file
+};
+
+struct GenerateSummary {
+    int64_t prompts = 0;           // prompts generated for
+    int64_t skipped = 0;           // bad prompts skipped (generate.skip_invalid)
+    int64_t samples = 0;           // output lines
+    int64_t generated_tokens = 0;  // over all samples
+    double seconds = 0;            // decoding wall time
+};
+
+// One prompt record of a prompts file.
+struct PromptRecord {
+    std::string id;                       // the record's id, or "<file name>:<line>"
+    Conversation prompt;                  // ends with the user message (or one raw-text message)
+    std::optional<std::string> reference; // the response / final assistant message, when present
+    int64_t line = 0;
+};
+
+// Parses one JSONL line. Returns false and sets `problem` (for people, no file or line) when the
+// record is malformed: invalid UTF-8 or JSON, unknown form, empty prompt, last message not a
+// user turn (after the optional final assistant one).
+bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem);
+
+// The ids sequences finish on: the tokenizer's EOS, the model's eos_token_id (config.json and
+// generation_config.json of `model_dir`), and the format's end-of-turn text when it is one
+// token (otherwise it is added to `stop_strings`).
+std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter& fmt, const std::string& model_dir,
+                                      const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings);
+
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req);
+
+}  // namespace cuset

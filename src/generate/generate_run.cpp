@@ -1,0 +1,309 @@
+// `cuset-train generate`: reads the prompts, formats them with the generation prompt, decodes
+// them in length-sorted batches with a progress bar, writes one JSON line per sample atomically.
+#include "cuset/generate/generate_run.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/core/progress.h"
+#include "cuset/data/dataset.h"
+#include "cuset/generate/generator.h"
+#include "cuset/model/device.h"
+#include "cuset/model/model.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
+
+bool problem_is(std::string* problem, std::string what) {
+    *problem = std::move(what);
+    return false;
+}
+
+// The stop strings of generate.stop (a JSON array, checked by the config schema).
+std::vector<std::string> parse_stop(const std::string& text) {
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    for (const json& s : json::parse(text)) out.push_back(s.get<std::string>());
+    return out;
+}
+
+void add_unique(std::vector<int32_t>* ids, int64_t id) {
+    if (id >= 0 && std::find(ids->begin(), ids->end(), static_cast<int32_t>(id)) == ids->end())
+        ids->push_back(static_cast<int32_t>(id));
+}
+
+}  // namespace
+
+bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem) {
+    *out = PromptRecord{};
+    if (int64_t bad = utf8_first_invalid(line); bad >= 0)
+        return problem_is(problem, "invalid UTF-8 at byte " + std::to_string(bad + 1));
+    json rec;
+    try {
+        rec = json::parse(line);
+    } catch (const json::parse_error& e) {
+        std::string what = e.what();
+        size_t p = what.find("] ");
+        return problem_is(problem, "invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
+    }
+    if (!rec.is_object()) return problem_is(problem, "expected a JSON object");
+    if (auto id = rec.find("id"); id != rec.end() && !id->is_null()) {
+        if (id->is_string()) out->id = id->get<std::string>();
+        else if (id->is_number_integer()) out->id = std::to_string(id->get<int64_t>());
+        else return problem_is(problem, "'id' must be a string or an integer");
+    }
+    auto text_field = [&](const char* key, std::string* s) {
+        auto it = rec.find(key);
+        if (it == rec.end() || it->is_null()) return false;
+        if (!it->is_string()) throw std::invalid_argument(std::string("'") + key + "' must be a string");
+        *s = it->get<std::string>();
+        return true;
+    };
+    try {
+        const int forms = int(rec.contains("messages")) + int(rec.contains("prompt")) + int(rec.contains("text"));
+        if (forms != 1) return problem_is(problem, "expected exactly one of 'prompt', 'messages' or 'text'");
+        Conversation& c = out->prompt;
+        if (rec.contains("messages")) {
+            const json& ms = rec["messages"];
+            if (!ms.is_array()) return problem_is(problem, "'messages' must be an array");
+            for (size_t i = 0; i < ms.size(); ++i) {
+                const json& m = ms[i];
+                if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+                    !m["content"].is_string())
+                    return problem_is(problem, "messages[" + std::to_string(i) + "] must be {\"role\": str, \"content\": str}");
+                std::string role = m["role"].get<std::string>(), content = m["content"].get<std::string>();
+                if (role != "system" && role != "user" && role != "assistant")
+                    return problem_is(problem, "messages[" + std::to_string(i) + "] has role '" + role +
+                                                   "' (expected system, user or assistant)");
+                if (role == "system" && blank(content)) continue;
+                c.messages.push_back({role, content});
+            }
+            if (!c.messages.empty() && c.messages.back().role == "assistant") {
+                out->reference = c.messages.back().content;
+                c.messages.pop_back();
+            }
+            if (c.messages.empty() || c.messages.back().role != "user")
+                return problem_is(problem, "the messages do not end with a user turn (optionally followed by the "
+                                           "assistant's reference answer)");
+            if (blank(c.messages.back().content)) return problem_is(problem, "empty prompt (the last user message)");
+        } else if (rec.contains("prompt")) {
+            std::string prompt, system, response;
+            text_field("prompt", &prompt);
+            if (blank(prompt)) return problem_is(problem, "empty prompt");
+            if (text_field("system", &system) && !blank(system)) c.messages.push_back({"system", system});
+            c.messages.push_back({"user", prompt});
+            if (text_field("response", &response)) out->reference = response;
+        } else {
+            std::string text;
+            text_field("text", &text);
+            if (blank(text)) return problem_is(problem, "empty prompt ('text')");
+            c.messages.push_back({"text", text});
+        }
+    } catch (const std::invalid_argument& e) {
+        return problem_is(problem, e.what());
+    }
+    return true;
+}
+
+std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter& fmt, const std::string& model_dir,
+                                      const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings) {
+    std::vector<int32_t> ids;
+    add_unique(&ids, tok.eos_id());
+    for (int64_t e : model_eos) add_unique(&ids, e);
+    const fs::path gc = fs::path(model_dir) / "generation_config.json";
+    if (fs::exists(gc)) {
+        try {
+            std::ifstream in(gc);
+            json j = json::parse(in);
+            if (j.contains("eos_token_id")) {
+                const json& e = j["eos_token_id"];
+                if (e.is_number_integer()) add_unique(&ids, e.get<int64_t>());
+                else if (e.is_array())
+                    for (const json& x : e)
+                        if (x.is_number_integer()) add_unique(&ids, x.get<int64_t>());
+            }
+        } catch (const json::exception& e) {
+            throw InputError(gc.string() + ": invalid JSON: " + e.what());
+        }
+    }
+    const std::string eot = fmt.end_of_turn();
+    if (!eot.empty()) {
+        const int32_t id = tok.token_to_id(eot);
+        Encoding enc = tok.encode(eot, false);
+        if (id >= 0 && enc.ids.size() == 1 && enc.ids[0] == id) add_unique(&ids, id);
+        else if (std::find(stop_strings->begin(), stop_strings->end(), eot) == stop_strings->end())
+            stop_strings->push_back(eot);
+    }
+    return ids;
+}
+
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
+    at::NoGradGuard no_grad;
+    Config c = cfg;
+    if (!req.model.empty()) c.model.path = req.model;
+    if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");
+    if (req.out.empty()) throw UsageError("generate: no output file (use --out FILE.jsonl)");
+    const GenerateKeys& g = c.generate;
+    c10::Device device = device_resolve(c.train.device);
+    if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
+    c10::ScalarType dtype = c.model.dtype == "auto" ? (device.is_cuda() ? at::kBFloat16 : at::kFloat)
+                                                    : dtype_from_name(c.model.dtype);
+    TextPipeline pipe = text_pipeline_from(c);
+    const Tokenizer& tok = *pipe.tokenizer;
+    Decoder model = model_load(c.model.path, dtype, device);
+    const ModelConfig& mc = model->config();
+
+    // Prompts: parsed, formatted with the generation prompt, checked against the context.
+    std::ifstream in(req.prompts, std::ios::binary);
+    if (!in) throw InputError("cannot open prompts file " + req.prompts);
+    const std::string name = fs::path(req.prompts).filename().string();
+    std::vector<PromptRecord> records;
+    std::vector<std::vector<int32_t>> prompt_ids;
+    GenerateSummary sum;
+    std::string first_problem;
+    int64_t line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (blank(line)) continue;
+        PromptRecord rec;
+        std::string problem;
+        const std::string where = req.prompts + ":" + std::to_string(line_no);
+        bool ok = prompt_parse(line, &rec, &problem);
+        std::vector<int32_t> ids;
+        if (ok) {
+            if (rec.id.empty()) rec.id = name + ":" + std::to_string(line_no);
+            rec.prompt.id = rec.id;
+            rec.line = line_no;
+            try {
+                ids = pipe.formatter->generation_prompt(rec.prompt, g.thinking);
+            } catch (const InputError& e) {
+                ok = false;
+                problem = e.what();
+            }
+        }
+        if (ok && ids.empty()) {
+            ok = false;
+            problem = "the prompt renders to no tokens";
+        }
+        if (ok && mc.max_position_embeddings > 0 && static_cast<int64_t>(ids.size()) >= mc.max_position_embeddings) {
+            ok = false;
+            problem = strprintf("prompt of %zu tokens does not fit the context length %lld (max_position_embeddings) "
+                                "with room for one new token", ids.size(),
+                                static_cast<long long>(mc.max_position_embeddings));
+        }
+        if (!ok) {
+            if (!g.skip_invalid)
+                throw InputError(where + ": " + problem + " (set generate.skip_invalid: true to skip bad prompts)");
+            ++sum.skipped;
+            if (first_problem.empty()) first_problem = where + ": " + problem;
+            continue;
+        }
+        records.push_back(std::move(rec));
+        prompt_ids.push_back(std::move(ids));
+    }
+    if (in.bad()) throw InputError("error reading prompts file " + req.prompts);
+    if (sum.skipped)
+        log_warn("%s: skipped %lld bad prompt(s); first: %s", req.prompts.c_str(), static_cast<long long>(sum.skipped),
+                 first_problem.c_str());
+    if (records.empty()) throw InputError(req.prompts + ": no prompt to generate for");
+
+    GenerateOptions go;
+    go.max_new_tokens = g.max_new_tokens;
+    go.sampling.temperature = g.temperature;
+    go.sampling.top_k = g.top_k;
+    go.sampling.top_p = g.top_p;
+    go.sampling.min_p = g.min_p;
+    go.sampling.repetition_penalty = g.repetition_penalty;
+    go.stop_strings = parse_stop(g.stop);
+    go.eos_ids = generate_eos_ids(tok, *pipe.formatter, c.model.path, mc.eos_token_ids, &go.stop_strings);
+    go.context_length = mc.max_position_embeddings;
+    Generator gen(model, tok, go, device);
+
+    // Sequences (prompt, sample), longest prompts first, in batches of generate.batch_size.
+    // Greedy samples of one prompt are all the same: decoded once, copied.
+    const bool greedy = go.sampling.greedy();
+    const int64_t decoded_per_prompt = greedy ? 1 : g.n;
+    struct Seq {
+        size_t prompt;
+        int64_t sample;
+    };
+    std::vector<Seq> seqs;
+    for (size_t p = 0; p < records.size(); ++p)
+        for (int64_t k = 0; k < decoded_per_prompt; ++k) seqs.push_back({p, k});
+    std::stable_sort(seqs.begin(), seqs.end(), [&](const Seq& a, const Seq& b) {
+        return prompt_ids[a.prompt].size() > prompt_ids[b.prompt].size();
+    });
+    std::vector<std::vector<GenerationOutput>> results(records.size(), std::vector<GenerationOutput>(decoded_per_prompt));
+
+    log_info("generate: %zu prompt(s) x %lld sample(s) from %s on %s (%s, %s), max %lld new tokens, batch %lld",
+             records.size(), static_cast<long long>(g.n), c.model.path.c_str(), device.str().c_str(),
+             dtype_name(dtype).c_str(), greedy ? "greedy" : "sampling", static_cast<long long>(g.max_new_tokens),
+             static_cast<long long>(g.batch_size));
+    Progress progress("generate", static_cast<int64_t>(seqs.size()), "samples", progress_bar_wanted(c.log.progress));
+    int64_t tokens = 0, done = 0;
+    auto rate = [&] {
+        const double s = progress.elapsed_seconds();
+        return strprintf("%lld tokens, %.1f tok/s", static_cast<long long>(tokens), s > 0 ? tokens / s : 0.0);
+    };
+    for (size_t start = 0; start < seqs.size(); start += static_cast<size_t>(g.batch_size)) {
+        const size_t end = std::min(seqs.size(), start + static_cast<size_t>(g.batch_size));
+        std::vector<GenerationInput> batch;
+        for (size_t s = start; s < end; ++s)
+            batch.push_back({prompt_ids[seqs[s].prompt], sample_seed(static_cast<uint64_t>(g.seed),
+                                                                     records[seqs[s].prompt].id, seqs[s].sample)});
+        std::vector<GenerationOutput> outs = gen.generate(batch, [&](int64_t n) {
+            tokens += n;
+            progress.update(done, rate());
+        });
+        for (size_t s = start; s < end; ++s)
+            results[seqs[s].prompt][static_cast<size_t>(seqs[s].sample)] = std::move(outs[s - start]);
+        done += static_cast<int64_t>(end - start);
+        progress.update(done, rate());
+    }
+    progress.finish(rate());
+    sum.seconds = progress.elapsed_seconds();
+
+    // One line per (prompt, sample) in file order.
+    AtomicFile out(req.out, "generation output");
+    for (size_t p = 0; p < records.size(); ++p) {
+        for (int64_t k = 0; k < g.n; ++k) {
+            const GenerationOutput& o = results[p][static_cast<size_t>(greedy ? 0 : k)];
+            json j;
+            j["id"] = records[p].id;
+            j["sample"] = k;
+            j["response"] = o.text;
+            if (records[p].reference) j["reference"] = *records[p].reference;
+            j["prompt_tokens"] = prompt_ids[p].size();
+            j["generated_tokens"] = o.tokens.size();
+            j["finish_reason"] = finish_reason_name(o.finish);
+            j["seconds"] = o.seconds;
+            out.write(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+            ++sum.samples;
+            sum.generated_tokens += static_cast<int64_t>(o.tokens.size());
+        }
+    }
+    out.commit();
+    sum.prompts = static_cast<int64_t>(records.size());
+    log_info("generate: %lld sample(s) of %lld prompt(s) -> %s; %lld tokens in %.1f s (%.1f tok/s)%s",
+             static_cast<long long>(sum.samples), static_cast<long long>(sum.prompts), req.out.c_str(),
+             static_cast<long long>(tokens), sum.seconds, sum.seconds > 0 ? tokens / sum.seconds : 0.0,
+             sum.skipped ? strprintf("; %lld bad prompt(s) skipped", static_cast<long long>(sum.skipped)).c_str() : "");
+    return sum;
+}
+
+}  // namespace cuset
