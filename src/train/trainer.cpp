@@ -349,7 +349,9 @@ void Trainer::build_model_and_optimizer() {
                              (long long)file.r, file.alpha, file.rslora ? ", rslora" : "");
                 lora_ = file;
             }
-            lora_attach(model_, *lora_, at::detail::getDefaultCPUGenerator());
+            // A from a generator of train.seed alone: the same adapter on every rank (the default
+            // generators are seeded per rank, for dropout).
+            lora_attach(model_, *lora_, at::detail::createCPUGenerator(static_cast<uint64_t>(cfg_.train.seed)));
             if (!from.empty()) lora_load_weights(model_, from);
         } catch (const InputError& e) {
             if (resume_from_.empty()) throw;

@@ -6,14 +6,20 @@
 // identity and is initialised as PEFT does; the PEFT config round trip and its refusals; the
 // memory arithmetic (Qwen2.5-Coder-7B / 32B shapes, `--dry-run`); a LoRA run through the binary
 // resumes bit-identically (dropout, activation checkpointing, accumulation), its checkpoints hold
-// only the adapter, and model.lora.path starts from an adapter.
+// only the adapter, model.lora.path starts from an adapter, and two Gloo ranks train the same
+// adapter as one process with the same global batch.
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -481,4 +487,64 @@ TEST(LoraTrainer, BadTargetModuleIsAConfigError) {
     auto r = run_cuset("--config " + cfg + " --run-name x --set model.lora.target_modules=q_proj,qkv_proj");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("model.lora.target_modules"), std::string::npos) << r.err;
+}
+
+// Two Gloo ranks on localhost (as tests/train/test_distributed.cpp starts them) against one
+// process with the same global batch: the same adapter on both ranks (A from train.seed alone),
+// only the adapters' gradients all-reduced, the same losses and adapters up to fp32 summation order.
+TEST(LoraTrainer, TwoGlooRanksMatchOneProcess) {
+    const std::string dir = scratch_dir("lora-two-ranks");
+    std::string cfg = write_lora_config(dir, "cuset", 3, 0);
+    std::string text = read_file(cfg);
+    text.replace(text.find("dropout: 0.1"), 12, "dropout: 0.0");  // per-rank dropout streams differ from one process's
+    text.replace(text.find("micro_batch_size: 2"), 19, "micro_batch_size: 1");
+    text.replace(text.find("  eval: tests/fixtures/mini_sft.jsonl\n"), 38, "  eval: \"\"\n");
+    // eps 1e-3 as in test_distributed.cpp: near-zero gradients then give smooth updates, not
+    // +-lr steps whose sign the summation order decides.
+    text.replace(text.find("  seed: 7\n"), 10, "  seed: 7\n  eps: 1.0e-3\n");
+    text += "distributed:\n  timeout_s: 20\n";
+    write_file(cfg, text);
+    const int port = 20000 + (::getpid() * 13 + 7) % 30000;
+    std::vector<pid_t> pids;
+    for (int rank = 0; rank < 2; ++rank) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("RANK", std::to_string(rank).c_str(), 1);
+            setenv("WORLD_SIZE", "2", 1);
+            setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+            setenv("MASTER_ADDR", "127.0.0.1", 1);
+            setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+            std::string log = dir + "/two-r" + std::to_string(rank) + ".log";
+            if (!freopen(log.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+            std::vector<std::string> args = {CUSET_BINARY, "--config", cfg, "--run-name", "two"};
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            execv(CUSET_BINARY, argv.data());
+            _exit(127);
+        }
+        pids.push_back(pid);
+    }
+    for (int rank = 1; rank >= 0; --rank) {
+        int status = 0;
+        waitpid(pids[rank], &status, 0);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << read_file(dir + "/two-r" + std::to_string(rank) + ".log");
+    }
+    auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
+    ASSERT_EQ(m2.size(), 3u);
+    ASSERT_EQ(m1.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+        const double a = m2[i]["loss"].get<double>(), b = m1[i]["loss"].get<double>();
+        EXPECT_NEAR(a, b, 1e-6 * std::abs(b)) << "step " << i + 1;
+    }
+    auto a2 = load_st(dir + "/two/checkpoint-0000003/adapter_model.safetensors");
+    auto a1 = load_st(dir + "/one/checkpoint-0000003/adapter_model.safetensors");
+    ASSERT_EQ(a2.size(), a1.size());
+    double worst = 0;
+    for (auto& [k, t] : a1) worst = std::max(worst, (a2.at(k) - t).abs().max().item<double>());
+    EXPECT_LE(worst, 1e-5);
+    std::printf("two ranks vs one process: adapters max abs diff %.3g\n", worst);
 }
