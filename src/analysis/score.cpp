@@ -43,6 +43,10 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     TextPipeline pipe = text_pipeline_from(c);
     TokenizedSplit split = dataset_tokenize(data, pipe, c, req.split);
     Decoder model = model_load(c.model.path, dtype, device);
+    if (pipe.tokenizer->vocab_size() > model->config().vocab_size)  // as training checks it
+        throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
+                                   pipe.tokenizer->source().c_str(), (long long)pipe.tokenizer->vocab_size(),
+                                   c.model.path.c_str(), (long long)model->config().vocab_size));
 
     ScoreHeader header;
     header.key.model_hash = hash_model_dir(c.model.path);

@@ -10,8 +10,10 @@
 #include <functional>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -487,12 +489,62 @@ Origin origin_of(const std::string& file, const YAML::Mark& m) {
     return {file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1)};
 }
 
+// Before anything walks the tree: an alias used inside its own anchor (`a: &r {b: *r}`) makes a
+// cycle, and absurd nesting or alias fan-out an endless walk; all are refused here.
+void check_tree(const YAML::Node& node, std::vector<YAML::Node>& stack, size_t& visited, const std::string& file) {
+    constexpr size_t kMaxDepth = 64, kMaxNodes = 1000000;
+    if (++visited > kMaxNodes)
+        fail(origin_of(file, node.Mark()), "more than 1000000 values (aliases expanding without end?)");
+    if (!node.IsMap() && !node.IsSequence()) return;
+    for (const YAML::Node& up : stack)
+        if (up.is(node)) fail(origin_of(file, node.Mark()), "recursive alias: an anchor is used inside itself");
+    if (stack.size() >= kMaxDepth)
+        fail(origin_of(file, node.Mark()), "nested more than 64 levels deep (a configuration has 3)");
+    stack.push_back(node);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        if (node.IsMap()) {
+            check_tree(it->first, stack, visited, file);
+            check_tree(it->second, stack, visited, file);
+        } else {
+            check_tree(*it, stack, visited, file);
+        }
+    }
+    stack.pop_back();
+}
+
+// The position of the first byte that is not valid UTF-8, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+    size_t i = 0;
+    while (i < s.size()) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (n == 0 || (n == 2 && c < 0xC2) || i + n > s.size()) return i;
+        for (size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+        if (n == 3) {
+            unsigned char d = static_cast<unsigned char>(s[i + 1]);
+            if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d >= 0xA0)) return i;
+        } else if (n == 4) {
+            unsigned char d = static_cast<unsigned char>(s[i + 1]);
+            if ((c == 0xF0 && d < 0x90) || c > 0xF4 || (c == 0xF4 && d >= 0x90)) return i;
+        }
+        i += n;
+    }
+    return std::string::npos;
+}
+
 void walk(Config& cfg, const YAML::Node& node, const std::string& prefix, const std::string& file) {
+    std::map<std::string, YAML::Mark> seen;
     for (auto it = node.begin(); it != node.end(); ++it) {
         const YAML::Node k = it->first;
         const YAML::Node v = it->second;
         Origin ko = origin_of(file, k.Mark());
         if (!k.IsScalar()) fail(ko, "keys must be plain names");
+        if (!seen.emplace(k.Scalar(), k.Mark()).second) {
+            const YAML::Mark& m = seen[k.Scalar()];
+            fail(ko, "duplicate key '" + (prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar()) +
+                         "' (first at line " + std::to_string(m.line + 1) + "); keep one");
+        }
         std::string path = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
         if (const Field* f = find_field(path)) {
             Origin vo = origin_of(file, v.Mark());
@@ -596,15 +648,27 @@ Config config_load(const std::string& file, const std::vector<Override>& overrid
     Config cfg;
     cfg.source_file = file;
     if (!file.empty()) {
+        std::error_code dir_ec;
+        if (std::filesystem::is_directory(file, dir_ec))
+            throw UsageError("config error: '" + file + "' is a folder, not a YAML file (check the path given to --config)");
         std::ifstream in(file);
         if (!in)
+
             throw UsageError("config error: cannot read '" + file +
                              "' (check the path given to --config)");
         std::stringstream ss;
         ss << in.rdbuf();
+        const std::string text = ss.str();
+        if (size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
+            size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + bad, '\n'));
+            size_t bol = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+            size_t col = bad - (bol == std::string::npos || bad == 0 ? 0 : bol + 1) + 1;
+            throw UsageError("config error: " + file + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                             ": not valid UTF-8 (a YAML file is UTF-8 text)");
+        }
         YAML::Node root;
         try {
-            root = YAML::Load(ss.str());
+            root = YAML::Load(text);
         } catch (const YAML::Exception& e) {
             throw UsageError("config error: " + file + ":" + std::to_string(e.mark.line + 1) + ":" +
                              std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
@@ -615,6 +679,9 @@ Config config_load(const std::string& file, const std::vector<Override>& overrid
             throw UsageError("config error: " + file +
                              ": the top level must be a mapping of sections (model:, data:, ...)");
         } else {
+            std::vector<YAML::Node> stack;
+            size_t visited = 0;
+            check_tree(root, stack, visited, file);
             walk(cfg, root, "", file);
         }
     }

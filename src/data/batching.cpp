@@ -228,10 +228,15 @@ template <class T>
 bool get(std::ifstream& f, T* v) {
     return static_cast<bool>(f.read(reinterpret_cast<char*>(v), sizeof(T)));
 }
+// A count is checked against `limit` and against the bytes the file still has (`file_size`), so
+// a corrupted count (2^32 - 1) is a bad cache, not a 16 GB allocation.
 template <class T>
-bool get_vec(std::ifstream& f, std::vector<T>* v, uint64_t limit) {
+bool get_vec(std::ifstream& f, std::vector<T>* v, uint64_t limit, uint64_t file_size) {
     uint64_t n = 0;
     if (!get(f, &n) || n > limit) return false;
+    const std::streamoff pos = f.tellg();
+    if (pos < 0 || static_cast<uint64_t>(pos) > file_size || n > (file_size - static_cast<uint64_t>(pos)) / sizeof(T))
+        return false;
     v->resize(n);
     return static_cast<bool>(f.read(reinterpret_cast<char*>(v->data()), static_cast<std::streamsize>(n * sizeof(T))));
 }
@@ -240,6 +245,9 @@ bool get_vec(std::ifstream& f, std::vector<T>* v, uint64_t limit) {
 
 bool tokenized_cache_load(const std::string& path, const std::string& key,
                           std::vector<TokenizedSample>* out) {
+    std::error_code ec;
+    const uint64_t file_size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+    if (ec || file_size == 0) return false;
     std::ifstream f(path, std::ios::binary);
     if (!f) return false;
     char magic[8];
@@ -248,22 +256,27 @@ bool tokenized_cache_load(const std::string& path, const std::string& key,
     if (!f.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return false;
     if (!get(f, &version) || version != kCacheVersion) return false;
     std::vector<char> kbytes;
-    if (!get_vec(f, &kbytes, 1024)) return false;
+    if (!get_vec(f, &kbytes, 1024, file_size)) return false;
     if (std::string(kbytes.begin(), kbytes.end()) != key) return false;
     uint64_t n = 0;
     if (!get(f, &n)) return false;
     const uint64_t kMaxTokens = uint64_t(1) << 32;
+    // Every sample takes at least its five counts (40 bytes).
+    const std::streamoff here = f.tellg();
+    if (here < 0 || n > (file_size - static_cast<uint64_t>(here)) / 40) return false;
     std::vector<TokenizedSample> samples(n < (1u << 24) ? n : 0);
     if (samples.size() != n) return false;
     for (TokenizedSample& s : samples) {
         std::vector<char> id;
-        if (!get_vec(f, &id, 1 << 20)) return false;
+        if (!get_vec(f, &id, 1 << 20, file_size)) return false;
         s.id.assign(id.begin(), id.end());
-        if (!get_vec(f, &s.ids, kMaxTokens) || !get_vec(f, &s.roles, kMaxTokens) ||
-            !get_vec(f, &s.trainable, kMaxTokens) || !get_vec(f, &s.tag_bits, kMaxTokens))
+        if (!get_vec(f, &s.ids, kMaxTokens, file_size) || !get_vec(f, &s.roles, kMaxTokens, file_size) ||
+            !get_vec(f, &s.trainable, kMaxTokens, file_size) || !get_vec(f, &s.tag_bits, kMaxTokens, file_size))
             return false;
         size_t T = s.ids.size();
         if (s.roles.size() != T || s.trainable.size() != T || s.tag_bits.size() != T) return false;
+        for (int64_t t : s.ids)
+            if (t < 0) return false;  // the caller checks the upper end against its tokenizer
     }
     *out = std::move(samples);
     return true;

@@ -518,7 +518,8 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
         if (!p->empty()) refuse_output_equal_to_input(*p, {o.input}, "data check");
     if (!o.out.empty() && !o.report.empty() && same_file(o.out, o.report))
         throw UsageError("--out and --report name the same file " + o.out);
-    if (o.timeout_s <= 0) throw UsageError("--timeout must be positive");
+    if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))  // NaN and inf included
+        throw UsageError("--timeout must be a positive number of seconds");
 
     std::vector<Override> overrides;
     if (!o.tokenizer.empty()) overrides.push_back({"model.tokenizer", o.tokenizer});

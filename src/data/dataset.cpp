@@ -47,7 +47,18 @@ TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pip
         // Version 1 of the key recipe; bump when tokenisation semantics change.
         key = Hasher().add("cuset-tokenized-v1").add(hash_file(path)).add(pipe.key).hex();
         cache_file = (fs::path(cfg.data.cache_dir) / (key + ".bin")).string();
-        if (tokenized_cache_load(cache_file, key, &out.samples)) {
+        auto ids_in_vocab = [&] {  // a corrupted cache must not hand out ids past the embedding
+            const int64_t V = pipe.tokenizer->vocab_size();
+            for (const TokenizedSample& s : out.samples)
+                for (auto t : s.ids)
+                    if (t < 0 || t >= V) return false;
+            return true;
+        };
+        if (tokenized_cache_load(cache_file, key, &out.samples) && !ids_in_vocab()) {
+            log_warn("the tokenised cache %s holds token ids outside the tokenizer's vocabulary: rebuilding it",
+                     cache_file.c_str());
+            out.samples.clear();
+        } else if (!out.samples.empty()) {
             out.from_cache = true;
             out.hash = tokenized_hash(out.samples);
             out.report.loaded = static_cast<int64_t>(out.samples.size());

@@ -197,8 +197,40 @@ std::vector<const TensorView*> match_table(const std::vector<WeightEntry>& table
 }
 
 // The config for `dir` with the lm_head fallback applied: no lm_head.weight -> tied.
+// The sizes config.json declares against the weights' headers, before anything is allocated from
+// them: a num_hidden_layers or intermediate_size the files do not have (100000 layers would
+// otherwise allocate hundreds of GB, or overflow a size, before the shape check below fails).
+void check_config_sizes(const std::string& dir, const ModelConfig& cfg, const SafetensorsCheckpoint& ckpt) {
+    auto fail = [&](const std::string& msg) {
+        throw InputError("model '" + dir + "': config.json " + msg + " (config.json and the weights disagree)");
+    };
+    auto expect = [&](const std::string& name, int64_t rows, int64_t cols, const std::string& what) {
+        const TensorView* v = ckpt.find(name);
+        if (!v) return;  // reported with every other missing tensor by match_table()
+        if (v->shape.size() != 2 || v->shape[0] != rows || v->shape[1] != cols)
+            fail("says " + what + " (" + std::to_string(rows) + " x " + std::to_string(cols) + "), but '" + name +
+                 "' is " + shape_str(v->shape));
+    };
+    int64_t q_rows = 0, kv_rows = 0;
+    if (__builtin_mul_overflow(cfg.n_head, cfg.head_dim, &q_rows) ||
+        __builtin_mul_overflow(cfg.n_head_kv, cfg.head_dim, &kv_rows))
+        fail("has sizes whose product overflows (num_attention_heads x head_dim)");
+    expect("model.embed_tokens.weight", cfg.vocab_size, cfg.hidden_size, "vocab_size x hidden_size");
+    const std::string last = "model.layers." + std::to_string(cfg.n_layer - 1) + ".";
+    if (!ckpt.find(last + "input_layernorm.weight") && !ckpt.find(last + "self_attn.q_proj.weight"))
+        fail("says num_hidden_layers " + std::to_string(cfg.n_layer) + ", but the weights have no layer " +
+             std::to_string(cfg.n_layer - 1));
+    const std::string more = "model.layers." + std::to_string(cfg.n_layer) + ".";
+    if (ckpt.find(more + "input_layernorm.weight") || ckpt.find(more + "self_attn.q_proj.weight"))
+        fail("says num_hidden_layers " + std::to_string(cfg.n_layer) + ", but the weights have more layers");
+    expect("model.layers.0.self_attn.q_proj.weight", q_rows, cfg.hidden_size, "num_attention_heads x head_dim, hidden_size");
+    expect("model.layers.0.self_attn.k_proj.weight", kv_rows, cfg.hidden_size, "num_key_value_heads x head_dim, hidden_size");
+    expect("model.layers.0.mlp.gate_proj.weight", cfg.intermediate_size, cfg.hidden_size, "intermediate_size x hidden_size");
+}
+
 ModelConfig config_for_checkpoint(const std::string& dir, const SafetensorsCheckpoint& ckpt) {
     ModelConfig cfg = model_config_load(dir);
+    check_config_sizes(dir, cfg, ckpt);
     if (!cfg.tie_word_embeddings && !ckpt.find("lm_head.weight")) {
         log_warn("model '%s' has no lm_head.weight: using the input embedding as the output head (tied)", dir.c_str());
         cfg.tie_word_embeddings = true;

@@ -221,6 +221,11 @@ ModelConfig model_config_from_json(const json& j, const std::string& source) {
 
 ModelConfig model_config_load(const std::string& dir) {
     std::string path = (std::filesystem::path(dir) / "config.json").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dir, ec))
+        throw InputError("model '" + dir + "' is a file; a model is a Hugging Face folder (config.json, *.safetensors)");
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError("model config '" + path + "' is a folder, not a file");
     std::ifstream in(path);
     if (!in) throw InputError("model config '" + path + "' cannot be read (is model.path a Hugging Face model folder?)");
     json j;

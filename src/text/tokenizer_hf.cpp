@@ -4,6 +4,7 @@
 // `tokenizers` library's ids and byte offsets. Anything else in a tokenizer.json is an InputError
 // that names the component. Training, dropout, truncation and padding are not done here.
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -327,6 +328,13 @@ private:
                      "Split/ByteLevel/Digits pre-tokenizers, ByteLevel/TemplateProcessing post-processors)");
 }
 
+// A token id of tokenizer.json: an integer in [0, 2^31 - 1).
+int32_t checked_id_in(const json& v, const std::string& path, const std::string& what) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= std::numeric_limits<int32_t>::max())
+        throw InputError(path + ": " + what + " is " + v.dump().substr(0, 40) + "; token ids are integers from 0 to 2^31 - 2");
+    return static_cast<int32_t>(v.get<int64_t>());
+}
+
 std::string type_of(const json& j) { return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "?"; }
 
 HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
@@ -355,7 +363,7 @@ HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
         // Added tokens: matched before the normalizer (normalized=false) or after it (true).
         for (const json& t : j.value("added_tokens", json::array())) {
             AddedToken a;
-            a.id = t.at("id").get<int32_t>();
+            a.id = checked_id_in(t.at("id"), path_, "added token id");
             a.content = t.at("content").get<std::string>();
             a.single_word = t.value("single_word", false);
             a.lstrip = t.value("lstrip", false);
@@ -387,7 +395,13 @@ HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
     std::unordered_set<std::string> all;
     for (const auto& kv : vocab_) all.insert(kv.first);
     for (const auto& kv : added_by_content_) all.insert(kv.first);
-    vocab_size_ = static_cast<int64_t>(all.size());
+    if (all.empty()) throw InputError(path + ": the vocabulary is empty");
+    // Ids index the embedding: the size is one past the largest id, so that an id with a gap
+    // before it (or an absurd one) is caught by the embedding-size check, not by LibTorch.
+    int64_t max_id = -1;
+    for (const auto& kv : vocab_) max_id = std::max<int64_t>(max_id, kv.second);
+    for (const auto& kv : added_by_content_) max_id = std::max<int64_t>(max_id, kv.second);
+    vocab_size_ = std::max<int64_t>(static_cast<int64_t>(all.size()), max_id + 1);
 
     // A TemplateProcessing prefix names the BOS when tokenizer_config.json does not.
     for (const PostProc& p : post_)
@@ -411,7 +425,7 @@ void HfTokenizer::load_model(const json& m) {
     vocab_.reserve(vocab.size() * 2);
     vocab_r_.reserve(vocab.size() * 2);
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-        int32_t id = it.value().get<int32_t>();
+        int32_t id = checked_id_in(it.value(), path_, "vocabulary id of '" + it.key().substr(0, 60) + "'");
         vocab_[it.key()] = id;
         vocab_r_[id] = it.key();
     }

@@ -58,6 +58,21 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
     } catch (const nlohmann::json::exception& e) {
         throw InputError(where + ": malformed trainer state: " + e.what());
     }
+    // Values no run can have written (a hand-edited or corrupted file) are refused here, before
+    // they index the data or the schedule.
+    auto check = [&](bool ok, const std::string& what) {
+        if (!ok) throw InputError(where + ": malformed trainer state: " + what);
+    };
+    check(s.step >= 0 && s.epoch >= 0 && s.step_in_epoch >= 0 && s.total_steps >= 0 && s.tokens >= 0 &&
+              s.skipped_steps >= 0 && s.bad_in_row >= 0,
+          "a count is negative");
+    check(s.global_batch >= 1 && s.world_size >= 1, "global_batch and world_size must be at least 1");
+    check(s.step <= s.total_steps, strprintf("step %lld is past total_steps %lld", (long long)s.step, (long long)s.total_steps));
+    check(s.step_in_epoch <= s.step && s.epoch <= s.step,
+          strprintf("step_in_epoch %lld / epoch %lld do not fit step %lld", (long long)s.step_in_epoch, (long long)s.epoch,
+                    (long long)s.step));
+    check(s.skipped_steps <= s.step && s.bad_in_row <= s.skipped_steps, "more skipped steps than steps");
+    check(s.history.is_array(), "history must be a list");
     return s;
 }
 

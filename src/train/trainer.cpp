@@ -510,6 +510,7 @@ void Trainer::plan_steps() {
 
 void Trainer::restore(const std::string& ckpt) {
     std::string state_file = (fs::path(ckpt) / "trainer_state.json").string();
+    if (fs::is_directory(state_file)) throw InputError(state_file + " is a folder, not a file");
     std::ifstream f(state_file);
     json j;
     try {
@@ -887,6 +888,10 @@ int Trainer::run() {
         }
     }
     if (bar) progress.finish();
+    if (state_.step > 0 && state_.skipped_steps >= state_.step)  // not a model worth a checkpoint
+        throw RuntimeFailure(strprintf("all %lld steps were skipped (non-finite loss or no token kept by the objective): "
+                                       "nothing was trained; check the data, train.lr and the objective's settings",
+                                       (long long)state_.step));
     double train_seconds = seconds_since(t_start);
     eval_and_record("after training");
     save_checkpoint();

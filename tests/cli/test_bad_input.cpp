@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -100,9 +102,9 @@ TEST(BadInputOutputIsInput, DataCheckRefusesEverySpellingOfItsInput) {
     fs::copy_file(kData, d + "/in.jsonl");
     fs::create_symlink(d + "/in.jsonl", d + "/link.jsonl");
     fs::create_hard_link(d + "/in.jsonl", d + "/hard.jsonl");
-    for (const std::string out : {d + "/in.jsonl", d + "/./in.jsonl", d + "/link.jsonl", d + "/hard.jsonl"}) {
+    for (const std::string& out : {d + "/in.jsonl", d + "/./in.jsonl", d + "/link.jsonl", d + "/hard.jsonl"}) {
         auto before = snapshot(d);
-        for (const std::string flag : {"--out", "--report"}) {
+        for (const std::string& flag : {"--out", "--report"}) {
             auto r = run("data check " + q(d + "/in.jsonl") + " " + flag + " " + q(out));
             expect_error(r, 2, "is the input");
             EXPECT_EQ(snapshot(d), before) << flag << " " << out;
@@ -116,7 +118,7 @@ TEST(BadInputOutputIsInput, TagRefusesItsInput) {
     fs::copy_file(std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/tagger/response.md", d + "/r.md");
     fs::create_symlink(d + "/r.md", d + "/link.md");
     auto before = snapshot(d);
-    for (const std::string out : {d + "/r.md", d + "/link.md"}) {
+    for (const std::string& out : {d + "/r.md", d + "/link.md"}) {
         auto r = run("tag " + q(d + "/r.md") + " -o " + q(out));
         expect_error(r, 2, "is the input");
         EXPECT_EQ(snapshot(d), before);
@@ -129,8 +131,8 @@ TEST(BadInputOutputIsInput, ScoreRefusesItsDataAndModelFiles) {
     std::string cfg = write_config(d, tiny_model_dir());
     fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
     auto before = snapshot(d);
-    for (const std::string out : {d + "/train.jsonl", d + "/link.jsonl", tiny_model_dir() + "/config.json"}) {
-        for (const std::string fmt : {"jsonl", "bin"}) {
+    for (const std::string& out : {d + "/train.jsonl", d + "/link.jsonl", tiny_model_dir() + "/config.json"}) {
+        for (const std::string& fmt : {"jsonl", "bin"}) {
             auto r = run("score --config " + q(cfg) + " --data " + q(d + "/train.jsonl") + " --format " + fmt +
                            " --out " + q(out));
             expect_error(r, 2, "is the input");
@@ -163,7 +165,7 @@ TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
     std::string m = copy_tiny_model(d);
     fs::create_directory_symlink(m, d + "/link");
     auto before = snapshot(d);
-    for (const std::string out : {m, d + "/link", m + "/."}) {
+    for (const std::string& out : {m, d + "/link", m + "/."}) {
         auto r = run("export --model " + q(m) + " --out " + q(out) + " --dtype float32");
         expect_error(r, 2, "is the input");
         EXPECT_EQ(snapshot(d), before) << out;
@@ -288,7 +290,7 @@ TEST(BadInputSpecialTargets, SymlinkIsWrittenThroughAndDevicesInPlace) {
 
 TEST(BadInputTempNames, AnInputNamedLikeATemporaryIsKept) {
     std::string d = scratch_dir("bad-tmpname");
-    for (const std::string in : {"x.tmp", "x.tmp-1", "x.jsonl.tmp"}) {
+    for (const std::string& in : {"x.tmp", "x.tmp-1", "x.jsonl.tmp"}) {
         fs::copy_file(kData, d + "/" + in, fs::copy_options::overwrite_existing);
         std::string out = in.substr(0, in.find(".tmp"));
         auto r = run("data check " + q(d + "/" + in) + " --out " + q(d + "/" + out) + " --report " +
@@ -308,7 +310,7 @@ TEST(BadInputExport, ReplacesOnlyAModelFolderOrAnEmptyOne) {
     write_file(d + "/mine/thesis.tex", "years of work");
     write_file(d + "/file", "a file");
     auto before = snapshot(d);
-    for (const std::string out : {d + "/mine", d + "/file"}) {
+    for (const std::string& out : {d + "/mine", d + "/file"}) {
         auto r = run("export --model " + q(tiny_model_dir()) + " --out " + q(out) + " --dtype float32");
         expect_error(r, 2, out);
         EXPECT_EQ(snapshot(d), before);
@@ -321,4 +323,217 @@ TEST(BadInputExport, ReplacesOnlyAModelFolderOrAnEmptyOne) {
     ASSERT_EQ(again.exit_code, 0) << again.err;  // a model folder cuset wrote is replaced
     EXPECT_NE(read_file(d + "/empty/config.json").find("bfloat16"), std::string::npos);
     expect_no_temp_files(d);
+}
+
+// ---------------------------------------------------------------- 6. YAML that never ends
+
+namespace {
+
+std::string yaml_file(const std::string& name, const std::string& text) {
+    std::string d = scratch_dir("bad-yaml-" + name);
+    write_file(d + "/bad.yaml", text);
+    return d + "/bad.yaml";
+}
+
+}  // namespace
+
+TEST(BadInputYaml, CyclesDepthDuplicatesAndBytesAreUsageErrors) {
+    std::string deep = "train:\n  x: ";
+    for (int i = 0; i < 200; ++i) deep += "{a: ";
+    deep += "1";
+    for (int i = 0; i < 200; ++i) deep += "}";
+    struct Case {
+        std::string name, text, needle;
+    };
+    const std::vector<Case> cases = {
+        {"cycle-top", "a: &r {b: *r}\n", "recursive alias"},
+        {"cycle-section", "train: &r\n  lr: 1.0e-3\n  again: *r\n", "recursive alias"},
+        {"cycle-list", "x: &l [1, *l]\n", "recursive alias"},
+        {"deep", deep + "\n", "bad.yaml"},
+        {"duplicate", "train:\n  lr: 1.0e-3\n  lr: 2.0e-3\n", "duplicate key 'train.lr'"},
+        {"duplicate-section", "train:\n  lr: 1.0e-3\ntrain:\n  seed: 3\n", "duplicate key 'train'"},
+        {"utf8", "data:\n  system_prompt: \"caf\xC3\x28\"\n", "bad.yaml:2:22: not valid UTF-8"},
+    };
+    for (const Case& c : cases) {
+        std::string path = yaml_file(c.name, c.text);
+        auto r = run("--config " + q(path) + " --dry-run", 30);
+        expect_error(r, 2, c.needle);
+        EXPECT_EQ(read_file(path), c.text) << c.name;
+    }
+}
+
+TEST(BadInputYaml, ConfigThatIsAFolderIsAUsageError) {
+    std::string d = scratch_dir("bad-yaml-dir");
+    auto r = run("--config " + q(d) + " --dry-run", 30);
+    expect_error(r, 2, d);
+    auto s = run("score --config " + q(d), 30);
+    expect_error(s, 2, d);
+}
+
+// ---------------------------------------------------------------- 7. sizes checked before allocating
+
+namespace {
+
+// The tiny model with config.json keys replaced.
+std::string model_with(const std::string& dir, const nlohmann::json& patch) {
+    std::string m = copy_tiny_model(dir);
+    nlohmann::json c = nlohmann::json::parse(read_file(m + "/config.json"));
+    c.merge_patch(patch);
+    write_file(m + "/config.json", c.dump(2));
+    return m;
+}
+
+}  // namespace
+
+TEST(BadInputModelSizes, ConfigLargerThanTheWeightsIsBadInputNotAnAllocation) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+        {{{"num_hidden_layers", 100000}}, "num_hidden_layers 100000"},
+        {{{"num_hidden_layers", 1}}, "more layers"},
+        {{{"intermediate_size", int64_t(1) << 40}}, "intermediate_size"},
+        {{{"hidden_size", int64_t(1) << 62}}, "hidden_size"},
+        {{{"vocab_size", 4000000000LL}}, "vocab_size"},
+        {{{"num_attention_heads", int64_t(1) << 40}, {"num_key_value_heads", int64_t(1) << 40}, {"head_dim", int64_t(1) << 40}},
+         "config.json"},
+    };
+    int i = 0;
+    for (const auto& [patch, needle] : cases) {
+        std::string d = scratch_dir("bad-model-size-" + std::to_string(i++));
+        std::string m = model_with(d, patch);
+        const std::string cfg = write_config(d, m);
+        auto before = snapshot(m);
+        // A 4 GB address-space limit: allocating from the bad sizes would fail with a trace.
+        auto r = run_command("ulimit -v 4000000; timeout -k 5 60 '" + std::string(CUSET_BINARY) + "' export --model " + q(m) +
+                             " --out " + q(d + "/out") + " --dtype float32");
+        expect_error(r, 3, needle);
+        auto t = run_command("ulimit -v 4000000; timeout -k 5 60 '" + std::string(CUSET_BINARY) + "' --config " + q(cfg));
+        expect_error(t, 3, needle);
+        EXPECT_EQ(snapshot(m), before);
+        EXPECT_FALSE(fs::exists(d + "/out"));
+    }
+}
+
+TEST(BadInputModelSizes, CorruptedCacheCountIsRebuilt) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-cache-count");
+    std::string cfg = write_config(d, tiny_model_dir(), "");
+    std::string text = read_file(cfg);
+    text.replace(text.find("cache_dir: \"\""), 13, "cache_dir: " + d + "/cache");
+    write_file(cfg, text);
+    auto a = run("score --config " + q(cfg) + " --format jsonl --out " + q(d + "/a.jsonl"));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    std::string cache;
+    for (auto& e : fs::directory_iterator(d + "/cache")) cache = e.path().string();
+    ASSERT_FALSE(cache.empty());
+    // magic 8, version 4, key (count 8 + bytes), samples 8, first id (count 8 + bytes), then the
+    // first sample's token count: set it to 2^32 - 1.
+    std::string bytes = read_file(cache);
+    auto u64 = [&](size_t at) {
+        uint64_t v = 0;
+        std::memcpy(&v, bytes.data() + at, 8);
+        return v;
+    };
+    size_t at = 12;
+    at += 8 + u64(at);
+    at += 8;
+    at += 8 + u64(at);
+    const uint64_t bad = (uint64_t(1) << 32) - 1;
+    std::memcpy(bytes.data() + at, &bad, 8);
+    write_file(cache, bytes);
+    auto b = run_command("ulimit -v 4000000; timeout -k 5 120 '" + std::string(CUSET_BINARY) + "' score --config " + q(cfg) +
+                         " --format jsonl --out " + q(d + "/b.jsonl"));
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(read_file(d + "/a.jsonl"), read_file(d + "/b.jsonl"));
+    EXPECT_NE(read_file(cache), bytes);  // rebuilt
+}
+
+// ---------------------------------------------------------------- 9. a folder where a file belongs
+
+TEST(BadInputFolderForFile, IsBadInputNamingThePath) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-folder-for-file");
+    std::string m = copy_tiny_model(d);
+    fs::remove(m + "/config.json");
+    fs::create_directories(m + "/config.json");
+    auto r = run("export --model " + q(m) + " --out " + q(d + "/out"));
+    expect_error(r, 3, m + "/config.json");
+    auto f = run("export --model " + q(m + "/model.safetensors") + " --out " + q(d + "/out"));
+    expect_error(f, 3, "is a file");
+    fs::create_directories(d + "/in.md");
+    auto t = run("tag " + q(d + "/in.md"));
+    expect_error(t, 3, d + "/in.md");
+}
+
+// ---------------------------------------------------------------- 11. trainer state
+
+TEST(BadInputTrainerState, ImpossibleValuesAreBadInput) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-trainer-state");
+    std::string cfg = write_config(d, tiny_model_dir());
+    auto a = run("--config " + q(cfg));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    const std::string ckpt = d + "/runs/r/checkpoint-0000002";
+    const std::string good = read_file(ckpt + "/trainer_state.json");
+    for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+             {"step", -1}, {"step_in_epoch", 99999999}, {"global_batch", 0}, {"skipped_steps", 5}, {"history", 3}}) {
+        nlohmann::json j = nlohmann::json::parse(good);
+        j[key] = value;
+        write_file(ckpt + "/trainer_state.json", j.dump(2));
+        auto r = run("--config " + q(cfg) + " --resume " + q(ckpt) + " --set train.max_steps=4");
+        expect_error(r, 3, "trainer_state.json");
+    }
+    fs::remove(ckpt + "/trainer_state.json");
+    fs::create_directories(ckpt + "/trainer_state.json");
+    auto r = run("--config " + q(cfg) + " --resume " + q(ckpt) + " --set train.max_steps=4");
+    expect_error(r, 3, ckpt + "/trainer_state.json");
+}
+
+// ---------------------------------------------------------------- 8. token ids outside the embedding
+
+TEST(BadInputTokenIds, TokenizerIdsAreCheckedBeforeTheyReachTheModel) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    struct Case {
+        std::string name;
+        std::function<void(nlohmann::json&)> edit;
+        std::string needle;
+    };
+    const std::vector<Case> cases = {
+        {"negative", [](nlohmann::json& t) { t["model"]["vocab"].begin().value() = -1; }, "token ids are integers"},
+        {"huge", [](nlohmann::json& t) { t["model"]["vocab"].begin().value() = 5000000000LL; }, "token ids are integers"},
+        {"added-far", [](nlohmann::json& t) {
+             t["added_tokens"].push_back({{"id", 1000000}, {"content", "<far>"}, {"special", true}});
+         }, "embedding rows"},
+        {"empty", [](nlohmann::json& t) {
+             t["model"]["vocab"] = nlohmann::json::object();
+             t["model"]["merges"] = nlohmann::json::array();
+             t["added_tokens"] = nlohmann::json::array();
+         }, "tokenizer.json"},
+    };
+    for (const Case& c : cases) {
+        std::string d = scratch_dir("bad-token-ids-" + c.name);
+        std::string m = copy_tiny_model(d);
+        nlohmann::json t = nlohmann::json::parse(read_file(m + "/tokenizer.json"));
+        c.edit(t);
+        write_file(m + "/tokenizer.json", t.dump());
+        std::string cfg = write_config(d, m);
+        auto before = snapshot(m);
+        auto s = run("score --config " + q(cfg) + " --format jsonl --out " + q(d + "/s.jsonl"));
+        expect_error(s, 3, c.needle);
+        auto r = run("--config " + q(cfg));
+        expect_error(r, 3, c.needle);
+        EXPECT_EQ(snapshot(m), before) << c.name;
+        EXPECT_FALSE(fs::exists(d + "/s.jsonl")) << c.name;
+    }
+}
+
+// ---------------------------------------------------------------- 12-15. smaller classes
+
+TEST(BadInputSmall, DataCheckTimeoutMustBeAPositiveNumber) {
+    std::string d = scratch_dir("bad-timeout");
+    fs::copy_file(kData, d + "/in.jsonl");
+    for (const std::string& v : {"nan", "inf", "-1", "0"}) {
+        auto r = run("data check " + q(d + "/in.jsonl") + " --timeout " + v, 30);
+        expect_error(r, 2, "--timeout");
+    }
+    EXPECT_EQ(read_file(d + "/in.jsonl"), read_file(kData));
 }
