@@ -589,6 +589,12 @@ void config_validate(const Config& c) {
         if (!ok) throw UsageError("config error: " + msg);
     };
     check_file_path("model.path", c.model.path, true);
+    // run.name is one folder below run.output_dir, never a path out of it.
+    const std::string& rn = c.run.name;
+    need(rn.find('/') == std::string::npos && rn.find('\\') == std::string::npos && rn != "." && rn != ".." &&
+             rn.find('\0') == std::string::npos,
+         "key 'run.name' must be a plain folder name (no '/', not '.' or '..'), got '" +
+             (rn.size() > 200 ? rn.substr(0, 200) + "..." : rn) + "'");
     check_file_path("data.train", c.data.train, true);
     need(!(c.objective.method == "rho1" && c.objective.rho1_reference_scores.empty()),
          "key 'objective.rho1.reference_scores' must name a score file of the reference model "

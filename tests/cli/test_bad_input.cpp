@@ -537,3 +537,15 @@ TEST(BadInputSmall, DataCheckTimeoutMustBeAPositiveNumber) {
     }
     EXPECT_EQ(read_file(d + "/in.jsonl"), read_file(kData));
 }
+
+TEST(BadInputSmall, RunNameIsOneFolderName) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-run-name");
+    std::string cfg = write_config(d, tiny_model_dir());
+    for (const std::string& name : {"../escape", "a/b", "..", "/abs"}) {
+        auto r = run("--config " + q(cfg) + " --run-name " + q(name) + " --dry-run", 30);
+        expect_error(r, 2, "run.name");
+    }
+    EXPECT_FALSE(fs::exists(d + "/escape"));
+    EXPECT_FALSE(fs::exists(d + "/runs/a"));
+}
