@@ -64,9 +64,9 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
         if (!ok) throw InputError(where + ": malformed trainer state: " + what);
     };
     check(s.step >= 0 && s.epoch >= 0 && s.step_in_epoch >= 0 && s.total_steps >= 0 && s.tokens >= 0 &&
-              s.skipped_steps >= 0 && s.bad_in_row >= 0,
+              s.skipped_steps >= 0 && s.bad_in_row >= 0 && s.global_batch >= 0,
           "a count is negative");
-    check(s.global_batch >= 1 && s.world_size >= 1, "global_batch and world_size must be at least 1");
+    check(s.world_size >= 1, "world_size must be at least 1");
     check(s.step <= s.total_steps, strprintf("step %lld is past total_steps %lld", (long long)s.step, (long long)s.total_steps));
     check(s.step_in_epoch <= s.step && s.epoch <= s.step,
           strprintf("step_in_epoch %lld / epoch %lld do not fit step %lld", (long long)s.step_in_epoch, (long long)s.epoch,

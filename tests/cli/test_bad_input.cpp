@@ -475,7 +475,7 @@ TEST(BadInputTrainerState, ImpossibleValuesAreBadInput) {
     const std::string ckpt = d + "/runs/r/checkpoint-0000002";
     const std::string good = read_file(ckpt + "/trainer_state.json");
     for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-             {"step", -1}, {"step_in_epoch", 99999999}, {"global_batch", 0}, {"skipped_steps", 5}, {"history", 3}}) {
+             {"step", -1}, {"step_in_epoch", 99999999}, {"global_batch", -1}, {"world_size", 0}, {"skipped_steps", 5}, {"history", 3}}) {
         nlohmann::json j = nlohmann::json::parse(good);
         j[key] = value;
         write_file(ckpt + "/trainer_state.json", j.dump(2));
