@@ -61,5 +61,6 @@ Command add_tag_command(CLI::App& root);         // cmd_tag.cpp
 Command add_model_info_command(CLI::App& root);  // cmd_model_info.cpp
 Command add_generate_command(CLI::App& root);    // cmd_generate.cpp
 Command add_report_command(CLI::App& root);      // cmd_report.cpp
+Command add_eval_command(CLI::App& root);        // cmd_eval.cpp
 
 }  // namespace cuset::cli

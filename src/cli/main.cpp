@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
     commands.push_back(cuset::cli::add_model_info_command(app));
     commands.push_back(cuset::cli::add_generate_command(app));
     commands.push_back(cuset::cli::add_report_command(app));
+    commands.push_back(cuset::cli::add_eval_command(app));
 
     // An unknown word in the subcommand position gets its own message.
     if (argc > 1 && argv[1][0] != '-') {

@@ -298,6 +298,19 @@ Table make_table() {
     bookkeeping(range(t.add("distributed.bucket_mb", Kind::kDouble, CUSET_REF(distributed.bucket_mb),
                             "gradient all-reduce bucket size in MiB (fractions allowed)"),
                       1.0 / 1024, 65536.0));
+    // eval (`cuset-train eval`, CUDABench; none of it changes what a model learns)
+    bookkeeping(t.add("eval.python", Kind::kString, CUSET_REF(eval.python),
+                      "Python that runs each task's gen.py and compare.py (numpy, torch as the tasks need)"));
+    bookkeeping(t.add("eval.nvcc", Kind::kString, CUSET_REF(eval.nvcc), "CUDA compiler of the judged programs"));
+    bookkeeping(t.add("eval.gpu_name", Kind::kString, CUSET_REF(eval.gpu_name),
+                      "GPU named in the prompts; empty = each task's gpu field"));
+    bookkeeping(range(t.add("eval.jobs", Kind::kInt, CUSET_REF(eval.jobs), "samples judged at once"), 1, 1024));
+    bookkeeping(range(t.add("eval.compile_timeout_s", Kind::kDouble, CUSET_REF(eval.compile_timeout_s),
+                            "nvcc limit per program (CUDABench: 60)"),
+                      0.1, 86400.0));
+    bookkeeping(range(t.add("eval.run_timeout_s", Kind::kDouble, CUSET_REF(eval.run_timeout_s),
+                            "run limit per program (CUDABench: 60)"),
+                      0.1, 86400.0));
     // generate (`cuset-train generate`; none of it changes what a model learns)
     bookkeeping(range(t.add("generate.max_new_tokens", Kind::kInt, CUSET_REF(generate.max_new_tokens),
                             "tokens generated per sample at most"),

@@ -342,8 +342,21 @@ std::vector<ResultRecord> reference_records(const std::vector<Task>& tasks) {
 }
 
 JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<ResultRecord>& records,
-                           const JudgeOptions& opts) {
-    if (opts.work_dir.empty()) throw RuntimeFailure("judge: no work folder given");
+                           const JudgeOptions& given) {
+    if (given.work_dir.empty()) throw RuntimeFailure("judge: no work folder given");
+    // Every command runs in its sample's folder: paths given relative to here are made absolute.
+    JudgeOptions opts = given;
+    auto program = [](const std::string& name) {
+        if (name.find('/') != std::string::npos) return fs::absolute(name).lexically_normal().string();
+        std::string found = process_find_program(name);
+        return found.empty() ? name : found;
+    };
+    opts.python = program(opts.python);
+    opts.nvcc = program(opts.nvcc);
+    opts.cxx = program(opts.cxx);
+    opts.work_dir = fs::absolute(opts.work_dir).lexically_normal().string();
+    if (!opts.cuemu_dir.empty()) opts.cuemu_dir = fs::absolute(opts.cuemu_dir).lexically_normal().string();
+    if (!opts.cuda_include.empty()) opts.cuda_include = fs::absolute(opts.cuda_include).lexically_normal().string();
     if (opts.mode != JudgeMode::kCompile && process_find_program(opts.python).empty())
         throw UsageError("cannot find the Python '" + opts.python + "' that runs gen.py and compare.py (eval.python)");
     if (process_find_program(opts.nvcc).empty())

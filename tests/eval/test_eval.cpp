@@ -370,7 +370,13 @@ TEST(EvalJudge, EmulatedReferencesPassAndWrongProgramsFail) {
     std::string failing = fixture_tasks()[2].bench_cu;
     failing.replace(failing.find("return 0;\n}"), 9, "return 3;");
     recs[2].codes.push_back(failing);
-    JudgeSummary s = judge_results(fixture_tasks(), recs, options(work, JudgeMode::kEmulate));
+    // Relative paths (the commands run in each sample's folder, so the judge makes them absolute).
+    auto rel = [](const std::string& p) { return fs::path(p).lexically_relative(fs::current_path()).string(); };
+    JudgeOptions o = options(rel(work), JudgeMode::kEmulate);
+    o.python = rel(CUSET_PYTHON);  // lexically: the venv's python is a link that must stay one
+    o.cuemu_dir = rel(o.cuemu_dir);
+    ASSERT_EQ(o.python.find('/') != std::string::npos && o.python[0] != '/', true) << o.python;
+    JudgeSummary s = judge_results(fixture_tasks(), recs, o);
     EXPECT_EQ(s.notice, "");
     for (const TaskResult& t : s.tasks) {
         EXPECT_EQ(t.samples[0].status, SampleStatus::kPass) << t.id_text << ": " << t.samples[0].error;
@@ -403,3 +409,104 @@ TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     EXPECT_EQ(r.overall.passk_tasks, 0);
 }
 
+// ---------------------------------------------------------------- the command
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_file(path)); }
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+TEST(EvalCli, ReferencesCompileOnlyWithTheNotice) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string out = scratch_dir("eval_cli_reference");
+    auto r = cuset::test::run_cuset("eval --reference --tasks " + q(tasks_path()) + " --judge compile --out " + q(out) +
+                                    " --set eval.python=" + CUSET_PYTHON);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("CUDABench eval [compile-only]: 4 tasks, 4 samples"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("gen.py, the programs and compare.py were not run"), std::string::npos) << r.err;
+    auto j = read_json(out + "/eval.json");
+    EXPECT_EQ(j["judge"], "compile-only");
+    EXPECT_EQ(j["overall"]["compiled"], 4);
+    EXPECT_EQ(j["overall"]["compile_rate"], 1.0);
+    EXPECT_TRUE(j["overall"]["run_rate"].is_null());
+    EXPECT_EQ(j["families"]["Vector_Add"]["tasks"], 2);
+    EXPECT_EQ(cuset::test::count_of(read_file(out + "/eval.html"), "<tr><td class=num>"), 4);
+    EXPECT_FALSE(fs::exists(out + "/work"));
+}
+
+TEST(EvalCli, JudgesACudaBenchResultsFile) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string dir = scratch_dir("eval_cli_results");
+    // Written the way CUDABench's generator writes it (id, task_name, prompt, run_id, code/response pairs).
+    ResultRecord a;
+    a.id = 2;
+    a.task_name = "ReLU_Activation";
+    a.prompt = build_user_prompt(fixture_tasks()[2], 1, kDefaultGpuName);
+    a.run_id = "1234abcd";
+    a.responses = {"```cpp\n" + fixture_tasks()[2].bench_cu + "\n```", std::string("```cpp\nint main( {\n```"),
+                   std::nullopt};
+    for (const auto& resp : a.responses) a.codes.push_back(resp ? extract_code(*resp) : std::nullopt);
+    write_results(dir + "/results.jsonl", {a});
+    auto r = cuset::test::run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks_path()) +
+                                    " --judge compile");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = read_json(dir + "/results.eval/eval.json");
+    auto s = j["tasks"][0]["samples"];
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0]["status"], "compiled");
+    EXPECT_EQ(s[1]["status"], "compile-error");
+    EXPECT_NE(s[1]["error"].get<std::string>().find("error"), std::string::npos);
+    EXPECT_EQ(s[2]["status"], "no-code");
+    EXPECT_NEAR(j["overall"]["pass@k_unbiased"]["1"].get<double>(), 1.0 / 3, 1e-12);
+    EXPECT_EQ(j["overall"]["pass@K"], 1.0);
+    // --judge gpu where there is none is a usage error.
+    r = cuset::test::run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks_path()) +
+                               " --judge gpu --out " + q(dir + "/gpu"));
+    EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 0) << r.err;
+    if (r.exit_code == 2) EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
+    // An id that is no task names the results line.
+    write_file(dir + "/bad.jsonl", "{\"id\": 42, \"code1\": \"x\", \"response1\": \"x\"}\n");
+    r = cuset::test::run_cuset("eval --results " + q(dir + "/bad.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("results line 1: id 42 is not a task"), std::string::npos) << r.err;
+}
+
+TEST(EvalCli, TinyCoderEndToEnd) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string out = scratch_dir("eval_cli_tiny");
+    std::string src = CUSET_SOURCE_DIR;
+    auto r = cuset::test::run_cuset("eval --config " + q(src + "/configs/demo.yaml") + " --model " + q(src + "/data/tiny-coder") +
+                                    " --tasks " + q(tasks_path()) + " --level 1 --samples 2 --limit 3 --judge compile --out " +
+                                    q(out) + " --set generate.max_new_tokens=24 --set generate.temperature=1.0 --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("CUDABench eval [compile-only]: 3 tasks, 6 samples"), std::string::npos) << r.out;
+    auto results = load_results(out + "/results.jsonl");
+    ASSERT_EQ(results.size(), 3u);
+    for (size_t i = 0; i < results.size(); ++i) {
+        EXPECT_EQ(results[i].id, fixture_tasks()[i].id);
+        EXPECT_EQ(results[i].prompt, build_user_prompt(fixture_tasks()[i], 1, kDefaultGpuName));
+        ASSERT_EQ(results[i].codes.size(), 2u);
+        ASSERT_EQ(results[i].responses.size(), 2u);
+        for (size_t k = 0; k < 2; ++k) {
+            ASSERT_TRUE(results[i].responses[k].has_value());
+            EXPECT_EQ(results[i].codes[k], extract_code(*results[i].responses[k]));
+        }
+    }
+    // The prompts the model saw: CUDABench's system prompt and user prompt.
+    std::string first = read_file(out + "/prompts.jsonl");
+    auto p = nlohmann::json::parse(first.substr(0, first.find('\n')));
+    EXPECT_EQ(p["system"], system_prompt());
+    auto j = read_json(out + "/eval.json");
+    EXPECT_EQ(j["overall"]["samples"], 6);
+    EXPECT_GT(j["overall"]["mean_generated_tokens"].get<double>(), 0.0);
+    EXPECT_LE(j["overall"]["mean_generated_tokens"].get<double>(), 24.0);
+    for (const auto& t : j["tasks"])
+        for (const auto& s : t["samples"]) {
+            std::string st = s["status"];
+            EXPECT_TRUE(st == "no-code" || st == "compile-error" || st == "compile-timeout" || st == "compiled") << st;
+        }
+    EXPECT_TRUE(fs::exists(out + "/eval.html"));
+}

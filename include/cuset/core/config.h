@@ -137,6 +137,16 @@ struct DistributedKeys {
     double bucket_mb = 25.0;
 };
 
+// `cuset-train eval` (CUDABench): the judge's tools and limits, the prompts' GPU label.
+struct EvalKeys {
+    std::string python = "python3";                     // runs gen.py and compare.py
+    std::string nvcc = "nvcc";
+    std::string gpu_name = "NVIDIA GeForce RTX 4090";   // CUDABench's default label; "" = the task's
+    int64_t jobs = 2;                                   // samples judged at once
+    double compile_timeout_s = 60;                      // CUDABench's
+    double run_timeout_s = 60;                          // CUDABench's
+};
+
 // `cuset-train generate`: sampling follows transformers' generate() (temperature 0 = greedy).
 struct GenerateKeys {
     int64_t max_new_tokens = 256;
@@ -164,6 +174,7 @@ struct Config {
     RunKeys run;
     AnalysisKeys analysis;
     DistributedKeys distributed;
+    EvalKeys eval;
     GenerateKeys generate;
 
     std::string source_file;  // the YAML file it came from ("" = defaults only)

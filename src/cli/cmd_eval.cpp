@@ -1,0 +1,62 @@
+// `cuset-train eval`: CUDABench. Generates K samples per task with a model and judges them, or
+// judges a results file (--results) or the tasks' own solutions (--reference); writes
+// results.jsonl (CUDABench's format), eval.json and eval.html, and prints the table
+// (the work is in eval/eval_run.cpp).
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/eval/eval_run.h"
+
+namespace cuset::cli {
+
+Command add_eval_command(CLI::App& root) {
+    struct Opts {
+        ConfigCli cfg;
+        eval::EvalRequest req;
+        std::string gpu_name;
+        bool gpu_name_given = false;
+        std::string python;
+    };
+    auto o = std::make_shared<Opts>();
+    CLI::App* sub = root.add_subcommand(
+        "eval", "CUDABench: K samples per task from a model (or a results file, or the tasks' reference "
+                "solutions), compiled with nvcc, run and compared on a GPU (or emulated), pass@k and the report");
+    add_config_options(sub, o->cfg);
+    sub->add_option("--tasks", o->req.tasks, "CUDABench tasks file (CUDABench-Set.jsonl)")->required();
+    sub->add_option("--results", o->req.results, "judge this results file (CUDABench's format) instead of generating");
+    sub->add_flag("--reference", o->req.reference, "judge each task's own solution (bench.cu) as its only sample");
+    sub->add_option("--model", o->req.model, "model folder (default: model.path)");
+    sub->add_option("--level", o->req.level, "CUDABench description level 1, 2 or 3 (default 3)")->check(CLI::Range(1, 3));
+    sub->add_option("--samples", o->req.samples, "samples per task, K (default 3)")->check(CLI::Range(1, 65536));
+    sub->add_option("--out", o->req.out, "output folder (default: RESULTS.eval/ next to --results, else "
+                                         "RUN_DIR/cudabench-level<L>/)");
+    sub->add_option("--gpu-name", o->gpu_name, "GPU named in the prompts (eval.gpu_name; \"\" = each task's)");
+    sub->add_option("--limit", o->req.limit, "the first N selected tasks only")->check(CLI::NonNegativeNumber);
+    sub->add_option("--task-ids", o->req.task_ids, "only these task ids")->delimiter(',');
+    sub->add_option("--judge", o->req.judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
+        ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
+    sub->add_option("--python", o->python, "Python for gen.py and compare.py (eval.python)");
+    sub->add_option("--cuemu", o->req.cuemu_dir, "the CPU emulator's folder for --judge emulate (default: scripts/cuemu)");
+    sub->add_flag("--keep-work", o->req.keep_work, "keep every sample's work folder under OUT/work");
+    return {sub, [o, sub] {
+                if (!o->req.results.empty() && o->req.reference)
+                    throw UsageError("eval: --results and --reference exclude each other");
+                bool generating = o->req.results.empty() && !o->req.reference;
+                if (generating && o->cfg.config.empty())
+                    throw UsageError("eval: generating needs --config FILE (or judge a file with --results, or --reference)");
+                ConfigCli c = o->cfg;
+                if (sub->count("--gpu-name")) c.sets.push_back("eval.gpu_name=" + o->gpu_name);
+                if (!o->python.empty()) c.sets.push_back("eval.python=" + o->python);
+                Config cfg = load_config(c);
+                eval::EvalOutcome res = eval::eval_run(cfg, o->req);
+                std::fputs(eval::report_table(res.report).c_str(), stdout);
+                std::fflush(stdout);
+                log_info("eval: eval.json and eval.html written to %s", res.out_dir.c_str());
+                return 0;
+            }};
+}
+
+}  // namespace cuset::cli

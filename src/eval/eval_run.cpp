@@ -1,0 +1,199 @@
+// `cuset-train eval`: prompts, generation, results.jsonl, judge, report (eval/eval_run.h).
+#include "cuset/eval/eval_run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/core/progress.h"
+#include "cuset/core/signals.h"
+#include "cuset/generate/generate_run.h"
+
+namespace fs = std::filesystem;
+
+namespace cuset::eval {
+
+namespace {
+
+struct Generated {
+    std::map<std::string, std::vector<std::pair<std::string, int64_t>>> by_id;  // id -> (response, tokens)
+};
+
+Generated read_generations(const std::string& path) {
+    Generated g;
+    std::ifstream in(path);
+    if (!in) throw RuntimeFailure("cannot read the generations '" + path + "'");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        nlohmann::json j = nlohmann::json::parse(line);
+        std::string id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
+        g.by_id[id].emplace_back(j.value("response", std::string()), j.value("generated_tokens", int64_t{-1}));
+    }
+    return g;
+}
+
+std::string default_cuemu_dir() {
+#ifdef CUSET_SOURCE_ROOT
+    return std::string(CUSET_SOURCE_ROOT) + "/scripts/cuemu";
+#else
+    return "scripts/cuemu";
+#endif
+}
+
+}  // namespace
+
+std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<std::string>& ids, int64_t limit) {
+    std::vector<Task> out;
+    if (ids.empty()) {
+        out = all;
+    } else {
+        std::set<std::string> want(ids.begin(), ids.end()), known;
+        for (const Task& t : all) known.insert(t.id_text);
+        for (const std::string& id : want)
+            if (!known.count(id)) throw UsageError("--task-ids: no task has id " + id);
+        for (const Task& t : all)
+            if (want.count(t.id_text)) out.push_back(t);
+    }
+    if (limit > 0 && static_cast<int64_t>(out.size()) > limit) out.resize(static_cast<size_t>(limit));
+    return out;
+}
+
+JudgeMode resolve_judge(const std::string& judge, std::string* how) {
+    std::string found;
+    if (judge == "compile") return JudgeMode::kCompile;
+    if (judge == "emulate") return JudgeMode::kEmulate;
+    bool gpu = gpu_present(&found);
+    if (how) *how = found;
+    if (judge == "gpu") {
+        if (!gpu) throw UsageError("--judge gpu: no GPU here (" + found + "); use --judge emulate or --judge compile");
+        return JudgeMode::kGpu;
+    }
+    if (judge != "auto") throw UsageError("--judge must be gpu, emulate, compile or auto, got '" + judge + "'");
+    return gpu ? JudgeMode::kGpu : JudgeMode::kCompile;
+}
+
+EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
+    if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
+    if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
+    if (req.samples < 1) throw UsageError("--samples must be at least 1");
+    std::vector<Task> all = load_tasks(req.tasks);
+    std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
+    std::string how;
+    JudgeMode mode = resolve_judge(req.judge, &how);
+
+    EvalOutcome res;
+    std::string out = req.out;
+    if (out.empty())
+        out = !req.results.empty() ? (fs::path(req.results).parent_path() / (fs::path(req.results).stem().string() + ".eval")).string()
+                                   : (fs::path(run_dir_of(cfg)) / ("cudabench-level" + std::to_string(req.level))).string();
+    if (out.empty()) out = ".";
+    fs::create_directories(out);
+    res.out_dir = out;
+
+    std::vector<ResultRecord> records;
+    std::map<std::string, std::vector<int64_t>> tokens;
+    std::string results_file;
+    if (req.reference) {
+        records = reference_records(tasks);
+        log_info("eval: judging the reference solutions (bench.cu) of %zu task(s)", tasks.size());
+    } else if (!req.results.empty()) {
+        records = load_results(req.results);
+        results_file = req.results;
+        if (!req.task_ids.empty() || req.limit > 0) {
+            std::set<std::string> keep;
+            for (const Task& t : tasks) keep.insert(t.id_text);
+            std::vector<ResultRecord> kept;
+            for (ResultRecord& r : records)
+                if (keep.count(r.id.is_string() ? r.id.get<std::string>() : r.id.dump())) kept.push_back(std::move(r));
+            records = std::move(kept);
+        }
+        log_info("eval: judging %zu result(s) of %s", records.size(), req.results.c_str());
+    } else {
+        // Generation: CUDABench's two messages per task, K samples each.
+        std::string prompts = (fs::path(out) / "prompts.jsonl").string();
+        std::string text;
+        std::map<std::string, std::string> user_of;
+        for (const Task& t : tasks) {
+            std::string user = build_user_prompt(t, req.level, cfg.eval.gpu_name);
+            user_of[t.id_text] = user;
+            nlohmann::json j;
+            j["id"] = t.id_text;
+            j["system"] = system_prompt();
+            j["prompt"] = user;
+            text += j.dump() + "\n";
+        }
+        atomic_write(prompts, text, "prompts file");
+        Config gcfg = cfg;
+        gcfg.generate.n = req.samples;
+        GenerateRequest g;
+        g.model = req.model;
+        g.prompts = prompts;
+        g.out = (fs::path(out) / "generations.jsonl").string();
+        log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d", static_cast<long long>(req.samples),
+                 tasks.size(), req.level);
+        generate_run(gcfg, g);
+        Generated gen = read_generations(g.out);
+        std::string run_id = new_run_id();
+        for (const Task& t : tasks) {
+            ResultRecord r;
+            r.id = t.id;
+            r.task_name = t.task_name;
+            r.prompt = user_of[t.id_text];
+            r.run_id = run_id;
+            for (const auto& [response, ntok] : gen.by_id[t.id_text]) {
+                r.responses.push_back(response);
+                r.codes.push_back(extract_code(response));
+                tokens[t.id_text].push_back(ntok);
+            }
+            records.push_back(std::move(r));
+        }
+        results_file = (fs::path(out) / "results.jsonl").string();
+        write_results(results_file, records);
+        log_info("eval: %s written (CUDABench's results format)", results_file.c_str());
+    }
+
+    JudgeOptions o;
+    o.mode = mode;
+    o.nvcc = cfg.eval.nvcc;
+    o.python = cfg.eval.python;
+    o.compile_timeout_s = cfg.eval.compile_timeout_s;
+    o.run_timeout_s = cfg.eval.run_timeout_s;
+    o.jobs = static_cast<int>(cfg.eval.jobs);
+    o.work_dir = (fs::path(out) / "work").string();
+    o.keep_work = req.keep_work;
+    o.cuemu_dir = req.cuemu_dir.empty() ? default_cuemu_dir() : req.cuemu_dir;
+    int64_t total = 0;
+    for (const ResultRecord& r : records) total += static_cast<int64_t>(r.codes.size());
+    log_info("eval: judge %s (%s), %lld sample(s), %d job(s)", judge_label(mode), how.empty() ? "as asked" : how.c_str(),
+             static_cast<long long>(total), o.jobs);
+    Progress progress("judge", total, "samples", progress_bar_wanted(cfg.log.progress));
+    o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
+    {
+        StopSignalOptions quiet;
+        quiet.first_message = "cuset-train: stopping the judge (its commands are killed)\n";
+        quiet.second_exits = false;
+        StopSignalScope stop(quiet);
+        res.summary = judge_results(all, records, o);
+    }
+    progress.finish();
+    if (!req.keep_work) {
+        std::error_code ec;
+        fs::remove_all(o.work_dir, ec);
+    }
+    for (TaskResult& t : res.summary.tasks) {
+        auto it = tokens.find(t.id_text);
+        if (it == tokens.end()) continue;
+        for (size_t k = 0; k < t.samples.size() && k < it->second.size(); ++k) t.samples[k].generated_tokens = it->second[k];
+    }
+    if (!res.summary.notice.empty()) log_warn("eval: %s", res.summary.notice.c_str());
+    res.report = make_report(res.summary, req.tasks, results_file);
+    write_report(res.report, out);
+    return res;
+}
+
+}  // namespace cuset::eval
