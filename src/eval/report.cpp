@@ -226,11 +226,11 @@ std::string report_table(const EvalReport& r) {
     if (!r.notice.empty()) out += "note: " + r.notice + "\n";
     std::string crit = runs ? "" : " (compile-only)";
     char line[512];
-    std::snprintf(line, sizeof line, "%-32s %6s %9s %9s %12s %12s\n", "family", "tasks", "compiled", runs ? "ran" : "ran(n/a)",
+    std::snprintf(line, sizeof line, "%-32s %6s %9s %9s %22s %22s\n", "family", "tasks", "compiled", runs ? "ran" : "ran(n/a)",
                   ("pass@1" + crit).c_str(), ("pass@" + K + crit).c_str());
     out += line;
     auto row = [&](const std::string& name, const Figures& f) {
-        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %12s %12s\n", name.substr(0, 32).c_str(),
+        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %22s %22s\n", name.substr(0, 32).c_str(),
                       static_cast<long long>(f.tasks), pct(f.compiled, f.samples).c_str(),
                       runs ? pct(f.ran, f.samples - f.unjudged).c_str() : "-", pct(f.pass1, f.pass1_tasks).c_str(),
                       pct(f.passk, f.passk_tasks).c_str());
