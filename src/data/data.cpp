@@ -115,6 +115,12 @@ bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Convers
         if (fixed_line) *fixed_line = fixed;
     }
 
+    // A raw NUL byte is never JSON text (the parser would take it for the end of the input and
+    // accept whatever came before it).
+    if (size_t z = line.find('\0'); z != std::string_view::npos)
+        return fail(problem, "invalid_json",
+                    strprintf("invalid JSON: a NUL byte at column %lld (not JSON text; inside a string write \\u0000)",
+                              (long long)z + 1));
     json rec;
     try {
         rec = json::parse(line.begin(), line.end());

@@ -549,3 +549,18 @@ TEST(BadInputSmall, RunNameIsOneFolderName) {
     EXPECT_FALSE(fs::exists(d + "/escape"));
     EXPECT_FALSE(fs::exists(d + "/runs/a"));
 }
+
+TEST(BadInputSmall, NulBytesInAJsonlLineRejectTheLine) {
+    std::string d = scratch_dir("bad-nul");
+    std::string text = read_file(kData).substr(0, read_file(kData).find('\n') + 1);
+    text += std::string("{\"prompt\": \"a\", \"response\": \"b\"}\0\0\n", 35);
+    text += std::string("{\"prompt\": \"a\0b\", \"response\": \"c\"}\n", 35);
+    write_file(d + "/in.jsonl", text);
+    auto r = run("data check " + q(d + "/in.jsonl") + " --out " + q(d + "/kept.jsonl"), 60);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    r.out += r.err;
+    EXPECT_NE(r.out.find("line 2 REJECTED: invalid_json: invalid JSON: a NUL byte at column 33"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("line 3 REJECTED: invalid_json: invalid JSON: a NUL byte at column 14"), std::string::npos) << r.out;
+    EXPECT_EQ(read_file(d + "/in.jsonl"), text);
+    EXPECT_EQ(read_file(d + "/kept.jsonl"), text.substr(0, text.find('\n') + 1));
+}
