@@ -34,8 +34,7 @@ Command add_tag_command(CLI::App& root) {
         ->type_name("KEY=VALUE");
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                TaggerOptions opts;
-                opts.device_functions = cfg.tagger.device_functions;
+                TaggerOptions opts = tagger_options_from(cfg);
                 if (o->input != "-") {
                     std::error_code ec;
                     if (std::filesystem::is_directory(o->input, ec))

@@ -110,9 +110,7 @@ int run_train(const TrainCli& o) {
     DistEnv env = dist_env_from_environment();
     if (env.world > 1) {
         if (env.rank != 0) log_init("warn");  // rank 0 reports; the others only warn
-        c10::Device device = device_resolve(cfg.train.device);
-        if (device.is_cuda()) device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-        auto dist = distributed_init(env, cfg, device);
+        auto dist = distributed_init(env, cfg, device_for_rank(cfg.train.device, env.world, env.local_rank));
         return train_and_report(cfg, to, env.rank == 0, dist->comm());
     }
     return train_and_report(cfg, to, true, Comm());

@@ -672,7 +672,6 @@ Config config_load(const std::string& file, const std::vector<Override>& overrid
             throw UsageError("config error: '" + file + "' is a folder, not a YAML file (check the path given to --config)");
         std::ifstream in(file);
         if (!in)
-
             throw UsageError("config error: cannot read '" + file +
                              "' (check the path given to --config)");
         std::stringstream ss;
