@@ -12,6 +12,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/core/markup.h"
 
 namespace cuset {
 
@@ -21,22 +22,6 @@ using nlohmann::json;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string esc(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-                else out += c;
-        }
-    }
-    return out;
-}
 
 // Okabe-Ito, colour-blind safe (the yellow left out: unreadable on white).
 const char* const kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#999999"};
@@ -147,9 +132,9 @@ std::string chart_svg(const Chart& c, const std::vector<RunData>& runs, int char
     std::string s = strprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
                               "font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n",
                               kW, kH, kW, kH);
-    s += strprintf("<title>%s</title>\n", esc(c.title).c_str());
+    s += strprintf("<title>%s</title>\n", xml_escape(c.title).c_str());
     s += strprintf("<text x=\"%.1f\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-                   (x0 + x1) / 2, esc(c.title).c_str());
+                   (x0 + x1) / 2, xml_escape(c.title).c_str());
     s += strprintf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\" stroke=\"#333333\"/>\n", x0, y0,
                    x1 - x0, y1 - y0);
     if (!have) {
@@ -173,7 +158,7 @@ std::string chart_svg(const Chart& c, const std::vector<RunData>& runs, int char
             s += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>\n", x0, y, x1, y);
         s += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>\n", x0 - 5, y, x0, y);
         s += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 8, y + 4,
-                       esc(tick_label(v, ay.step)).c_str());
+                       xml_escape(tick_label(v, ay.step)).c_str());
     }
     for (double v = ax.lo; v <= ax.hi + ax.step * 1e-6; v += ax.step) {
         double x = px(v);
@@ -181,12 +166,12 @@ std::string chart_svg(const Chart& c, const std::vector<RunData>& runs, int char
             s += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f0f0f0\"/>\n", x, y0, x, y1);
         s += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>\n", x, y1, x, y1 + 5);
         s += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, y1 + 18,
-                       esc(tick_label(v, ax.step)).c_str());
+                       xml_escape(tick_label(v, ax.step)).c_str());
     }
     s += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n", (x0 + x1) / 2, kH - 10);
     const double lx = 16, ly = (y0 + y1) / 2;
     s += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">%s</text>\n", lx, ly,
-                   lx, ly, esc(c.ylabel).c_str());
+                   lx, ly, xml_escape(c.ylabel).c_str());
     s += strprintf("<clipPath id=\"plot%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n", chart_id,
                    x0 - 4, y0 - 4, x1 - x0 + 8, y1 - y0 + 8);
     s += strprintf("<g clip-path=\"url(#plot%d)\" fill=\"none\" stroke-width=\"1.6\" stroke-linejoin=\"round\">\n", chart_id);
@@ -224,7 +209,7 @@ std::string chart_svg(const Chart& c, const std::vector<RunData>& runs, int char
             legend += strprintf("<span class=\"key\"><svg width=\"30\" height=\"12\"><line x1=\"1\" y1=\"6\" x2=\"29\" y2=\"6\" "
                                 "stroke=\"%s\" stroke-width=\"2.5\"%s%s/></svg>%s</span>\n",
                                 color, *dash ? " stroke-dasharray=\"" : "", *dash ? (std::string(dash) + "\"").c_str() : "",
-                                esc(label).c_str());
+                                xml_escape(label).c_str());
         }
     s += "</g>\n</svg>\n";
     *legend_html = legend;
@@ -295,18 +280,18 @@ std::string final_table(const std::vector<RunData>& runs) {
         json last_loss = summary_get(r.summary, "final_train_loss");
         if (last_loss.is_null() && !r.steps.empty()) last_loss = r.steps.back().value("loss", json(nullptr));
         s += strprintf("<tr><td><span class=\"swatch\" style=\"background:%s\"></span>%s</td>", kPalette[i % kPaletteSize],
-                       esc(r.name).c_str());
-        s += "<td>" + esc(fmt(summary_get(r.summary, "method"))) + "</td>";
-        s += "<td>" + esc(fmt(steps)) + "</td>";
-        s += "<td>" + esc(fmt(last_loss)) + "</td>";
-        s += "<td>" + esc(fmt(final_eval(r, "eval_loss"))) + "</td>";
-        s += "<td>" + esc(fmt(final_eval(r, "eval_ce"))) + "</td>";
-        if (pass) s += "<td>" + esc(fmt(summary_get(r.summary, "eval_pass_at_1"))) + "</td>";
-        if (compile) s += "<td>" + esc(fmt(summary_get(r.summary, "eval_compile_rate"))) + "</td>";
+                       xml_escape(r.name).c_str());
+        s += "<td>" + xml_escape(fmt(summary_get(r.summary, "method"))) + "</td>";
+        s += "<td>" + xml_escape(fmt(steps)) + "</td>";
+        s += "<td>" + xml_escape(fmt(last_loss)) + "</td>";
+        s += "<td>" + xml_escape(fmt(final_eval(r, "eval_loss"))) + "</td>";
+        s += "<td>" + xml_escape(fmt(final_eval(r, "eval_ce"))) + "</td>";
+        if (pass) s += "<td>" + xml_escape(fmt(summary_get(r.summary, "eval_pass_at_1"))) + "</td>";
+        if (compile) s += "<td>" + xml_escape(fmt(summary_get(r.summary, "eval_compile_rate"))) + "</td>";
         json tps = step_mean(r, "tokens_per_s");
-        s += "<td>" + esc(tps.is_number() ? strprintf("%.0f", tps.get<double>()) : std::string("n/a")) + "</td>";
-        s += "<td>" + esc(fmt(step_mean(r, "kept_fraction"))) + "</td>";
-        s += "<td>" + esc(fmt(step_mean(r, "sensitive_fraction"))) + "</td></tr>\n";
+        s += "<td>" + xml_escape(tps.is_number() ? strprintf("%.0f", tps.get<double>()) : std::string("n/a")) + "</td>";
+        s += "<td>" + xml_escape(fmt(step_mean(r, "kept_fraction"))) + "</td>";
+        s += "<td>" + xml_escape(fmt(step_mean(r, "sensitive_fraction"))) + "</td></tr>\n";
     }
     return s + "</table>\n";
 }
@@ -326,13 +311,13 @@ std::string summary_table(const std::vector<RunData>& runs) {
     }
     if (keys.empty()) return "<p class=\"note\">No summary.json yet (the run has not finished).</p>\n";
     std::string s = "<table class=\"summary\">\n<tr><th>summary.json</th>";
-    for (const RunData& r : runs) s += "<th>" + esc(r.name) + "</th>";
+    for (const RunData& r : runs) s += "<th>" + xml_escape(r.name) + "</th>";
     s += "</tr>\n";
     for (const std::string& k : keys) {
-        s += "<tr><td class=\"k\">" + esc(k) + "</td>";
+        s += "<tr><td class=\"k\">" + xml_escape(k) + "</td>";
         for (size_t i = 0; i < runs.size(); ++i) {
             auto it = values[i].find(k);
-            s += "<td>" + (it == values[i].end() ? std::string() : esc(fmt(it->second))) + "</td>";
+            s += "<td>" + (it == values[i].end() ? std::string() : xml_escape(fmt(it->second))) + "</td>";
         }
         s += "</tr>\n";
     }
@@ -415,7 +400,7 @@ std::string run_report_html(const std::vector<RunData>& runs) {
     std::string h;
     h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-    h += "<title>" + esc(title) + "</title>\n";
+    h += "<title>" + xml_escape(title) + "</title>\n";
     h += "<style>\n"
          "body{font-family:sans-serif;margin:24px;color:#222;background:#fafafa}\n"
          "h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:26px 0 8px}\n"
@@ -431,7 +416,7 @@ std::string run_report_html(const std::vector<RunData>& runs) {
          ".swatch{display:inline-block;width:11px;height:11px;margin-right:6px;vertical-align:-1px}\n"
          ".note{color:#666;font-size:13px}\n"
          "</style>\n</head>\n<body>\n";
-    h += "<h1>" + esc(title) + "</h1>\n<ul class=\"runs\">\n";
+    h += "<h1>" + xml_escape(title) + "</h1>\n<ul class=\"runs\">\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const RunData& r = runs[i];
         std::string span = r.steps.empty() ? "no step logged yet"
@@ -439,7 +424,7 @@ std::string run_report_html(const std::vector<RunData>& runs) {
                                                        (long long)r.steps.front()["step"].get<int64_t>(),
                                                        (long long)r.steps.back()["step"].get<int64_t>());
         h += strprintf("<li><span class=\"swatch\" style=\"background:%s\"></span><b>%s</b> <code>%s</code>: %s, %zu evaluations",
-                       runs.size() > 1 ? kPalette[i % kPaletteSize] : "transparent", esc(r.name).c_str(), esc(r.dir).c_str(),
+                       runs.size() > 1 ? kPalette[i % kPaletteSize] : "transparent", xml_escape(r.name).c_str(), xml_escape(r.dir).c_str(),
                        span.c_str(), r.evals.size());
         json ext = summary_get(r.summary, "schedule_extended_at_step");
         if (ext.is_number()) h += strprintf("; schedule extended at step %lld", (long long)ext.get<int64_t>());

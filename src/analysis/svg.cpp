@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cuset/core/log.h"
+#include "cuset/core/markup.h"
 #include "report_rows.h"
 
 namespace cuset {
@@ -19,23 +20,6 @@ namespace {
 using detail::percent;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default:
-                // Control characters are not allowed in XML 1.0.
-                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-                else out += c;
-        }
-    }
-    return out;
-}
 
 // Keeps the end of a long label (the file name is the informative part of a path).
 std::string shorten(const std::string& s, size_t max_len) {

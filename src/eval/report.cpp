@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cuset/core/atomic_file.h"
+#include "cuset/core/markup.h"
 
 namespace cuset::eval {
 
@@ -60,20 +61,6 @@ ojson figures_json(const Figures& f) {
     j["pass@k_unbiased"] = est;
     j["mean_generated_tokens"] = f.mean_tokens >= 0 ? ojson(f.mean_tokens) : ojson(nullptr);
     return j;
-}
-
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
 }
 
 const char* status_colour(SampleStatus s) {

@@ -17,6 +17,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/core/markup.h"
 
 namespace cuset {
 namespace {
@@ -47,21 +48,6 @@ const std::array<Category, kTagBitCount> kCategories = {{
     {kTagBoundsCheck, "b", "4", "text-decoration:underline wavy #6a3ab2",
      "bounds check: a condition comparing an index with a size"},
 }};
-
-std::string html_escape(std::string_view s) {
-    std::string out;
-    out.reserve(s.size() + s.size() / 8);
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
 
 // Calls plain(a, b) for untagged bytes and piece(a, b, bits) for each span, in order.
 template <class Plain, class Piece>

@@ -1,0 +1,31 @@
+// HTML and XML escaping.
+#include "cuset/core/markup.h"
+
+namespace cuset {
+
+namespace {
+
+std::string escape(std::string_view s, bool drop_controls) {
+    std::string out;
+    out.reserve(s.size() + s.size() / 8);
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default:
+                if (drop_controls && static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
+                else out += c;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view s) { return escape(s, /*drop_controls=*/false); }
+
+std::string xml_escape(std::string_view s) { return escape(s, /*drop_controls=*/true); }
+
+}  // namespace cuset
