@@ -298,6 +298,12 @@ Table make_table() {
     bookkeeping(range(t.add("distributed.bucket_mb", Kind::kDouble, CUSET_REF(distributed.bucket_mb),
                             "gradient all-reduce bucket size in MiB (fractions allowed)"),
                       1.0 / 1024, 65536.0));
+    bookkeeping(range(t.add("distributed.zero_stage", Kind::kInt, CUSET_REF(distributed.zero_stage),
+                            "ZeRO sharding over the ranks: 0 = full replicas, 1 = fp32 masters and AdamW moments "
+                            "sharded, 2 = and gradients, 3 = and the weights (gathered per layer)"),
+                      0, 3));
+    bookkeeping(t.add("distributed.offload_optimizer", Kind::kBool, CUSET_REF(distributed.offload_optimizer),
+                      "ZeRO: keep the shard's fp32 masters and moments in CPU memory and run AdamW there"));
     // eval (`cuset-train eval`, CUDABench; none of it changes what a model learns)
     bookkeeping(t.add("eval.python", Kind::kString, CUSET_REF(eval.python),
                       "Python that runs each task's gen.py and compare.py (numpy, torch as the tasks need)"));

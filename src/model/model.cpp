@@ -395,11 +395,14 @@ at::Tensor DecoderImpl::forward(const at::Tensor& input_ids, const at::Tensor& a
     at::Tensor x = at::embedding(embed_tokens, input_ids, cfg_.pad_token_id);  // [B, T, D]
     const bool checkpoint = checkpointing_ && at::GradMode::is_enabled();
     if (checkpoint && !x.requires_grad()) x = x.detach().requires_grad_(true);  // so layer params get gradients
-    for (DecoderLayer& layer : layer_list) {
+    for (size_t i = 0; i < layer_list.size(); ++i) {
+        DecoderLayer& layer = layer_list[i];
+        if (layer_hooks) layer_hooks->before(static_cast<int64_t>(i));
         if (checkpoint)
             x = LayerCheckpoint::apply(x, rope_tables.cos, rope_tables.sin, &mask, layer.get());
         else
             x = layer->forward(x, rope_tables, mask);
+        if (layer_hooks) x = layer_hooks->after(static_cast<int64_t>(i), x);
     }
     return norm(x);
 }

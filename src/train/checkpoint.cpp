@@ -3,15 +3,72 @@
 #include "cuset/train/checkpoint.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+
+#include <ATen/ATen.h>
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/safetensors.h"
+#include "cuset/model/safetensors_torch.h"
 
 namespace cuset {
 
 namespace fs = std::filesystem;
+
+std::string optimizer_shard_name(int64_t rank, int64_t world) {
+    return strprintf("optimizer-%lld-of-%lld.safetensors", (long long)rank, (long long)world);
+}
+
+OptimizerFiles optimizer_files_open(const std::string& ckpt_dir) {
+    OptimizerFiles f;
+    const fs::path whole = fs::path(ckpt_dir) / "optimizer.safetensors";
+    if (fs::exists(whole)) {
+        f.files.push_back(std::make_shared<SafetensorsFile>(whole.string()));
+    } else {
+        // The world size from any shard's name, then every rank's shard of it.
+        int64_t world = 0;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(ckpt_dir, ec)) {
+            long long r = 0, w = 0;
+            const std::string n = e.path().filename().string();
+            if (std::sscanf(n.c_str(), "optimizer-%lld-of-%lld.safetensors", &r, &w) == 2 && w > 0 &&
+                n == optimizer_shard_name(r, w)) {
+                world = w;
+                break;
+            }
+        }
+        if (world == 0)
+            throw InputError("checkpoint " + ckpt_dir + " has no optimizer state (optimizer.safetensors or "
+                             "optimizer-<rank>-of-<world>.safetensors): resume from a complete checkpoint");
+        for (int64_t r = 0; r < world; ++r) {
+            const fs::path p = fs::path(ckpt_dir) / optimizer_shard_name(r, world);
+            if (!fs::exists(p))
+                throw InputError(strprintf("checkpoint %s: %s is missing (a ZeRO checkpoint of %lld ranks needs every "
+                                           "rank's shard)", ckpt_dir.c_str(), p.filename().c_str(), (long long)world));
+            f.files.push_back(std::make_shared<SafetensorsFile>(p.string()));
+        }
+        f.world = world;
+    }
+    for (const auto& file : f.files)
+        for (const TensorView& v : file->tensors()) {
+            if (v.name.rfind("rng.", 0) == 0) continue;
+            if (v.dtype != StDtype::kF32)
+                throw InputError("optimizer state " + file->path() + ": tensor '" + v.name + "' is not F32");
+            // Borrowed from the mapping, which `f.files` keeps alive.
+            f.tensors.emplace_back(v.name, at::from_blob(const_cast<uint8_t*>(v.data), v.shape, at::kFloat));
+        }
+    return f;
+}
+
+at::Tensor OptimizerFiles::find(const std::string& name, int64_t rank, bool own) const {
+    const size_t r = own && rank >= 0 && static_cast<size_t>(rank) < files.size() ? static_cast<size_t>(rank) : 0;
+    if (files.empty()) return {};
+    const TensorView* v = files[r]->find(name);
+    return v ? tensor_from_view(*v, c10::Device(c10::kCPU)) : at::Tensor();
+}
 
 nlohmann::json trainer_state_to_json(const TrainerState& s) {
     return {{"format", TrainerState::kFormat},

@@ -3,12 +3,77 @@
 #include "cuset/train/optim.h"
 
 #include <cmath>
+#include <map>
 
 #include <ATen/ATen.h>
 
 #include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/train/comm.h"
+#include "cuset/train/objective.h"  // gradients_scale
 
 namespace cuset {
+
+void Optimizer::backward_begin(const Comm& comm, bool last) {
+    if (last) comm.grads_will_be_final(param_tensors());
+}
+
+void Optimizer::sum_grads(const Comm& comm) { comm.sum_grads(param_tensors()); }
+
+void Optimizer::scale_grads(double factor) { gradients_scale(param_tensors(), factor); }
+
+double Optimizer::clip_grads(const Comm&, double max_norm) { return gradients_clip(param_tensors(), max_norm); }
+
+std::vector<at::Tensor> Optimizer::param_tensors() const {
+    std::vector<at::Tensor> out;
+    for (const OptimParam& p : params()) out.push_back(p.param);
+    return out;
+}
+
+StateReader state_reader_of(const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
+    struct Segment {
+        int64_t offset;
+        at::Tensor flat;  // [n] fp32
+        bool whole;       // a whole tensor (no "@offset")
+        std::vector<int64_t> shape;
+    };
+    auto index = std::make_shared<std::map<std::string, std::vector<Segment>>>();
+    for (const auto& [name, t] : tensors) {
+        std::string key = name;
+        int64_t offset = 0;
+        const size_t at_sign = name.rfind('@');
+        if (at_sign != std::string::npos) {
+            key = name.substr(0, at_sign);
+            try {
+                offset = std::stoll(name.substr(at_sign + 1));
+            } catch (const std::exception&) {
+                throw InputError("optimizer state: tensor name '" + name + "' has no element offset after '@'");
+            }
+        }
+        (*index)[key].push_back({offset, t.reshape({-1}), at_sign == std::string::npos, t.sizes().vec()});
+    }
+    return [index](const std::string& key, int64_t numel, int64_t begin, int64_t len) -> at::Tensor {
+        auto it = index->find(key);
+        if (it == index->end()) return {};
+        at::Tensor out = at::zeros({len}, at::kFloat);  // [len] fp32
+        int64_t covered = 0;
+        for (const Segment& s : it->second) {
+            if (s.whole && s.flat.numel() != numel)
+                throw InputError(strprintf("optimizer state: tensor '%s' has shape %s (%lld elements), the parameter %lld",
+                                           key.c_str(), c10::str(at::IntArrayRef(s.shape)).c_str(),
+                                           (long long)s.flat.numel(), (long long)numel));
+            const int64_t lo = std::max(begin, s.offset), hi = std::min(begin + len, s.offset + s.flat.numel());
+            if (lo >= hi) continue;
+            out.narrow(0, lo - begin, hi - lo).copy_(s.flat.narrow(0, lo - s.offset, hi - lo));
+            covered += hi - lo;
+        }
+        if (covered != len)
+            throw InputError(strprintf("optimizer state: tensor '%s' covers %lld of elements [%lld, %lld) (a shard "
+                                       "file of the checkpoint is missing?)",
+                                       key.c_str(), (long long)covered, (long long)begin, (long long)(begin + len)));
+        return out;
+    };
+}
 
 AdamW::AdamW(std::vector<OptimParam> params, AdamWOptions opts)
     : params_(std::move(params)), opts_(opts) {
@@ -68,21 +133,16 @@ std::vector<std::pair<std::string, at::Tensor>> AdamW::state_tensors() const {
     return out;
 }
 
-void AdamW::load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
-                       int64_t step) {
+void AdamW::load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors, int64_t step) {
+    load_state(state_reader_of(tensors), step);
+}
+
+void AdamW::load_state(const StateReader& read, int64_t step) {
     at::NoGradGuard no_grad;
-    auto find = [&](const std::string& key) -> const at::Tensor* {
-        for (const auto& kv : tensors)
-            if (kv.first == key) return &kv.second;
-        return nullptr;
-    };
     auto restore = [&](const std::string& key, at::Tensor& dst) {
-        const at::Tensor* src = find(key);
-        if (!src) throw InputError("optimizer state: tensor '" + key + "' is missing");
-        if (src->sizes() != dst.sizes())
-            throw InputError("optimizer state: tensor '" + key + "' has shape " +
-                             c10::str(src->sizes()) + ", expected " + c10::str(dst.sizes()));
-        dst.copy_(*src);
+        at::Tensor src = read(key, dst.numel(), 0, dst.numel());
+        if (!src.defined()) throw InputError("optimizer state: tensor '" + key + "' is missing");
+        dst.copy_(src.view(dst.sizes()));
     };
     for (size_t i = 0; i < params_.size(); ++i) {
         const std::string& n = params_[i].name;

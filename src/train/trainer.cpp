@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,8 @@
 #include "cuset/model/model.h"
 #include "cuset/train/objective.h"
 #include "cuset/train/optim.h"
+#include "cuset/train/distributed.h"  // dist_env_from_environment (the dry run's world size)
+#include "cuset/train/zero.h"
 #include "cuset/train/train_step.h"
 #include "cuset/core/progress.h"
 #include "cuset/model/safetensors_torch.h"
@@ -174,6 +177,17 @@ std::string model_card(const Config& cfg, const TrainerState& st, int64_t world,
     return s;
 }
 
+// Rank 0's string on every rank (a checkpoint's temporary folder name), through a broadcast of
+// its bytes.
+std::string broadcast_string(const Comm& comm, const std::string& s) {
+    constexpr int64_t kMax = 4096;
+    if (s.size() >= static_cast<size_t>(kMax)) throw RuntimeFailure("broadcast_string: path longer than 4095 bytes");
+    at::Tensor buf = at::zeros({kMax}, at::kByte);  // [kMax] uint8, NUL-terminated
+    if (comm.is_main()) std::memcpy(buf.data_ptr<uint8_t>(), s.data(), s.size());
+    comm.broadcast(buf, 0);
+    return std::string(reinterpret_cast<const char*>(buf.data_ptr<uint8_t>()));
+}
+
 // A training step as the trainer reports it: the step itself plus its time and memory.
 struct StepResult : TrainStepResult {
     double lr = 0.0;
@@ -222,7 +236,7 @@ private:
     std::vector<std::vector<float>> reference_probs_;  // rho1: [sample][t] p_ref(token t), reference score file
     Decoder reference_ = nullptr;  // asft: frozen copy of the initial model
     int64_t train_n_samples_ = 0;
-    std::unique_ptr<AdamW> optim_;
+    std::unique_ptr<Optimizer> optim_;
     ScheduleOptions schedule_;
     OrderOptions order_;
     int64_t global_batch_ = 0;
@@ -391,29 +405,64 @@ void Trainer::build_model_and_optimizer() {
     if (lora_)
         for (const auto& [name, p] : hf_named_parameters(model_)) n_frozen += p.numel();
     const double bytes_ref = reference_ ? (lora_ ? n_frozen : n_params) * bytes_w : 0.0;
-    const double resident = (lora_ ? n_frozen * bytes_w + n_params * 16.0
-                                   : n_params * (2 * bytes_w + (dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0)) +
-                            bytes_ref;
+    const int64_t stage = cfg_.distributed.zero_stage;
+    if (stage >= 3 && lora_)
+        throw UsageError("config error: 'distributed.zero_stage' 3 shards the weights a LoRA run keeps frozen and whole; "
+                         "use zero_stage 0-2 with model.lora.enabled");
+    int64_t n_whole = 0;  // stage 3: embeddings, final norm and lm_head stay whole
+    for (const OptimParam& p : params)
+        if (p.name.rfind("model.layers.", 0) != 0) n_whole += p.param.numel();
     const int64_t total = device_total_memory(device_);
-    log_info("resident training state: %.1f GB (%s%s)%s", resident / 1e9,
-             lora_ ? strprintf("frozen weights %.1f GB, fp32 LoRA adapters + gradients + AdamW moments %.3f GB",
-                               n_frozen * bytes_w / 1e9, n_params * 16.0 / 1e9).c_str()
-                   : strprintf("weights + gradients %.1f GB, fp32 master + AdamW moments %.1f GB", n_params * 2 * bytes_w / 1e9,
-                               n_params * ((dtype_ == at::kFloat ? 0.0 : 4.0) + 8.0) / 1e9).c_str(),
-             reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
-             total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
-    if (total > 0 && resident > 0.97 * total)
-        throw RuntimeFailure(strprintf("the model's training state needs %.1f GB but %s has %.1f GB: cuset keeps a full "
-                                       "copy of weights, gradients and AdamW state on every rank (no sharding); use a "
-                                       "smaller model or GPUs with more memory",
-                                       resident / 1e9, device_.str().c_str(), total / 1e9));
+    const ShardBytes plan = zero_plan(static_cast<double>(n_params), static_cast<double>(n_whole), bytes_w, comm_.world,
+                                      stage, cfg_.distributed.offload_optimizer);
+    const double resident = (lora_ ? n_frozen * bytes_w + n_params * 16.0 : plan.device_total()) + bytes_ref;
+    if (lora_) {
+        log_info("resident training state: %.1f GB (frozen weights %.1f GB, fp32 LoRA adapters + gradients + AdamW "
+                 "moments %.3f GB)%s%s", resident / 1e9, n_frozen * bytes_w / 1e9, n_params * 16.0 / 1e9,
+                 reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
+                 total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
+    } else {
+        log_info("resident training state per rank: %.2f GB = weights %.2f + gradients %.2f + fp32 masters %.2f + AdamW "
+                 "moments %.2f GB%s (ZeRO stage %lld over %lld rank(s)%s)%s%s",
+                 resident / 1e9, plan.weights / 1e9, plan.gradients / 1e9, plan.masters / 1e9, plan.moments / 1e9,
+                 plan.host > 0 ? strprintf("; %.2f GB in CPU memory", plan.host / 1e9).c_str() : "", (long long)stage,
+                 (long long)comm_.world, cfg_.distributed.offload_optimizer ? ", optimizer offloaded" : "",
+                 reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
+                 total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
+    }
+    if (total > 0 && resident > 0.97 * total) {
+        std::string hint = "use a smaller model or GPUs with more memory";
+        // The least sharding that fits, from the one configured on.
+        const std::pair<int64_t, bool> ladder[] = {{1, false}, {2, false}, {3, false}, {2, true}, {3, true}};
+        if (!lora_)
+            for (const auto& [s2, off] : ladder) {
+                if (s2 < stage || (s2 == stage && off <= cfg_.distributed.offload_optimizer)) continue;
+                const double need = zero_plan(double(n_params), double(n_whole), bytes_w, comm_.world, s2, off).device_total() + bytes_ref;
+                if (need > 0.97 * total) continue;
+                hint = strprintf("set distributed.zero_stage=%lld%s (%.1f GB per rank on %lld rank(s))", (long long)s2,
+                                 off ? " and distributed.offload_optimizer=true" : "", need / 1e9, (long long)comm_.world);
+                break;
+            }
+        throw RuntimeFailure(strprintf("the model's training state needs %.1f GB per rank but %s has %.1f GB; %s",
+                                       resident / 1e9, device_.str().c_str(), total / 1e9, hint.c_str()));
+    }
     AdamWOptions ao;
     ao.lr = cfg_.train.lr;
     ao.beta1 = cfg_.train.beta1;
     ao.beta2 = cfg_.train.beta2;
     ao.eps = cfg_.train.eps;
     ao.weight_decay = cfg_.train.weight_decay;
-    optim_ = std::make_unique<AdamW>(std::move(params), ao);
+    if (stage > 0) {
+        ZeroOptions zo;
+        zo.stage = stage;
+        zo.offload = cfg_.distributed.offload_optimizer;
+        zo.bucket_bytes = static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20));
+        optim_ = std::make_unique<ZeroAdamW>(std::move(params), ao, comm_, zo, model_);
+    } else {
+        if (cfg_.distributed.offload_optimizer)
+            throw UsageError("config error: 'distributed.offload_optimizer' needs distributed.zero_stage 1-3");
+        optim_ = std::make_unique<AdamW>(std::move(params), ao);
+    }
     objective_ = std::make_unique<Objective>(objective_options_from(cfg_));
     // Evaluation has no score file: it always takes confidences from its own forward pass.
     ObjectiveOptions eo = objective_->options();
@@ -545,19 +594,19 @@ void Trainer::restore(const std::string& ckpt) {
         throw InputError(strprintf("checkpoint %s used %lld rows per step, this run %lld (micro_batch_size x grad_accum x ranks): "
                                    "keep the global batch when resuming on another number of ranks",
                                    ckpt.c_str(), (long long)s.global_batch, (long long)global_batch_));
-    std::map<std::string, at::Tensor> opt = safetensors_load((fs::path(ckpt) / "optimizer.safetensors").string(),
-                                                             device_);
-    std::vector<std::pair<std::string, at::Tensor>> st(opt.begin(), opt.end());
-    optim_->load_state(st, s.step);
-    auto rng = opt.find("rng.cpu");
-    if (rng != opt.end()) {
+    // The optimizer state in whatever layout wrote it (one file, or one shard file per rank of
+    // any world size and ZeRO stage): each rank reads the elements it holds now.
+    const OptimizerFiles files = optimizer_files_open(ckpt);
+    optim_->load_state(state_reader_of(files.tensors), s.step);
+    auto rng = files.find("rng.cpu", comm_.rank, files.world == comm_.world);
+    if (rng.defined()) {
         at::Generator gen = at::detail::getDefaultCPUGenerator();
-        gen.set_state(rng->second.cpu());
+        gen.set_state(rng.to(at::kByte).clone());
     }
-    auto rng_cuda = opt.find("rng.cuda");
-    if (rng_cuda != opt.end() && device_.is_cuda()) {
+    auto rng_cuda = files.find("rng.cuda", comm_.rank, files.world == comm_.world);
+    if (rng_cuda.defined() && device_.is_cuda()) {
         at::Generator gen = at::globalContext().defaultGenerator(device_);  // a handle on the device's generator
-        gen.set_state(rng_cuda->second.cpu());
+        gen.set_state(rng_cuda.clone());
     }
     int64_t world = state_.world_size;
     const int64_t planned_total = state_.total_steps;
@@ -645,6 +694,10 @@ EvalResult Trainer::evaluate(const PreparedData& data) {
     std::vector<Row> mine = step_rows_for_rank(rows, static_cast<int64_t>(rows.size()), 0, comm_.rank, comm_.world);
     double numerator = 0.0, denominator = 0.0, nll = 0.0, n_valid = 0.0;
     const int64_t mbs = cfg_.train.micro_batch_size;
+    // ZeRO stages 2-3: as many passes on every rank (train_step.h).
+    const int64_t n_local = (static_cast<int64_t>(mine.size()) + mbs - 1) / mbs;
+    for (int64_t k = n_local, rounds = lockstep_rounds(comm_, *optim_, n_local); k < rounds; ++k)
+        null_pass(model_, *optim_, comm_, false, false);
     for (size_t b = 0; b < mine.size(); b += mbs) {
         std::vector<Row> part(mine.begin() + b, mine.begin() + std::min(mine.size(), b + mbs));
         MicroBatch mb = make_micro_batch(data, part, static_cast<int32_t>(pad_id_), device_);
@@ -698,22 +751,40 @@ void Trainer::save_checkpoint() {
         return;
     }
     comm_.barrier();
+    auto t0 = std::chrono::steady_clock::now();
+    const std::string final_dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
+    auto* zero = dynamic_cast<ZeroAdamW*>(optim_.get());
+    // One temporary folder (with cuset's marker, see checkpoint_remove_partial), renamed onto
+    // final_dir when complete; removed when anything below fails. With ZeRO every rank writes its
+    // shard of the optimizer state into it (its name comes from rank 0).
+    std::unique_ptr<AtomicDir> dir;
+    std::string tmp;
     if (comm_.is_main()) {
-        auto t0 = std::chrono::steady_clock::now();
-        std::string final_dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
-        // One temporary folder (with cuset's marker, see checkpoint_remove_partial), renamed
-        // onto final_dir when complete; removed when anything below fails.
-        AtomicDir dir(final_dir);
-        const std::string tmp = dir.path();
+        dir = std::make_unique<AtomicDir>(final_dir);
+        tmp = dir->path();
+    }
+    if (zero) {
+        if (comm_.world > 1) tmp = broadcast_string(comm_, tmp);
+        NamedTensors st = optim_->state_tensors();
+        st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+        if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
+        safetensors_save((fs::path(tmp) / optimizer_shard_name(comm_.rank, comm_.world)).string(), st,
+                         {{"format", "cuset-zero-shard"}, {"zero_stage", std::to_string(zero->stage())}});
+        zero->gather_all();  // stage 3: the whole weights, for the model folder
+    }
+    comm_.barrier();  // every shard is in place
+    if (comm_.is_main()) {
         if (lora_) {  // the adapter in PEFT's layout; the frozen base stays model.path
             lora_save(model_, *lora_, tmp, fs::absolute(cfg_.model.path).string());
         } else {
             model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
         }
-        NamedTensors st = optim_->state_tensors();
-        st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
-        if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
-        safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
+        if (!zero) {
+            NamedTensors st = optim_->state_tensors();
+            st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+            if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
+            safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
+        }
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
         if (file_hashes_.empty())
             for (const std::string& f : {cfg_.data.train, cfg_.data.eval})
@@ -721,10 +792,11 @@ void Trainer::save_checkpoint() {
         atomic_write((fs::path(tmp) / "README.md").string(),
                      model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
         atomic_write((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
-        dir.commit();
+        dir->commit();
         checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
         log_info("saved %s (%.1fs)", final_dir.c_str(), seconds_since(t0));
     }
+    if (zero) zero->release_all();
     comm_.barrier();
     last_saved_step_ = state_.step;
 }
@@ -922,13 +994,38 @@ static void log_memory_estimate(const Config& cfg) {
     log_info("memory estimate (%s, %s): resident training state %.2f GB = weights %.2f + gradients %.2f + "
              "optimizer %.2f + adapters %.2f GB", what.c_str(), dtype_name(dtype).c_str(), m.total() / 1e9,
              m.weights / 1e9, m.gradients / 1e9, m.optimizer / 1e9, m.adapters / 1e9);
+    double state = m.total();
+    if (!lora) {
+        // Per rank under ZeRO (train/zero.h), on the launcher's world size (1 without torchrun),
+        // and for every stage on 8 ranks, the usual node.
+        const double n = static_cast<double>(m.n_trainable), b = static_cast<double>(c10::elementSize(dtype));
+        const double whole = static_cast<double>(mc.vocab_size * mc.hidden_size * (mc.tie_word_embeddings ? 1 : 2) +
+                                                 mc.hidden_size);
+        int64_t world = 1;
+        try {
+            world = dist_env_from_environment().world;
+        } catch (const Error&) {
+        }
+        const ShardBytes z = zero_plan(n, whole, b, world, cfg.distributed.zero_stage, cfg.distributed.offload_optimizer);
+        state = z.device_total();
+        log_info("memory plan per rank (ZeRO stage %lld%s, %lld rank(s)): weights %.2f + gradients %.2f + fp32 masters "
+                 "%.2f + AdamW moments %.2f = %.2f GB on the device%s",
+                 (long long)cfg.distributed.zero_stage, cfg.distributed.offload_optimizer ? ", optimizer offloaded" : "",
+                 (long long)world, z.weights / 1e9, z.gradients / 1e9, z.masters / 1e9, z.moments / 1e9, state / 1e9,
+                 z.host > 0 ? strprintf(", %.2f GB in CPU memory", z.host / 1e9).c_str() : "");
+        std::string row;
+        for (int64_t st = 0; st <= 3; ++st)
+            row += strprintf("%sstage %lld %.1f", st ? ", " : "", (long long)st, zero_plan(n, whole, b, 8, st, false).device_total() / 1e9);
+        log_info("memory plan per rank on 8 ranks (GB): %s; stage 3 + offload %.1f", row.c_str(),
+                 zero_plan(n, whole, b, 8, 3, true).device_total() / 1e9);
+    }
     if (!cfg.model.activation_checkpointing) {
         log_info("memory estimate: activations not estimated (only with model.activation_checkpointing)");
         return;
     }
     const double act = activation_memory_checkpointed(mc, dtype, cfg.train.micro_batch_size, cfg.data.max_seq_len,
                                                       cfg.objective.chunk_size);
-    const double need = m.total() + act;
+    const double need = state + act;
     // The trainer's own margin: it refuses a resident state above 97% of the GPU.
     const char* fits = need <= 0.97 * 24e9 ? "fits one 24 GB GPU"
                        : need <= 0.97 * 48e9 ? "needs a 48 GB GPU"

@@ -203,7 +203,7 @@ TEST(Config, HashIgnoresBookkeepingButNotTraining) {
 }
 
 TEST(Config, ShippedConfigsLoad) {
-    for (const char* name : {"demo", "qwen7b", "qwen32b", "deepseek-coder-6.7b", "seed-coder-8b",
+    for (const char* name : {"demo", "qwen7b", "qwen7b-8x24gb", "qwen32b", "deepseek-coder-6.7b", "seed-coder-8b",
                              "qwen3-4b"}) {
         std::string path = std::string(CUSET_SOURCE_DIR) + "/configs/" + name + ".yaml";
         EXPECT_NO_THROW(cuset::config_load(path, {})) << path;

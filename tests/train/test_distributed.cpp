@@ -300,3 +300,122 @@ TEST(Distributed, DeadRankMakesTheOtherExit) {
     EXPECT_NE(read_file(dir + "/r0.log").find("distributed: rank 0"), std::string::npos) << read_file(dir + "/r0.log");
     EXPECT_LT(secs, 60.0);  // timeout 5 s: it must not hang
 }
+
+namespace {
+
+void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
+               const std::vector<std::string>& extra = {}) {
+    std::vector<pid_t> pids;
+    for (int r = 0; r < world; ++r)
+        pids.push_back(spawn_rank(cfg, name, r, world, port, dir + "/" + name + "-r" + std::to_string(r) + ".log", extra));
+    std::vector<int> codes;
+    for (pid_t p : pids) codes.push_back(wait_exit(p));
+    for (int r = 0; r < world; ++r)
+        ASSERT_EQ(codes[r], 0) << read_file(dir + "/" + name + "-r" + std::to_string(r) + ".log");
+}
+
+void expect_same_steps(const std::string& a, const std::string& b, size_t from_a, size_t n) {
+    auto ma = cuset::test::read_metrics(a), mb = cuset::test::read_metrics(b);
+    ASSERT_GE(ma.size(), from_a + n);
+    ASSERT_EQ(mb.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(mb[i]["step"], ma[from_a + i]["step"]);
+        const double x = ma[from_a + i]["loss"].get<double>(), y = mb[i]["loss"].get<double>();
+        EXPECT_NEAR(y, x, 1e-6 * std::abs(x)) << b << " step " << mb[i]["step"];
+    }
+}
+
+}  // namespace
+
+// ZeRO through the real trainer: 4 ranks at stage 2 match one process at stage 0 on the same
+// global batch; every rank wrote its shard of the optimizer state and rank 0 the whole model
+// folder; the 4-rank checkpoint resumes on 2 ranks at stage 2 and in one process at stage 0 (the
+// shards re-read onto another world size and stage) and continues as the 4-rank run did. fp32,
+// eps 1e-3 (see write_config): summation order only, 1e-6.
+TEST(Distributed, ZeroStage2CheckpointOfFourRanksResumesOnTwoAndOne) {
+    std::string dir = scratch_dir("dist-zero");
+    std::string cfg = write_config(dir, 4, 2);
+    const std::vector<std::string> zero2 = {"--set", "distributed.zero_stage=2", "--set", "distributed.bucket_mb=0.015625"};
+    run_ranks(4, cfg, dir, "four", free_port(5), zero2);  // 4 ranks x 1 x 2 = 8 rows per step
+    auto ref = run_cuset("--config " + cfg + " --run-name ref --set train.micro_batch_size=4");  // 1 x 4 x 2
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    expect_same_steps(dir + "/ref", dir + "/four", 0, 4);
+    EXPECT_LE(max_weight_diff(dir + "/ref/checkpoint-0000004", dir + "/four/checkpoint-0000004"), 1e-6);
+    const std::string ck = dir + "/four/checkpoint-0000002";
+    for (int r = 0; r < 4; ++r)
+        EXPECT_TRUE(fs::exists(ck + "/optimizer-" + std::to_string(r) + "-of-4.safetensors")) << r;
+    EXPECT_FALSE(fs::exists(ck + "/optimizer.safetensors"));
+    EXPECT_TRUE(fs::exists(ck + "/model.safetensors"));
+
+    for (const char* name : {"two", "one"}) {
+        fs::create_directories(dir + "/" + name);
+        fs::copy(ck, dir + "/" + name + "/checkpoint-0000002", fs::copy_options::recursive);
+    }
+    run_ranks(2, cfg, dir, "two", free_port(6),
+              {"--resume", "auto", "--set", "train.micro_batch_size=2", "--set", "distributed.zero_stage=2"});
+    auto one = run_cuset("--config " + cfg + " --run-name one --resume auto --set train.micro_batch_size=4");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    for (const char* name : {"two", "one"}) {
+        expect_same_steps(dir + "/four", dir + "/" + name, 2, 2);
+        EXPECT_LE(max_weight_diff(dir + "/four/checkpoint-0000004", dir + "/" + name + "/checkpoint-0000004"), 1e-6) << name;
+    }
+    // A shard missing: a clear refusal naming it.
+    fs::remove(dir + "/one/checkpoint-0000002/optimizer-3-of-4.safetensors");
+    auto bad = run_cuset("--config " + cfg + " --run-name one --resume " + dir +
+                         "/one/checkpoint-0000002 --set train.micro_batch_size=4");
+    EXPECT_EQ(bad.exit_code, 3) << bad.err;
+    EXPECT_NE(bad.err.find("optimizer-3-of-4.safetensors is missing"), std::string::npos) << bad.err;
+}
+
+// Stage 3 (weights sharded, gathered per layer) with 2 ranks matches stage 0, and a dead rank
+// makes the other exit with the collective timeout's clear error.
+TEST(Distributed, ZeroStage3MatchesStage0AndADeadRankStopsTheOther) {
+    std::string dir = scratch_dir("dist-zero3");
+    std::string cfg = write_config(dir, 4, 0);
+    run_ranks(2, cfg, dir, "z3", free_port(7), {"--set", "distributed.zero_stage=3"});
+    auto ref = run_cuset("--config " + cfg + " --run-name ref --set train.micro_batch_size=2");
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    expect_same_steps(dir + "/ref", dir + "/z3", 0, 4);
+    EXPECT_LE(max_weight_diff(dir + "/ref/checkpoint-0000004", dir + "/z3/checkpoint-0000004"), 1e-6);
+
+    std::string long_cfg = write_config(dir, 400, 0);
+    int port = free_port(8);
+    const std::vector<std::string> extra = {"--set", "distributed.timeout_s=5", "--set", "distributed.zero_stage=3"};
+    pid_t r0 = spawn_rank(long_cfg, "dead", 0, 2, port, dir + "/d0.log", extra);
+    pid_t r1 = spawn_rank(long_cfg, "dead", 1, 2, port, dir + "/d1.log", extra);
+    auto t0 = std::chrono::steady_clock::now();
+    while (cuset::test::read_metrics(dir + "/dead").size() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_GE(cuset::test::read_metrics(dir + "/dead").size(), 2u) << read_file(dir + "/d0.log");
+    kill(r1, SIGKILL);
+    wait_exit(r1);
+    auto t1 = std::chrono::steady_clock::now();
+    int e0 = wait_exit(r0);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    EXPECT_EQ(e0, 4) << read_file(dir + "/d0.log");
+    EXPECT_NE(read_file(dir + "/d0.log").find("distributed: rank 0"), std::string::npos) << read_file(dir + "/d0.log");
+    EXPECT_LT(secs, 60.0);
+}
+
+// The dry run's per-rank plan from config.json alone, for Qwen2.5-Coder-7B (7,615,616,512
+// parameters; untied embedding and lm_head 2 x 152064 x 3584 plus the final norm 3584 stay whole
+// at stage 3), worked by hand in bf16 per parameter: stage 0 = 2 + 2 + 4 + 8 = 16 B -> 121.85 GB (printed 121.8);
+// on 8 ranks stage 1 = 2 + 2 + (4 + 4 + 8) / 8 = 6 B -> 45.69; stage 2 = 2 + 16 / 8 = 4 B -> 30.46;
+// stage 3 = 2 x whole + 2 x rest / 8 + 16 / 8 = 19.04; stage 3 + offload drops the 12 / 8 B of
+// masters and moments: 7.62 (printed 7.6).
+TEST(Distributed, DryRunPrintsTheZeroPlanPerRank) {
+    const std::string dir = scratch_dir("zero-dry-run");
+    fs::create_directories(dir + "/qwen7b");
+    write_file(dir + "/qwen7b/config.json",
+               R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584,
+                   "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+                   "num_key_value_heads": 4, "vocab_size": 152064, "rms_norm_eps": 1e-06,
+                   "rope_theta": 1000000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+                   "max_position_embeddings": 32768, "hidden_act": "silu"})");
+    auto r = run_cuset("--config configs/qwen7b-8x24gb.yaml --dry-run --set model.path=" + dir + "/qwen7b");
+    const std::string all = r.out + r.err;
+    EXPECT_NE(all.find("memory plan per rank on 8 ranks (GB): stage 0 121.8, stage 1 45.7, stage 2 30.5, stage 3 19.0; "
+                       "stage 3 + offload 7.6"), std::string::npos) << all;
+    // One process (no torchrun): the configured stage 3 + offload over 1 rank is everything.
+    EXPECT_NE(all.find("memory plan per rank (ZeRO stage 3, optimizer offloaded, 1 rank(s))"), std::string::npos) << all;
+}

@@ -135,6 +135,8 @@ struct DistributedKeys {
     std::string backend = "auto";  // auto | nccl | gloo
     int64_t timeout_s = 300;
     double bucket_mb = 25.0;
+    int64_t zero_stage = 0;          // 0 replicas | 1 optimizer state | 2 + gradients | 3 + weights sharded
+    bool offload_optimizer = false;  // masters, moments and the update on the CPU (ZeRO stages 1-3)
 };
 
 // `cuset-train eval` (CUDABench): the judge's tools and limits, the prompts' GPU label.

@@ -113,6 +113,16 @@ public:
 };
 TORCH_MODULE(DecoderLayer);
 
+// Called around every decoder layer of a forward pass (sharded weights, train/zero.h): before()
+// makes layer `i`'s weights usable, after() sees its output [B, T, D] and returns it (it may
+// attach a backward hook that makes them usable again for the backward pass).
+class LayerHooks {
+public:
+    virtual ~LayerHooks() = default;
+    virtual void before(int64_t layer) = 0;
+    virtual at::Tensor after(int64_t layer, const at::Tensor& out) = 0;
+};
+
 class DecoderImpl : public torch::nn::Module {
 public:
     // Parameters uninitialised, in `options`' dtype and device (default fp32 on the CPU).
@@ -156,6 +166,7 @@ public:
     RMSNorm norm = nullptr;
     Dense lm_head = nullptr;  // [V, D], null when tied
     at::Tensor inv_freq;      // [E/2] fp32 on the CPU, RoPE scaling applied (not a buffer: to(bf16) must not round it)
+    std::shared_ptr<LayerHooks> layer_hooks;  // null: none
     double attention_scaling = 1.0;  // yarn's cos/sin factor, 1 otherwise
 
 private:

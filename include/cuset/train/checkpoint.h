@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/atomic_file.h"  // atomic_write / file_write_atomic for the run files
@@ -63,6 +66,22 @@ std::string checkpoint_temp_name(const std::string& final_dir);
 // folder of that name), and fsyncs the parent: after this returns, the checkpoint is complete on
 // disk; before, `final_dir` is either absent or the previous complete version (atomic_dir_commit).
 void checkpoint_commit(const std::string& tmp_dir, const std::string& final_dir);
+
+// The optimizer state of a checkpoint: `optimizer.safetensors` (whole tensors, one file) or,
+// with ZeRO, `optimizer-<r>-of-<W>.safetensors` from each of the W ranks (its shard: tensors named
+// "<key>@<offset>", train/zero.h). Mapped, not read: a rank copies only the elements it needs.
+class SafetensorsFile;
+struct OptimizerFiles {
+    int64_t world = 1;  // ranks that wrote them
+    std::vector<std::shared_ptr<SafetensorsFile>> files;         // by rank
+    std::vector<std::pair<std::string, at::Tensor>> tensors;     // every fp32 state tensor (not rng.*), on the CPU
+    // Tensor `name` (rng.cpu, rng.cuda) of rank `rank`'s file, or rank 0's when there is none or
+    // `own` is false; undefined when absent. A copy.
+    at::Tensor find(const std::string& name, int64_t rank, bool own) const;
+};
+std::string optimizer_shard_name(int64_t rank, int64_t world);
+// InputError naming the folder when neither layout is complete there.
+OptimizerFiles optimizer_files_open(const std::string& ckpt_dir);
 
 // SIGINT / SIGTERM for the trainer (core/signals.h with its messages): the first one asks it to
 // stop after the current step (it saves a checkpoint and exits 75); a second one exits

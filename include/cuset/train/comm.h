@@ -29,6 +29,24 @@ struct Comm {
     std::function<void(at::Tensor&, int64_t root)> broadcast = [](at::Tensor&, int64_t) {};
     std::function<void()> barrier = [] {};
 
+    // Asynchronous forms, to overlap communication with computation: each starts the collective
+    // and returns the function that waits for it (once) and leaves the result in `out`. The
+    // tensors must stay alive until then. Every rank must start the same collectives in the same
+    // order.
+    using Wait = std::function<void()>;
+    // out [n] = the sum over ranks of in [world * n]'s part `rank` (fp32 or the model dtype).
+    std::function<Wait(const at::Tensor& in, const at::Tensor& out)> reduce_scatter_start =
+        [](const at::Tensor& in, const at::Tensor& out) {
+            out.view({-1}).copy_(in.reshape({-1}));
+            return Wait([] {});
+        };
+    // out [world * n] = every rank's in [n], in rank order.
+    std::function<Wait(const at::Tensor& in, const at::Tensor& out)> all_gather_start =
+        [](const at::Tensor& in, const at::Tensor& out) {
+            out.view({-1}).copy_(in.reshape({-1}));
+            return Wait([] {});
+        };
+
     // The step's gradient sum. grads_will_be_final is called just before the step's last backward
     // pass: from then on a data-parallel Comm sums gradient buckets across ranks as backward makes
     // them final (overlapping communication with the rest of backward). sum_grads completes the

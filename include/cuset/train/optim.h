@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 namespace cuset {
+
+struct Comm;
 
 struct AdamWOptions {
     double lr = 1e-3;  // peak; the schedule scales it per step
@@ -26,7 +29,51 @@ struct OptimParam {
     bool decay = true;  // weight decay applies
 };
 
-class AdamW {
+// Where a resumed optimizer reads its state, whatever layout wrote it (one file of whole
+// tensors, or one shard file per rank): elements [begin, begin + len) of the flattened state
+// tensor `key` ("<param>.exp_avg", "<param>.exp_avg_sq", "<param>.master") as fp32 [len] on the
+// CPU, or an undefined tensor when the checkpoint has no such key (InputError when it has the key
+// but not every element of the range, or a whole tensor of another size than `numel`, the
+// parameter's).
+using StateReader =
+    std::function<at::Tensor(const std::string& key, int64_t numel, int64_t begin, int64_t len)>;
+
+// The optimizer as train_step drives it. Besides the update it owns the step's gradient path:
+// the sum over ranks (all-reduce of whole gradients, or reduce-scatter into shards with ZeRO,
+// train/zero.h), normalisation, the global norm and clipping.
+class Optimizer {
+public:
+    virtual ~Optimizer() = default;
+
+    virtual const std::vector<OptimParam>& params() const = 0;
+    virtual void zero_grad() = 0;
+    // Around the step's last backward pass (the gradient sum may overlap it).
+    virtual void backward_begin(const Comm& comm, bool last);
+    // Completes the gradient sum over ranks (every rank, once per step, after all backward passes).
+    virtual void sum_grads(const Comm& comm);
+    virtual void scale_grads(double factor);
+    // Global L2 norm of the summed gradients before clipping (every rank gets the same value);
+    // clips to max_norm when max_norm > 0, as torch.nn.utils.clip_grad_norm_.
+    virtual double clip_grads(const Comm& comm, double max_norm);
+    // One update with learning rate `lr` from the summed, normalised, clipped gradients.
+    virtual void step(double lr) = 0;
+    virtual int64_t step_count() const = 0;
+
+    // This rank's part of the state for checkpoints (fp32 tensors; names as StateReader's keys,
+    // a shard's elements from offset k of its tensor named "<key>@<k>").
+    virtual std::vector<std::pair<std::string, at::Tensor>> state_tensors() const = 0;
+    // Restores the state this rank needs from any layout, and the step counter.
+    virtual void load_state(const StateReader& read, int64_t step) = 0;
+
+    // Every pass (forward, backward) takes part in collectives, so every rank must run as many
+    // (train/train_step.h lockstep_rounds, null_pass).
+    virtual bool lockstep() const { return false; }
+
+    // Whole tensors of the gradients as the step sees them (every parameter's .grad()).
+    std::vector<at::Tensor> param_tensors() const;
+};
+
+class AdamW : public Optimizer {
 public:
     // Master copies are made (fp32) for parameters whose dtype is not fp32; fp32 parameters are
     // updated in place and serve as their own master.
@@ -34,18 +81,19 @@ public:
 
     // One update with learning rate `lr` from the parameters' current .grad() (model dtype; read
     // in fp32). Parameters without a gradient are skipped, as torch does.
-    void step(double lr);
-    void zero_grad();
+    void step(double lr) override;
+    void zero_grad() override;
 
-    int64_t step_count() const { return step_; }
-    const std::vector<OptimParam>& params() const { return params_; }
+    int64_t step_count() const override { return step_; }
+    const std::vector<OptimParam>& params() const override { return params_; }
 
     // State for checkpoints: names "<param>.exp_avg", "<param>.exp_avg_sq" and, for non-fp32
     // parameters, "<param>.master"; all fp32 [same shape as the parameter].
-    std::vector<std::pair<std::string, at::Tensor>> state_tensors() const;
+    std::vector<std::pair<std::string, at::Tensor>> state_tensors() const override;
     // Restores state written by state_tensors() (copies into the existing tensors; shapes
     // checked, InputError naming the tensor otherwise) and the step counter.
     void load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors, int64_t step);
+    void load_state(const StateReader& read, int64_t step) override;
 
 private:
     std::vector<OptimParam> params_;
@@ -55,6 +103,10 @@ private:
     AdamWOptions opts_;
     int64_t step_ = 0;
 };
+
+// A StateReader over tensors held in memory: whole tensors named "<key>" and shards named
+// "<key>@<offset>" (what state_tensors() of any layout returns).
+StateReader state_reader_of(const std::vector<std::pair<std::string, at::Tensor>>& tensors);
 
 // Global L2 norm of all gradients, computed in fp32; when max_norm > 0 and the norm exceeds it,
 // scales every gradient by max_norm / (norm + 1e-6), as torch.nn.utils.clip_grad_norm_.

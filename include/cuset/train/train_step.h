@@ -44,10 +44,18 @@ MicroBatchTargets targets_of(const MicroBatch& mb);
 // The step's objective statistics over all ranks (merged in rank order), the same on every rank.
 ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s);
 
+// How many passes every rank runs when each has `n_local` of its own: the most on any rank when
+// the optimizer needs every rank in lockstep (ZeRO stages 2-3), n_local otherwise.
+int64_t lockstep_rounds(const Comm& comm, const Optimizer& optim, int64_t n_local);
+// A pass over one token without data (its gradient contribution is exactly 0): a rank's part in
+// the collectives of a pass it has nothing for. backward: forward and backward (`last` as in
+// Optimizer::backward_begin), else a forward without gradients.
+void null_pass(Decoder& model, Optimizer& optim, const Comm& comm, bool backward, bool last);
+
 // Runs one optimizer step over this rank's micro-batches. Every rank must call it (also with no
 // micro-batch): the collectives are the same on every rank whatever happens locally. Gradients
 // are left zeroed after a skipped step.
-TrainStepResult train_step(Decoder& model, const Objective& objective, AdamW& optim, const Comm& comm,
+TrainStepResult train_step(Decoder& model, const Objective& objective, Optimizer& optim, const Comm& comm,
                            const std::vector<MicroBatch>& micro, const TrainStepOptions& o);
 
 }  // namespace cuset

@@ -1,0 +1,350 @@
+// ZeRO stages 1-3 (train/zero.h) in process: 2 and 4 Gloo ranks in threads of this process (each
+// with its own process group over a loopback TCPStore) run K optimizer steps of the demo model
+// (data/tiny-coder, fp32) through the real train_step, and must reach the losses and weights of
+// stage 0 in one process on the same global batch. Also: ranks with different numbers of
+// micro-batches (stage 3 runs passes without data to keep the collectives in step), the state
+// layout written by one world size read back by another, and the resident bytes per rank against
+// the arithmetic of zero_plan().
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "cuset/core/config.h"
+#include "cuset/model/model.h"
+#include "cuset/train/comm.h"
+#include "cuset/train/distributed.h"
+#include "cuset/train/optim.h"
+#include "cuset/train/train_step.h"
+#include "cuset/train/zero.h"
+
+namespace {
+
+constexpr int kSteps = 3;
+constexpr int64_t kRows = 8, kLen = 40;
+
+std::string demo_model() { return std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder"; }
+
+int port_base() { return 23000 + (::getpid() * 11) % 20000; }
+
+// The global batch of step s: kRows right-padded rows of random tokens (lengths 12..kLen), the
+// first third of each row a prompt (no target), a random quarter of targets CUDA-sensitive.
+struct Rows {
+    at::Tensor ids, mask, labels, sensitive;  // [kRows, kLen]
+};
+
+Rows global_batch(int step, int64_t vocab) {
+    at::Generator g = at::detail::createCPUGenerator(1000 + step);
+    Rows r;
+    r.ids = at::randint(3, vocab, {kRows, kLen}, g, at::kLong);
+    at::Tensor len = at::randint(12, kLen + 1, {kRows}, g, at::kLong);  // [kRows]
+    at::Tensor t = at::arange(kLen).unsqueeze(0);                       // [1, kLen]
+    r.mask = t < len.unsqueeze(1);
+    r.ids = at::where(r.mask, r.ids, at::zeros_like(r.ids));
+    at::Tensor next = at::cat({r.ids.narrow(1, 1, kLen - 1), at::zeros({kRows, 1}, at::kLong)}, 1);
+    at::Tensor valid = (t >= kLen / 3).logical_and(t + 1 < len.unsqueeze(1));
+    r.labels = at::where(valid, next, at::full({}, cuset::kIgnoreIndex, at::kLong));
+    r.sensitive = (at::rand({kRows, kLen}, g) < 0.25).logical_and(valid);
+    return r;
+}
+
+cuset::MicroBatch micro_batch(const Rows& r, int64_t lo, int64_t hi) {
+    cuset::MicroBatch mb;
+    const int64_t b = hi - lo;
+    mb.input_ids = r.ids.narrow(0, lo, b).contiguous();
+    mb.attention_mask = r.mask.narrow(0, lo, b).contiguous();
+    mb.labels = r.labels.narrow(0, lo, b).contiguous();
+    mb.sensitive = r.sensitive.narrow(0, lo, b).contiguous();
+    mb.sample_index = at::where(mb.labels != cuset::kIgnoreIndex, at::arange(b).unsqueeze(1).expand({b, kLen}),
+                                at::full({}, -1, at::kLong));  // [B, T]
+    for (int64_t i = lo; i < hi; ++i) mb.sample_ids.push_back("row" + std::to_string(i));
+    mb.n_tokens = mb.attention_mask.sum().item<int64_t>();
+    mb.n_targets = (mb.labels != cuset::kIgnoreIndex).sum().item<int64_t>();
+    return mb;
+}
+
+// Rank r's rows of the global batch ([r * kRows / W, (r + 1) * kRows / W), as the trainer's
+// step_rows_for_rank), in micro-batches of `mbs` rows.
+std::vector<cuset::MicroBatch> rank_micro(const Rows& rows, int64_t rank, int64_t world, int64_t mbs) {
+    std::vector<cuset::MicroBatch> out;
+    const int64_t lo = rank * kRows / world, hi = (rank + 1) * kRows / world;
+    for (int64_t b = lo; b < hi; b += mbs) out.push_back(micro_batch(rows, b, std::min(hi, b + mbs)));
+    return out;
+}
+
+cuset::Objective objective(const std::string& method) {
+    cuset::ObjectiveOptions o;
+    o.method = method == "sft" ? cuset::Method::kSft : cuset::Method::kCuset;
+    if (method == "cuset-batch") o.threshold_mode = cuset::ThresholdMode::kBatchQuantile;  // two passes
+    o.window = 8;
+    o.chunk_size = 64;
+    return cuset::Objective(o);
+}
+
+std::vector<cuset::OptimParam> params_of(cuset::Decoder& model) {
+    std::vector<cuset::OptimParam> ps;
+    for (auto& [name, p] : model->trainable_parameters()) {
+        p.set_requires_grad(true);
+        ps.push_back({name, p, cuset::decays_by_default(name, p)});
+    }
+    return ps;
+}
+
+cuset::AdamWOptions adam() {
+    cuset::AdamWOptions o;
+    o.beta2 = 0.95;
+    o.eps = 1e-6;  // see the tolerance note below
+    o.weight_decay = 0.1;
+    return o;
+}
+
+struct RunResult {
+    std::vector<double> loss, grad_norm;
+    std::vector<std::pair<std::string, at::Tensor>> weights;  // after the last step
+    std::vector<std::pair<std::string, at::Tensor>> state;    // the optimizer's state_tensors()
+    cuset::ShardBytes resident;                               // between steps (after the last)
+};
+
+// K steps on one rank of `comm` at `stage` (0: AdamW over replicas).
+RunResult train(const cuset::Comm& comm, int64_t stage, const std::string& method, int64_t mbs, int steps = kSteps,
+          const std::function<void(cuset::Optimizer&)>& before = nullptr) {
+    at::set_num_threads(1);
+    cuset::Decoder model = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
+    // Stage 3 with recomputation, and without it on 3 ranks (weights saved for backward are
+    // freed after the forward and refilled before the backward).
+    model->set_activation_checkpointing(stage == 3 && comm.world != 3);
+    std::unique_ptr<cuset::Optimizer> opt;
+    if (stage == 0) {
+        opt = std::make_unique<cuset::AdamW>(params_of(model), adam());
+    } else {
+        cuset::ZeroOptions zo;
+        zo.stage = stage;
+        zo.bucket_bytes = 64 << 10;  // several buckets, some splitting a parameter between ranks
+        opt = std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), comm, zo, model);
+    }
+    if (before) before(*opt);
+    const cuset::Objective obj = objective(method);
+    RunResult run;
+    for (int s = 0; s < steps; ++s) {
+        cuset::TrainStepOptions so;
+        so.lr = 2e-3;
+        so.grad_clip = 0.5;  // the tiny model's norm is ~1-3: clipping is active
+        so.step = s;
+        const Rows rows = global_batch(s, model->config().vocab_size);
+        cuset::TrainStepResult r = cuset::train_step(model, obj, *opt, comm, rank_micro(rows, comm.rank, comm.world, mbs), so);
+        EXPECT_TRUE(r.applied) << "step " << s << " stage " << stage;
+        run.loss.push_back(r.loss);
+        run.grad_norm.push_back(r.grad_norm);
+    }
+    if (auto* z = dynamic_cast<cuset::ZeroAdamW*>(opt.get())) {
+        run.resident = z->resident();
+        z->gather_all();
+    }
+    for (const auto& [name, p] : model->trainable_parameters()) run.weights.emplace_back(name, p.detach().clone());
+    for (const auto& [name, t] : opt->state_tensors()) run.state.emplace_back(name, t.clone());
+    if (auto* z = dynamic_cast<cuset::ZeroAdamW*>(opt.get())) z->release_all();
+    return run;
+}
+
+// body(comm) on `world` ranks at once, each a thread with its own Gloo process group.
+void on_ranks(int world, int port, const std::function<void(const cuset::Comm&)>& body) {
+    cuset::Config cfg;
+    cfg.distributed.timeout_s = 120;
+    cfg.distributed.backend = "gloo";
+    std::vector<std::string> errors(world);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < world; ++r)
+        threads.emplace_back([&, r] {
+            try {
+                cuset::DistEnv env;
+                env.rank = r;
+                env.world = world;
+                env.master_port = port;
+                cuset::Distributed dist(env, cfg, c10::Device(c10::kCPU));
+                body(dist.comm());
+            } catch (const std::exception& e) {
+                errors[r] = e.what();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+// The reference: stage 0, one process, the whole global batch in micro-batches of 2.
+const RunResult& reference(const std::string& method) {
+    static std::map<std::string, RunResult> cache;
+    auto it = cache.find(method);
+    if (it == cache.end()) it = cache.emplace(method, train(cuset::Comm{}, 0, method, 2)).first;
+    return it->second;
+}
+
+// fp32 throughout. Stage 0 and ZeRO differ in the order of fp32 sums (the gradient reduction
+// over ranks and buckets): ~1e-7 relative on a loss. And in the global norm: stage 0 takes it, as
+// torch.nn.utils.clip_grad_norm_, from fp32 per-tensor norms, which over the 1M-element
+// embedding drift ~3e-5 relative from the exact value; ZeRO sums the shards' squares in fp64
+// (measured: 2.8e-5 apart). With clipping active (norm ~5, clip 0.5) that moves the clip
+// coefficient by as much and the embedding's updates by up to ~7e-6 after three steps of lr
+// 2e-3 (measured 6.6e-6), with AdamW eps 1e-6. Hence: loss 1e-6 relative, norm 1e-4 relative,
+// weights 1e-5 absolute.
+void expect_matches_reference(const RunResult& got, const RunResult& ref, const std::string& what) {
+    ASSERT_EQ(got.loss.size(), ref.loss.size());
+    for (size_t s = 0; s < got.loss.size(); ++s) {
+        EXPECT_NEAR(got.loss[s], ref.loss[s], 1e-6 * std::abs(ref.loss[s])) << what << " loss at step " << s;
+        EXPECT_NEAR(got.grad_norm[s], ref.grad_norm[s], 1e-4 * std::abs(ref.grad_norm[s])) << what << " norm at step " << s;
+    }
+    ASSERT_EQ(got.weights.size(), ref.weights.size());
+    double worst = 0;
+    for (size_t i = 0; i < got.weights.size(); ++i) {
+        EXPECT_EQ(got.weights[i].first, ref.weights[i].first);
+        worst = std::max(worst, max_abs_diff(got.weights[i].second, ref.weights[i].second));
+    }
+    EXPECT_LE(worst, 1e-5) << what << ": largest weight difference to stage 0";
+}
+
+void expect_stage_matches(int64_t stage, int world, const std::string& method, int64_t mbs, int port) {
+    const RunResult& ref = reference(method);
+    std::vector<RunResult> runs(world);
+    on_ranks(world, port, [&](const cuset::Comm& c) { runs[c.rank] = train(c, stage, method, mbs); });
+    for (int r = 0; r < world; ++r)
+        expect_matches_reference(runs[r], ref, "stage " + std::to_string(stage) + ", rank " + std::to_string(r) + " of " +
+                                                   std::to_string(world) + ", " + method);
+}
+
+}  // namespace
+
+TEST(Zero, Stage1MatchesStage0) {
+    expect_stage_matches(1, 2, "sft", 2, port_base());
+    expect_stage_matches(1, 4, "cuset", 1, port_base() + 10);
+}
+
+TEST(Zero, Stage2MatchesStage0) {
+    expect_stage_matches(2, 2, "cuset", 2, port_base() + 20);
+    expect_stage_matches(2, 4, "sft", 2, port_base() + 30);
+}
+
+TEST(Zero, Stage3MatchesStage0) {
+    expect_stage_matches(3, 2, "sft", 2, port_base() + 40);
+    expect_stage_matches(3, 4, "cuset", 1, port_base() + 50);
+}
+
+TEST(Zero, Stage3WithUnevenMicroBatchesAndTwoPasses) {
+    // 3 ranks over 8 rows: 2, 3 and 3 rows in micro-batches of 2 -> 1, 2 and 2 passes; the first
+    // rank runs one pass without data in each of the step's loops (the two-pass threshold
+    // method's confidence pass and the training pass).
+    expect_stage_matches(3, 3, "cuset-batch", 2, port_base() + 60);
+}
+
+TEST(Zero, OneProcessIsStage0) {
+    // World size 1: the shard is everything, and the step is stage 0's.
+    for (int64_t stage : {1, 2, 3}) expect_matches_reference(train(cuset::Comm{}, stage, "sft", 2), reference("sft"), "world 1");
+}
+
+TEST(Zero, StateWrittenOnFourRanksResumesOnTwoAndOnOne) {
+    // Two steps at stage 2 on 4 ranks; every rank's state_tensors() (what its shard file holds)
+    // and the weights (what the checkpoint's model folder holds). Loaded by 2 ranks at stage 1
+    // (another bucket layout) and by one process at stage 0, one more step equals the third step
+    // of the same 4-rank run uninterrupted.
+    std::vector<RunResult> two_steps(4), three_steps(4);
+    std::vector<std::pair<std::string, at::Tensor>> shards;
+    std::mutex mu;
+    on_ranks(4, port_base() + 70, [&](const cuset::Comm& c) {
+        two_steps[c.rank] = train(c, 2, "cuset", 1, 2);
+        std::lock_guard<std::mutex> lock(mu);
+        for (auto& kv : two_steps[c.rank].state) shards.push_back(kv);
+    });
+    on_ranks(4, port_base() + 80, [&](const cuset::Comm& c) { three_steps[c.rank] = train(c, 2, "cuset", 1, 3); });
+    const cuset::StateReader read = cuset::state_reader_of(shards);
+    auto continued = [&](const cuset::Comm& c, int64_t stage) {
+        at::set_num_threads(1);
+        cuset::Decoder model = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
+        {
+            at::NoGradGuard no_grad;
+            size_t i = 0;
+            for (auto& [name, p] : model->trainable_parameters()) {
+                ASSERT_EQ(name, two_steps[0].weights[i].first);
+                p.copy_(two_steps[0].weights[i++].second);
+            }
+        }
+        std::unique_ptr<cuset::Optimizer> opt;
+        if (stage == 0) {
+            opt = std::make_unique<cuset::AdamW>(params_of(model), adam());
+        } else {
+            cuset::ZeroOptions zo;
+            zo.stage = stage;
+            zo.bucket_bytes = 40 << 10;  // another layout than the writer's
+            opt = std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), c, zo, model);
+        }
+        opt->load_state(read, 2);  // fp32: no masters in the files, the weights are their own
+        cuset::TrainStepOptions so;
+        so.lr = 2e-3;
+        so.grad_clip = 0.5;
+        so.step = 2;
+        const Rows rows = global_batch(2, model->config().vocab_size);
+        const int64_t mbs = c.world == 1 ? 2 : 1;
+        cuset::TrainStepResult r = cuset::train_step(model, objective("cuset"), *opt, c, rank_micro(rows, c.rank, c.world, mbs), so);
+        EXPECT_TRUE(r.applied);
+        EXPECT_NEAR(r.loss, three_steps[0].loss[2], 1e-6 * std::abs(three_steps[0].loss[2]));
+        double worst = 0;
+        size_t i = 0;
+        for (const auto& [name, p] : model->trainable_parameters())
+            worst = std::max(worst, max_abs_diff(p.detach(), three_steps[0].weights[i++].second));
+        EXPECT_LE(worst, 1e-5) << "resumed at stage " << stage << " on " << c.world << " rank(s)";
+    };
+    on_ranks(2, port_base() + 90, [&](const cuset::Comm& c) { continued(c, 1); });
+    continued(cuset::Comm{}, 0);
+}
+
+TEST(Zero, ResidentBytesShrinkAsThePlanSays) {
+    // Between steps, measured from the storages of weights, gradients, masters and moments, on
+    // each of 4 ranks, against zero_plan(); the only difference allowed is the padding of each
+    // bucket to a multiple of the world size (under 4 elements of 4 bytes a bucket and state).
+    std::vector<std::vector<cuset::ShardBytes>> got(4, std::vector<cuset::ShardBytes>(4));
+    double n_params = 0, n_whole = 0;
+    {
+        cuset::Decoder m = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
+        for (const auto& [name, p] : m->trainable_parameters()) {
+            n_params += static_cast<double>(p.numel());
+            if (name.rfind("model.layers.", 0) != 0) n_whole += static_cast<double>(p.numel());
+        }
+    }
+    for (int64_t stage : {1, 2, 3})
+        on_ranks(4, port_base() + 100 + static_cast<int>(stage), [&](const cuset::Comm& c) {
+            got[stage][c.rank] = train(c, stage, "sft", 2, 1).resident;
+        });
+    std::printf("resident training state per rank, tiny-coder (%.2fM parameters, fp32), 4 ranks:\n", n_params / 1e6);
+    std::printf("  stage  weights MB  gradients MB  masters MB  moments MB  total MB  (plan)\n");
+    const cuset::ShardBytes s0 = cuset::zero_plan(n_params, n_whole, 4, 4, 0, false);
+    std::printf("  0      %10.2f  %12.2f  %10.2f  %10.2f  %8.2f  (plan; AdamW replicas)\n", s0.weights / 1e6,
+                s0.gradients / 1e6, s0.masters / 1e6, s0.moments / 1e6, s0.device_total() / 1e6);
+    for (int64_t stage : {1, 2, 3}) {
+        const cuset::ShardBytes plan = cuset::zero_plan(n_params, n_whole, 4, 4, stage, false);
+        for (int r = 0; r < 4; ++r) {
+            const cuset::ShardBytes& s = got[stage][r];
+            const double slack = 64.0 * 4 * 4;  // up to 3 padding elements x 4 B, per bucket, per kind
+            EXPECT_NEAR(s.weights, plan.weights, slack * 8) << "stage " << stage << " rank " << r;
+            EXPECT_NEAR(s.gradients, plan.gradients, slack * 8) << "stage " << stage << " rank " << r;
+            EXPECT_NEAR(s.masters, plan.masters, slack * 8) << "stage " << stage << " rank " << r;
+            EXPECT_NEAR(s.moments, plan.moments, slack * 16) << "stage " << stage << " rank " << r;
+        }
+        const cuset::ShardBytes& s = got[stage][0];
+        std::printf("  %lld      %10.2f  %12.2f  %10.2f  %10.2f  %8.2f  (%.2f)\n", (long long)stage, s.weights / 1e6,
+                    s.gradients / 1e6, s.masters / 1e6, s.moments / 1e6, s.device_total() / 1e6,
+                    plan.device_total() / 1e6);
+    }
+    // Each stage holds less than the one before.
+    EXPECT_LT(got[2][0].device_total(), got[1][0].device_total());
+    EXPECT_LT(got[3][0].device_total(), got[2][0].device_total());
+    EXPECT_LT(got[1][0].device_total(), s0.device_total());
+}
