@@ -258,7 +258,10 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
              records.size(), static_cast<long long>(g.n), model_name.c_str(), device.str().c_str(),
              dtype_name(dtype).c_str(), greedy ? "greedy" : "sampling", static_cast<long long>(g.max_new_tokens),
              static_cast<long long>(g.batch_size));
-    Progress progress("generate", static_cast<int64_t>(seqs.size()), "samples", progress_bar_wanted(c.log.progress));
+    // Counted in output samples (a greedy decode stands for its prompt's n), tokens as decoded.
+    const int64_t samples_per_seq = greedy ? g.n : 1;
+    Progress progress("generate", static_cast<int64_t>(records.size()) * g.n, "samples",
+                      progress_bar_wanted(c.log.progress));
     int64_t tokens = 0, done = 0;
     auto rate = [&] {
         const double s = progress.elapsed_seconds();
@@ -276,7 +279,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
         });
         for (size_t s = start; s < end; ++s)
             results[seqs[s].prompt][static_cast<size_t>(seqs[s].sample)] = std::move(outs[s - start]);
-        done += static_cast<int64_t>(end - start);
+        done += static_cast<int64_t>(end - start) * samples_per_seq;
         progress.update(done, rate());
     }
     progress.finish(rate());
