@@ -1,11 +1,13 @@
-// Generation throughput on the CPU: cuset's batched KV-cache greedy decoding (generate/) vs
-// transformers' generate() on the same model folder, prompts and threads, measured in the same
-// run and interleaved run by run (bench_generate_hf.py as a Python subprocess), best of N each.
+// Generation throughput: cuset's batched KV-cache greedy decoding (generate/) vs transformers'
+// generate() on the same model folder, prompts, threads and device (CPU by default, or a GPU with
+// --device cuda), measured in the same run and interleaved run by run (bench_generate_hf.py as a
+// Python subprocess), best of N each.
 // Models: data/tiny-coder and a random 4-layer, 512-hidden Qwen2 (vocab 32768) made by the
 // Python helper; batch 1 and batch 8 (CUDA instruction prompts of data/cuda-sft/eval.jsonl,
 // chatml generation prompts), 256 new tokens, no EOS. Prints tokens/s of both and their ratio
 // (goal >= 1.5x), the prefill of both (a one-token run), and how many greedy tokens agree.
-// Usage: bench_generate [--threads N] [--new-tokens N] [--repeats N]
+// fp32 on either device. Usage: bench_generate [--threads N] [--new-tokens N] [--repeats N]
+// [--device cpu|cuda]
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,16 +94,32 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
     int threads = 2, new_tokens = 256, repeats = 3;
+    std::string device_name = "cpu";
+    const char* usage = "usage: bench_generate [--threads N] [--new-tokens N] [--repeats N] [--device cpu|cuda]\n";
+    if (argc % 2 == 0) {  // every option takes a value
+        std::fprintf(stderr, "%s", usage);
+        return 2;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string k = argv[i];
         if (k == "--threads") threads = std::atoi(argv[i + 1]);
         else if (k == "--new-tokens") new_tokens = std::atoi(argv[i + 1]);
         else if (k == "--repeats") repeats = std::atoi(argv[i + 1]);
+        else if (k == "--device") device_name = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: bench_generate [--threads N] [--new-tokens N] [--repeats N]\n");
+            std::fprintf(stderr, "%s", usage);
             return 2;
         }
     }
+    if (device_name != "cpu" && device_name != "cuda") {
+        std::fprintf(stderr, "bench_generate: --device expects cpu or cuda, got '%s'\n", device_name.c_str());
+        return 2;
+    }
+    if (device_name == "cuda" && !at::hasCUDA()) {
+        std::fprintf(stderr, "bench_generate: --device cuda, but no CUDA device is available to this LibTorch\n");
+        return 2;
+    }
+    const c10::Device device = device_name == "cuda" ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
     at::set_num_threads(threads);
     at::NoGradGuard no_grad;
     const std::string src = CUSET_SOURCE_DIR;
@@ -131,20 +149,21 @@ int main(int argc, char** argv) {
     std::ofstream(tmp + "/prompts.json") << pj.dump();
     size_t lo = 1 << 30, hi = 0;
     for (const auto& p : prompts) lo = std::min(lo, p.size()), hi = std::max(hi, p.size());
-    std::printf("bench_generate: greedy, %d new tokens, %d CPU threads, best of %d interleaved runs; prompts %zu..%zu tokens\n",
-                new_tokens, threads, repeats, lo, hi);
+    std::printf("bench_generate: greedy, fp32 on %s, %d new tokens, %d CPU threads, best of %d interleaved runs; prompts "
+                "%zu..%zu tokens\n",
+                device.str().c_str(), new_tokens, threads, repeats, lo, hi);
 
     struct Model {
         std::string name, dir;
     };
     for (const Model& m : {Model{"tiny-coder (4x256, V 4096)", src + "/data/tiny-coder"}, Model{"qwen2 4x512 (V 32768)", big}}) {
-        cuset::Decoder model = cuset::model_load(m.dir, at::kFloat, at::kCPU);
-        Reference ref({helper, m.dir, tmp + "/prompts.json", std::to_string(threads)});
+        cuset::Decoder model = cuset::model_load(m.dir, at::kFloat, device);
+        Reference ref({helper, m.dir, tmp + "/prompts.json", std::to_string(threads), device.str()});
         auto generator = [&](int n) {
             cuset::GenerateOptions go;
             go.max_new_tokens = n;
             go.context_length = model->config().max_position_embeddings;
-            return cuset::Generator(model, *pipe.tokenizer, go, at::kCPU);
+            return cuset::Generator(model, *pipe.tokenizer, go, device);
         };
         cuset::Generator full = generator(new_tokens), one = generator(1), warm = generator(8);
         for (const char* name : {"1", "8"}) {

@@ -1,7 +1,7 @@
 """Reference side of bench_generate: transformers' generate() (greedy, KV cache, left padding)
-on the same model folder, prompts and CPU threads.
+on the same model folder, prompts, CPU threads and device (fp32).
 Usage: bench_generate_hf.py --make-model DIR     a random 4-layer, 512-hidden Qwen2 model (fp32)
-       bench_generate_hf.py MODEL_DIR PROMPTS.json THREADS
+       bench_generate_hf.py MODEL_DIR PROMPTS.json THREADS [DEVICE]   (DEVICE: cpu, cuda, ...)
 PROMPTS.json: {"<name>": [[ids...], ...], ...}. Prints `ready`, then for each line
 `<name> <new tokens>` on stdin runs generate() on that batch and prints one JSON line
 {"seconds": wall seconds, "tokens": the generated ids [B, new]}."""
@@ -22,8 +22,9 @@ if sys.argv[1] == "--make-model":
     sys.exit(0)
 
 model_dir, prompts_file, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+device = torch.device(sys.argv[4] if len(sys.argv) > 4 else "cpu")
 torch.set_num_threads(threads)
-model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device)
 model.eval()
 model.generation_config.eos_token_id = None
 pad = model.config.pad_token_id if model.config.pad_token_id is not None else 0
@@ -35,14 +36,18 @@ for name, prompts in json.load(open(prompts_file)).items():
     for b, p in enumerate(prompts):
         ids[b, L - len(p):] = torch.tensor(p)
         mask[b, L - len(p):] = 1
-    batches[name] = (ids, mask)
+    batches[name] = (ids.to(device), mask.to(device))
 print("ready", flush=True)
 for line in sys.stdin:
     name, new = line.split()
     ids, mask = batches[name]
     with torch.no_grad():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
         t0 = time.perf_counter()
         out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, eos_token_id=None,
                              pad_token_id=pad, temperature=None, top_p=None, top_k=None, max_new_tokens=int(new))
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
         seconds = time.perf_counter() - t0
     print(json.dumps({"seconds": seconds, "tokens": out[:, ids.shape[1]:].tolist()}), flush=True)

@@ -16,6 +16,7 @@
 #include "cuset/data/batching.h"
 #include "cuset/data/dataset.h"
 #include "cuset/model/device.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
 #include "cuset/train/objective.h"
 
@@ -31,18 +32,23 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     if (data.empty()) throw UsageError("score: no data file (set data.train / data.eval or pass --data)");
     if (!req.out.empty()) {  // never over an input: the data, the model's or tokenizer's files
         std::vector<std::string> inputs = {data, c.model.tokenizer};
-        std::error_code ec;
-        for (fs::directory_iterator it(c.model.path, ec), end; !ec && it != end; it.increment(ec))
-            inputs.push_back(it->path().string());
+        for (const std::string& dir : {c.model.path, c.model.lora.path}) {
+            if (dir.empty()) continue;
+            std::error_code ec;
+            for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+                inputs.push_back(it->path().string());
+        }
         refuse_output_equal_to_input(req.out, inputs, "score");
         if (req.format != "jsonl") refuse_output_equal_to_input(req.out + ".idx", inputs, "score (its index)");
     }
     c10::Device device = device_resolve(c.train.device);
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
     c10::ScalarType dtype = dtype_resolve(c.model.dtype, device);
+    // The model first: a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
+    const std::string& adapter = c.model.lora.path;  // attached whenever set (model.lora.enabled is for training)
+    Decoder model = model_load_for_inference(c.model.path, adapter, dtype, device);
     TextPipeline pipe = text_pipeline_from(c);
     TokenizedSplit split = dataset_tokenize(data, pipe, c, req.split);
-    Decoder model = model_load(c.model.path, dtype, device);
     if (pipe.tokenizer->vocab_size() > model->config().vocab_size)  // as training checks it
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
                                    pipe.tokenizer->source().c_str(), (long long)pipe.tokenizer->vocab_size(),
@@ -50,9 +56,13 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
 
     ScoreHeader header;
     header.key.model_hash = hash_model_dir(c.model.path);
+    if (!adapter.empty())  // another model than the base's: its scores must not pass for the base's
+        header.key.model_hash = Hasher().add(header.key.model_hash).add("lora").add(hash_model_dir(adapter))
+                                    .add(hash_file((fs::path(adapter) / "adapter_config.json").string()))
+                                    .hex();
     header.key.pipeline_hash = pipe.key;
     header.key.data_hash = Hasher().add(split.hash).add_u64(static_cast<uint64_t>(c.data.max_seq_len)).hex();
-    header.model = c.model.path;
+    header.model = adapter.empty() ? c.model.path : c.model.path + " + LoRA " + adapter;
     header.data = data;
     header.dtype = dtype_name(dtype);
     header.max_seq_len = c.data.max_seq_len;
@@ -128,7 +138,7 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
         w.close();
     }
     log_info("scored %lld samples (%lld tokens) of %s with %s -> %s", (long long)n, (long long)tokens, data.c_str(),
-             c.model.path.c_str(), out.c_str());
+             header.model.c_str(), out.c_str());
     return out;
 }
 

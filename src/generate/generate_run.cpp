@@ -17,6 +17,7 @@
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generator.h"
 #include "cuset/model/device.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
 
 namespace cuset {
@@ -162,9 +163,11 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
     c10::ScalarType dtype = c.model.dtype == "auto" ? (device.is_cuda() ? at::kBFloat16 : at::kFloat)
                                                     : dtype_from_name(c.model.dtype);
+    // model.lora.path's adapter whenever it is set (model.lora.enabled is for training); the model
+    // first, so that a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
+    Decoder model = model_load_for_inference(c.model.path, c.model.lora.path, dtype, device);
     TextPipeline pipe = text_pipeline_from(c);
     const Tokenizer& tok = *pipe.tokenizer;
-    Decoder model = model_load(c.model.path, dtype, device);
     const ModelConfig& mc = model->config();
 
     // Prompts: parsed, formatted with the generation prompt, checked against the context.
@@ -250,11 +253,15 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
     });
     std::vector<std::vector<GenerationOutput>> results(records.size(), std::vector<GenerationOutput>(decoded_per_prompt));
 
+    const std::string model_name = c.model.lora.path.empty() ? c.model.path : c.model.path + " + LoRA " + c.model.lora.path;
     log_info("generate: %zu prompt(s) x %lld sample(s) from %s on %s (%s, %s), max %lld new tokens, batch %lld",
-             records.size(), static_cast<long long>(g.n), c.model.path.c_str(), device.str().c_str(),
+             records.size(), static_cast<long long>(g.n), model_name.c_str(), device.str().c_str(),
              dtype_name(dtype).c_str(), greedy ? "greedy" : "sampling", static_cast<long long>(g.max_new_tokens),
              static_cast<long long>(g.batch_size));
-    Progress progress("generate", static_cast<int64_t>(seqs.size()), "samples", progress_bar_wanted(c.log.progress));
+    // Counted in output samples (a greedy decode stands for its prompt's n), tokens as decoded.
+    const int64_t samples_per_seq = greedy ? g.n : 1;
+    Progress progress("generate", static_cast<int64_t>(records.size()) * g.n, "samples",
+                      progress_bar_wanted(c.log.progress));
     int64_t tokens = 0, done = 0;
     auto rate = [&] {
         const double s = progress.elapsed_seconds();
@@ -272,7 +279,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
         });
         for (size_t s = start; s < end; ++s)
             results[seqs[s].prompt][static_cast<size_t>(seqs[s].sample)] = std::move(outs[s - start]);
-        done += static_cast<int64_t>(end - start);
+        done += static_cast<int64_t>(end - start) * samples_per_seq;
         progress.update(done, rate());
     }
     progress.finish(rate());

@@ -287,6 +287,31 @@ void lora_load_weights(Decoder& model, const std::string& dir) {
     }
 }
 
+Decoder model_load_for_inference(const std::string& model_dir, const std::string& adapter_dir, c10::ScalarType dtype,
+                                 c10::Device device) {
+    const fs::path dir(model_dir);
+    if (!fs::exists(dir / "config.json") && fs::exists(dir / "adapter_config.json")) {
+        const std::string base = lora_base_model(model_dir);
+        throw InputError("model folder '" + model_dir + "' is a LoRA adapter (adapter_config.json, no config.json): " +
+                         "set model.path to its base" + (base.empty() ? std::string() : " (" + base + ")") +
+                         " and --set model.lora.path=" + model_dir);
+    }
+    Decoder model = model_load(model_dir, dtype, device);
+    if (adapter_dir.empty()) return model;
+    LoraOptions o = lora_read_config(adapter_dir);
+    o.dropout = 0.0;
+    lora_attach(model, o, at::detail::createCPUGenerator(0));  // A's draw is replaced next
+    lora_load_weights(model, adapter_dir);
+    const std::string recorded = lora_base_model(adapter_dir);
+    std::error_code ec;
+    if (!recorded.empty() && fs::is_directory(recorded, ec) && !fs::equivalent(recorded, model_dir, ec))
+        log_warn("LoRA adapter %s was trained on %s, not on %s", adapter_dir.c_str(), recorded.c_str(),
+                 model_dir.c_str());
+    log_info("LoRA adapter %s: r %lld, scale %g on %zu projections of %s", adapter_dir.c_str(), (long long)o.r,
+             o.scale(), lora_adapters(model).size(), model_dir.c_str());
+    return model;
+}
+
 void lora_merge(Decoder& model) {
     at::NoGradGuard no_grad;
     for (auto& [name, proj] : model->projections()) {

@@ -1,6 +1,7 @@
-// Scoring and analysis: probabilities equal to transformers', binary and JSONL score files
-// agree, `analyze` counts exactly the valid tokens of the score file, and cached confidences
-// reproduce the online objective at the first step and are refused for another model.
+// Scoring and analysis: probabilities equal to transformers' (and to peft's and the merged
+// model's with model.lora.path), binary and JSONL score files agree, `analyze` counts exactly the
+// valid tokens of the score file, and cached confidences reproduce the online objective at the
+// first step and are refused for another model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "cuset/analysis/score.h"
+#include "cuset/model/lora.h"
+#include "cuset/model/model.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -145,6 +151,85 @@ TEST(Score, BinaryAndJsonlAgree) {
     cuset::ScoreFile f(dir + "/s.bin");
     EXPECT_EQ(f.find("mini-warp"), 4);
     EXPECT_EQ(f.read(4).ids, b[4].ids);
+}
+
+// model.lora.path: score attaches the adapter (dropout 0) over the base. The reference is PyPI
+// peft's PeftModel on the same base and folder, and the folder `export --merge` writes (W +
+// scale * B @ A, fp32) scored as a plain model. The adapter's file says lora_dropout 0.3, so a
+// score that kept dropout on would be random and miss both by far more than the tolerances.
+TEST(Score, LoraPathScoresTheAdapterAsPeftAndTheMergedModel) {
+    const std::string dir = scratch_dir("score-lora");
+    const std::string cfg = config(dir);
+    const std::string base = cuset::test::tiny_model_dir();
+    const std::string adapter = dir + "/adapter";
+    fs::create_directories(adapter);
+    {
+        cuset::Decoder m = cuset::model_load(base, at::kFloat, at::kCPU);
+        cuset::LoraOptions o;
+        o.r = 4;
+        o.alpha = 8.0;
+        o.dropout = 0.3;
+        o.target_modules = {"q_proj", "v_proj", "o_proj", "up_proj", "down_proj"};
+        at::Generator gen = at::detail::createCPUGenerator(/*seed_in=*/11);
+        cuset::lora_attach(m, o, gen);
+        at::NoGradGuard no_grad;
+        for (auto& [name, a] : cuset::lora_adapters(m)) a->B.normal_(0.0, 0.3, gen);  // B = 0 is the base
+        cuset::lora_save(m, o, adapter, base);
+    }
+    auto score = [&](const std::string& extra, const std::string& out) {
+        auto r = run_cuset("score --config " + cfg + " --format jsonl --out " + dir + "/" + out + " " + extra);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return cuset::score_load_all(dir + "/" + out);
+    };
+    const auto plain = score("", "base.jsonl");
+    const auto lora = score("--set model.lora.path=" + adapter, "lora.jsonl");
+    auto e = run_cuset("export --merge --model " + adapter + " --out " + dir + "/merged --dtype float32");
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    const auto merged = score("--model " + dir + "/merged", "merged.jsonl");
+    ASSERT_EQ(plain.size(), 10u);
+    ASSERT_EQ(lora.size(), plain.size());
+    ASSERT_EQ(merged.size(), plain.size());
+
+    // Against peft: the same 1e-5 as the base model's parity (ProbabilitiesMatchTransformers),
+    // fp32 logits of a 2-layer model by two implementations (measured: 2e-9).
+    constexpr double kTol = 1e-5;
+    auto c = run_command(std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/golden/check_scores.py " + base +
+                         " " + dir + "/lora.jsonl " + std::to_string(kTol) + " " + adapter);
+    EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+    std::printf("peft: %s", c.out.c_str());
+
+    // Against the merged weights: the same function with x (W + s B A)^T in place of x W^T +
+    // s (x A^T) B^T, i.e. fp32 reassociation, a few ulps of logits |x| < 10 (~1e-6); on
+    // probabilities <= 1 that is below 1e-6 absolute, 1e-5 leaves room for the summation order
+    // (measured: 2e-9). The adapter must matter: the base's probabilities (~1/400 each, an
+    // untrained model) move by over 100x the tolerance (measured: 2.7e-3; 0 when score ignored
+    // model.lora.path).
+    double vs_merged = 0, vs_base = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+        ASSERT_EQ(lora[i].ids, plain[i].ids);
+        ASSERT_EQ(merged[i].ids, plain[i].ids);
+        for (size_t t = 1; t < plain[i].prob.size(); ++t) {
+            vs_merged = std::max(vs_merged, std::fabs(double(lora[i].prob[t]) - merged[i].prob[t]));
+            vs_base = std::max(vs_base, std::fabs(double(lora[i].prob[t]) - plain[i].prob[t]));
+        }
+    }
+    std::printf("max |p_lora - p_merged| %.3g, max |p_lora - p_base| %.3g\n", vs_merged, vs_base);
+    EXPECT_LE(vs_merged, kTol);
+    EXPECT_GE(vs_base, 100 * kTol);
+
+    // The score file names the adapter and its model hash is not the base's (cached confidences
+    // of base + adapter must not pass for the base's).
+    cuset::ScoreHeader hb, hl;
+    cuset::score_load_all(dir + "/base.jsonl", &hb);
+    cuset::score_load_all(dir + "/lora.jsonl", &hl);
+    EXPECT_NE(hb.key.model_hash, hl.key.model_hash);
+    EXPECT_EQ(hb.key.pipeline_hash, hl.key.pipeline_hash);
+    EXPECT_NE(hl.model.find(adapter), std::string::npos) << hl.model;
+
+    // An adapter folder given as the model is refused with the fix.
+    auto bad = run_cuset("score --config " + cfg + " --format jsonl --out " + dir + "/bad.jsonl --model " + adapter);
+    EXPECT_EQ(bad.exit_code, 3);
+    EXPECT_NE(bad.err.find("model.lora.path=" + adapter), std::string::npos) << bad.err;
 }
 
 TEST(Analyze, CountsTheValidTokensOfTheScoreFile) {

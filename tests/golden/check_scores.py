@@ -1,7 +1,8 @@
 """Checks a JSONL score file written by `cuset-train score` against transformers: for every
 sample, runs the same token ids through AutoModelForCausalLM (fp32, eager) and compares the
-probability of each token given its prefix. Usage: check_scores.py MODEL_DIR SCORES.jsonl TOL.
-Prints the largest absolute difference; exits 1 when it exceeds TOL."""
+probability of each token given its prefix. Usage: check_scores.py MODEL_DIR SCORES.jsonl TOL
+[ADAPTER_DIR]; with ADAPTER_DIR the model is PeftModel.from_pretrained(model, ADAPTER_DIR) (PyPI
+peft, eval mode: no dropout). Prints the largest absolute difference; exits 1 when it exceeds TOL."""
 import json
 import sys
 
@@ -10,6 +11,9 @@ from transformers import AutoModelForCausalLM
 
 model_dir, scores, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
 model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
+if len(sys.argv) > 4:
+    from peft import PeftModel
+    model = PeftModel.from_pretrained(model, sys.argv[4])
 model.eval()
 worst = 0.0
 n_tokens = 0

@@ -82,6 +82,14 @@ void lora_save(const Decoder& model, const LoraOptions& options, const std::stri
 // must be there with its shape and nothing else (InputError listing what does not match).
 void lora_load_weights(Decoder& model, const std::string& dir);
 
+// The model for inference (score, generate): `model_dir` in `dtype` on `device` and, when
+// `adapter_dir` is not empty, that PEFT LoRA folder's adapter attached over the frozen base (the
+// folder's r, alpha, rslora and targets; dropout 0, since inference never drops). Not merged: the
+// adapter runs in fp32 beside the base, as PeftModel does. InputError, with the fix, when
+// `model_dir` is itself an adapter folder (adapter_config.json and no config.json).
+Decoder model_load_for_inference(const std::string& model_dir, const std::string& adapter_dir, c10::ScalarType dtype,
+                                 c10::Device device);
+
 // Folds every adapter into its projection, W <- W + scale * B @ A (computed in fp32, rounded once
 // to W's dtype), and detaches the adapters: the plain model gives the same outputs.
 void lora_merge(Decoder& model);
