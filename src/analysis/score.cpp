@@ -55,11 +55,7 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
                                    c.model.path.c_str(), (long long)model->config().vocab_size));
 
     ScoreHeader header;
-    header.key.model_hash = hash_model_dir(c.model.path);
-    if (!adapter.empty())  // another model than the base's: its scores must not pass for the base's
-        header.key.model_hash = Hasher().add(header.key.model_hash).add("lora").add(hash_model_dir(adapter))
-                                    .add(hash_file((fs::path(adapter) / "adapter_config.json").string()))
-                                    .hex();
+    header.key.model_hash = hash_model_with_adapter(c.model.path, adapter);
     header.key.pipeline_hash = pipe.key;
     header.key.data_hash = Hasher().add(split.hash).add_u64(static_cast<uint64_t>(c.data.max_seq_len)).hex();
     header.model = adapter.empty() ? c.model.path : c.model.path + " + LoRA " + adapter;

@@ -487,7 +487,8 @@ std::vector<std::vector<float>> Trainer::load_score_probs(const std::string& fil
     ScoreHeader h;
     std::vector<ScoreRecord> records = score_load_all(file, &h);
     ScoreKey want;
-    want.model_hash = hash_model_dir(cfg_.model.path);
+    // The model that scored: the base, with model.lora.path's adapter when this LoRA run starts from one.
+    want.model_hash = hash_model_with_adapter(cfg_.model.path, cfg_.model.lora.enabled ? cfg_.model.lora.path : "");
     want.pipeline_hash = pipe_.key;
     want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(cfg_.data.max_seq_len)).hex();
     std::string why;

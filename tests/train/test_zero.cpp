@@ -130,6 +130,7 @@ RunResult train(const cuset::Comm& comm, int64_t stage, const std::string& metho
         cuset::ZeroOptions zo;
         zo.stage = stage;
         zo.bucket_bytes = 64 << 10;  // several buckets, some splitting a parameter between ranks
+        zo.offload = stage == 2 && comm.world == 4;  // the CPU update path (here the device is the CPU too)
         opt = std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), comm, zo, model);
     }
     if (before) before(*opt);
