@@ -58,7 +58,7 @@ bool prompt_parse(const std::string& line, PromptRecord* out, std::string* probl
     } catch (const json::parse_error& e) {
         std::string what = e.what();
         size_t p = what.find("] ");
-        return problem_is(problem, "invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
+        return problem_is(problem, "invalid JSON: " + quote_bounded(p == std::string::npos ? what : what.substr(p + 2)));
     }
     if (!rec.is_object()) return problem_is(problem, "expected a JSON object");
     if (auto id = rec.find("id"); id != rec.end() && !id->is_null()) {
@@ -137,7 +137,7 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
                         if (x.is_number_integer()) add_unique(&ids, x.get<int64_t>());
             }
         } catch (const json::exception& e) {
-            throw InputError(gc.string() + ": invalid JSON: " + e.what());
+            throw InputError(gc.string() + ": invalid JSON: " + quote_bounded(e.what()));
         }
     }
     const std::string eot = fmt.end_of_turn();

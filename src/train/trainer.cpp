@@ -516,7 +516,7 @@ void Trainer::restore(const std::string& ckpt) {
     try {
         f >> j;
     } catch (const json::exception& e) {
-        throw InputError(state_file + ": malformed JSON: " + e.what());
+        throw InputError(state_file + ": malformed JSON: " + quote_bounded(e.what()));
     }
     TrainerState s = trainer_state_from_json(j, state_file);
     bool extended = false;
