@@ -565,6 +565,30 @@ TEST(BadInputSmall, NulBytesInAJsonlLineRejectTheLine) {
     EXPECT_EQ(read_file(d + "/kept.jsonl"), text.substr(0, text.find('\n') + 1));
 }
 
+TEST(BadInputTrainerState, ARunInWhichEveryStepWasSkippedFails) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-all-skipped");
+    // The tiny model with one NaN in the final norm: every step's loss is non-finite. Two steps,
+    // fewer than train.max_bad_steps, and a checkpoint due at the last step.
+    std::string m = copy_tiny_model(d);
+    auto poison = run_command(std::string(CUSET_PYTHON) +
+                              " -c \"import sys, torch; from safetensors.torch import load_file, save_file; "
+                              "p=sys.argv[1]+'/model.safetensors'; t=load_file(p); "
+                              "t['model.norm.weight'][0]=float('nan'); save_file(t, p, metadata={'format':'pt'})\" " +
+                              q(m));
+    ASSERT_EQ(poison.exit_code, 0) << poison.err;
+    std::string cfg = write_config(d, m);
+    auto before = snapshot(m);
+    auto r = run("--config " + q(cfg) + " --set train.max_bad_steps=5");
+    expect_error(r, 4, "all 2 steps were skipped");
+    EXPECT_EQ(snapshot(m), before);
+    // No checkpoint of the untrained (NaN) model, neither the periodic one nor the final one.
+    for (auto& e : fs::directory_iterator(d + "/runs/r"))
+        EXPECT_NE(e.path().filename().string().rfind("checkpoint-", 0), 0u) << e.path();
+    EXPECT_FALSE(fs::exists(d + "/runs/r/summary.json"));
+    expect_no_temp_files(d);
+}
+
 // ---------------------------------------------------------------- 13. messages have a bounded length
 
 namespace {
