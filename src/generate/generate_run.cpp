@@ -157,6 +157,12 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
     if (!req.model.empty()) c.model.path = req.model;
     if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");
     if (req.out.empty()) throw UsageError("generate: no output file (use --out FILE.jsonl)");
+    {  // never over an input: the prompts, the model's or the tokenizer's files
+        std::vector<std::string> inputs = folder_entries(c.model.path);
+        for (const std::string& f : folder_entries(c.model.tokenizer)) inputs.push_back(f);
+        inputs.insert(inputs.end(), {req.prompts, c.model.tokenizer});
+        refuse_output_equal_to_input(req.out, inputs, "generate");
+    }
     const GenerateKeys& g = c.generate;
     c10::Device device = device_resolve(c.train.device);
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));

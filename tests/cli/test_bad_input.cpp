@@ -176,6 +176,61 @@ TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
     EXPECT_EQ(snapshot(d), before);
 }
 
+TEST(BadInputOutputIsInput, GenerateRefusesItsPromptsAndModelFiles) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-out-in-generate");
+    std::string m = copy_tiny_model(d);
+    std::string cfg = write_config(d, m);
+    fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
+    fs::create_hard_link(d + "/train.jsonl", d + "/hard.jsonl");
+    auto before = snapshot(d);
+    for (const std::string& out : {d + "/train.jsonl", d + "/./train.jsonl", d + "/link.jsonl", d + "/hard.jsonl",
+                                   m + "/config.json", m + "/tokenizer.json", m + "/model.safetensors"}) {
+        auto r = run("generate --config " + q(cfg) + " --prompts " + q(d + "/train.jsonl") + " --out " + q(out) +
+                     " --max-new-tokens 2");
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << out;
+    }
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputOutputIsInput, EvalRefusesToWriteOverItsTasksOrResults) {
+    std::string d = scratch_dir("bad-out-in-eval");
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    fs::create_directories(d + "/out");
+    // The tasks file and a results file placed where eval writes its report and its copies.
+    fs::copy_file(tasks, d + "/out/eval.json");
+    write_file(d + "/out/eval.html", "{\"id\": 0, \"code1\": \"x\", \"response1\": \"x\"}\n");
+    fs::create_symlink(d + "/out/eval.json", d + "/tasks-link.jsonl");
+    auto before = snapshot(d);
+    for (const std::string& t : {d + "/out/eval.json", d + "/tasks-link.jsonl"}) {
+        auto r = run("eval --reference --tasks " + q(t) + " --judge compile --out " + q(d + "/out"), 60);
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << t;
+    }
+    auto r = run("eval --results " + q(d + "/out/eval.html") + " --tasks " + q(tasks) + " --judge compile --out " +
+                 q(d + "/out"), 60);
+    expect_error(r, 2, "is the input");
+    EXPECT_EQ(snapshot(d), before);
+    // Generating: the tasks file where the prompts given to the model are written.
+    if (have_tiny_model()) {
+        std::string cfg = write_config(d, tiny_model_dir());
+        fs::copy_file(tasks, d + "/out/prompts.jsonl");
+        auto before_gen = snapshot(d);
+        auto g = run("eval --config " + q(cfg) + " --tasks " + q(d + "/out/prompts.jsonl") +
+                     " --samples 1 --judge compile --out " + q(d + "/out"), 60);
+        expect_error(g, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before_gen);
+    }
+    // The tasks inside OUT/work, the folder eval removes when it ends.
+    fs::create_directories(d + "/out/work");
+    fs::copy_file(tasks, d + "/out/work/tasks.jsonl");
+    auto w = run("eval --reference --tasks " + q(d + "/out/work/tasks.jsonl") + " --judge compile --out " + q(d + "/out"), 120);
+    expect_error(w, 2, "work folder");
+    EXPECT_EQ(read_file(d + "/out/work/tasks.jsonl"), read_file(tasks));
+    expect_no_temp_files(d);
+}
+
 // ---------------------------------------------------------------- 2. checkpoint recovery
 
 TEST(BadInputCheckpointRecovery, RestoresACompleteCopyMovedAsideAndKeepsUserFiles) {
