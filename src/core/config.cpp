@@ -312,6 +312,17 @@ Table make_table() {
     bookkeeping(range(t.add("eval.run_timeout_s", Kind::kDouble, CUSET_REF(eval.run_timeout_s),
                             "run limit per program (CUDABench: 60)"),
                       0.1, 86400.0));
+    bookkeeping(t.add("eval.after_training", Kind::kBool, CUSET_REF(eval.after_training),
+                      "after training: CUDABench (eval.tasks) on the final checkpoint, figures into summary.json"));
+    bookkeeping(t.add("eval.tasks", Kind::kString, CUSET_REF(eval.tasks), "CUDABench tasks file for eval.after_training"));
+    bookkeeping(range(t.add("eval.level", Kind::kInt, CUSET_REF(eval.level), "eval.after_training: description level"), 1, 3));
+    bookkeeping(range(t.add("eval.samples", Kind::kInt, CUSET_REF(eval.samples), "eval.after_training: samples per task (K)"),
+                      1, 65536));
+    bookkeeping(range(t.add("eval.limit", Kind::kInt, CUSET_REF(eval.limit), "eval.after_training: the first N tasks; 0 = all"),
+                      0, 1 << 30));
+    bookkeeping(choices(t.add("eval.judge", Kind::kEnum, CUSET_REF(eval.judge),
+                              "eval.after_training: auto (gpu where present, else compile), gpu, emulate or compile"),
+                        {"auto", "gpu", "emulate", "compile"}));
     // generate (`cuset-train generate`; none of it changes what a model learns)
     bookkeeping(range(t.add("generate.max_new_tokens", Kind::kInt, CUSET_REF(generate.max_new_tokens),
                             "tokens generated per sample at most"),
@@ -671,6 +682,8 @@ void config_validate(const Config& c) {
             need(s.is_string() && !s.get<std::string>().empty(),
                  "key 'generate.stop' expects non-empty strings, got " + quote_bounded(s.dump()));
     }
+    need(!(c.eval.after_training && c.eval.tasks.empty()),
+         "key 'eval.tasks' must name a CUDABench tasks file when 'eval.after_training' is true");
     need(!(c.data.chat_format == "custom" &&
            c.data.templ.assistant.find("{content}") == std::string::npos),
          "key 'data.template.assistant' must contain {content} when 'data.chat_format' is custom");
