@@ -7,6 +7,9 @@
 # CONFIG=configs/qwen7b.yaml OUT=runs/qwen-sweep scripts/sweep.sh   (same on a GPU node)
 # rho1 needs a score file of its reference model: REF_SCORES=FILE, or (default) the base model's,
 # made once with `cuset-train score` as $OUT/base-scores.bin.
+# With eval.after_training each run ends with CUDABench on its final checkpoint, and the table gets
+# its compile rate, pass@1 and pass@K (a trailing "c": compile-only, no GPU judged it), e.g.
+#   scripts/sweep.sh --set eval.after_training=true --set eval.tasks=CUDABench-Set.jsonl --set eval.level=1
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -55,7 +58,8 @@ for method in $METHODS; do
   esac
 done
 
-printf '\n%-18s %10s %10s %10s %10s %10s %9s %6s\n' run ce_before ce_after eval_loss kept tok_w kl steps
+printf '\n%-18s %10s %10s %10s %10s %10s %9s %6s %8s %8s %8s\n' run ce_before ce_after eval_loss kept tok_w kl steps \
+  compile pass@1 pass@K
 for name in "${runs[@]}"; do
   s="$OUT/$name/summary.json"
   if [[ ! -f $s ]]; then printf '%-18s %10s\n' "$name" "(no summary)"; continue; fi
@@ -65,8 +69,13 @@ s = json.load(open(sys.argv[1]))
 before, after = s.get("eval_before") or {}, s.get("eval_after") or {}
 fmt = lambda v, p=4: "n/a" if v is None else f"{v:.{p}f}"
 kept = s.get("kept_fraction")
+# eval.after_training: CUDABench figures (compile-only runs mark pass@ with "c")
+b = s.get("cudabench") or {}
+mark = "c" if b.get("judge") == "compile-only" else ""
+pct = lambda v, m="": "n/a" if v is None else f"{100 * v:.1f}%" + m
 print(f"{sys.argv[2]:<18} {fmt(before.get('eval_ce')):>10} {fmt(after.get('eval_ce')):>10} "
       f"{fmt(after.get('eval_loss')):>10} {'n/a' if kept is None else f'{100 * kept:.1f}%':>10} "
-      f"{fmt(s.get('token_weight_mean'), 3):>10} {fmt(s.get('kl_mean'), 5):>9} {s.get('steps', 0):>6}")
+      f"{fmt(s.get('token_weight_mean'), 3):>10} {fmt(s.get('kl_mean'), 5):>9} {s.get('steps', 0):>6}"
+      f" {pct(b.get('compile_rate')):>8} {pct(b.get('pass@1'), mark):>8} {pct(b.get('pass@K'), mark):>8}")
 PY
 done

@@ -31,13 +31,11 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     std::string data = !req.data.empty() ? req.data : req.split == "eval" ? c.data.eval : c.data.train;
     if (data.empty()) throw UsageError("score: no data file (set data.train / data.eval or pass --data)");
     if (!req.out.empty()) {  // never over an input: the data, the model's or tokenizer's files
-        std::vector<std::string> inputs = {data, c.model.tokenizer};
-        for (const std::string& dir : {c.model.path, c.model.lora.path}) {
-            if (dir.empty()) continue;
-            std::error_code ec;
-            for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-                inputs.push_back(it->path().string());
-        }
+        std::vector<std::string> inputs = folder_entries(c.model.path);
+        for (const std::string& f : folder_entries(c.model.tokenizer)) inputs.push_back(f);
+        if (!c.model.lora.path.empty())
+            for (const std::string& f : folder_entries(c.model.lora.path)) inputs.push_back(f);
+        inputs.insert(inputs.end(), {data, c.model.tokenizer});
         refuse_output_equal_to_input(req.out, inputs, "score");
         if (req.format != "jsonl") refuse_output_equal_to_input(req.out + ".idx", inputs, "score (its index)");
     }

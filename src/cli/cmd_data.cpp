@@ -24,8 +24,12 @@ Command add_data_command(CLI::App& root) {
     check->add_flag("--compile", c->compile, "compile each sample's ```cuda program with nvcc");
     check->add_flag("--run", c->run, "build and run each program on the GPU (exit code 0 = pass); implies --compile");
     check->add_option("--jobs,-j", c->jobs, "parallel nvcc/program processes (default: number of cores)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative_integer());
     check->add_option("--timeout", c->timeout_s, "seconds per compile and per run before the process group is killed")
+        ->capture_default_str();
+    check->add_option("--against", c->against,
+                      "benchmark tasks (JSONL, e.g. CUDABench-Set.jsonl): reject samples that share a long n-gram with one");
+    check->add_option("--ngram", c->ngram, "tokens per shared span for --against")->check(CLI::Range(8, 100000))
         ->capture_default_str();
     check->add_option("--out", c->out, "write the kept samples (byte for byte) to this JSONL file");
     check->add_option("--report", c->report, "write the per-sample JSON report to this file");

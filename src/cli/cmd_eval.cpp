@@ -34,7 +34,7 @@ Command add_eval_command(CLI::App& root) {
     sub->add_option("--out", o->req.out, "output folder (default: RESULTS.eval/ next to --results, else "
                                          "RUN_DIR/cudabench-level<L>/)");
     sub->add_option("--gpu-name", o->gpu_name, "GPU named in the prompts (eval.gpu_name; \"\" = each task's)");
-    sub->add_option("--limit", o->req.limit, "the first N selected tasks only")->check(CLI::NonNegativeNumber);
+    sub->add_option("--limit", o->req.limit, "the first N selected tasks only")->check(non_negative_integer());
     sub->add_option("--task-ids", o->req.task_ids, "only these task ids")->delimiter(',');
     sub->add_option("--judge", o->req.judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
         ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));

@@ -48,7 +48,7 @@ Conversation parse_conversation(const std::string& line, const std::string& wher
     try {
         j = json::parse(line);
     } catch (const json::exception& e) {
-        throw InputError(where + ": invalid JSON: " + e.what());
+        throw InputError(where + ": invalid JSON: " + quote_bounded(e.what()));
     }
     Conversation c;
     c.id = where;

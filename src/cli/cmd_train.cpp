@@ -5,10 +5,15 @@
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "cuset/analysis/run_report.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/eval/cudabench.h"
+#include "cuset/eval/eval_run.h"
 #include "cuset/model/device.h"
 #include "cuset/train/distributed.h"
 #include "cuset/train/trainer.h"
@@ -64,7 +69,59 @@ std::string command_line_for_card() {
     return out;
 }
 
-// Runs the job, then writes the report (also when a signal stopped it after saving).
+// eval.after_training: the request for the final checkpoint `model`, into RUN_DIR/cudabench-level<L>/.
+eval::EvalRequest after_training_request(const Config& cfg, const std::string& model) {
+    eval::EvalRequest req;
+    req.tasks = cfg.eval.tasks;
+    req.model = model;
+    req.level = static_cast<int>(cfg.eval.level);
+    req.samples = cfg.eval.samples;
+    req.limit = cfg.eval.limit;
+    req.judge = cfg.eval.judge;
+    req.out = (std::filesystem::path(run_dir_of(cfg)) / ("cudabench-level" + std::to_string(req.level))).string();
+    return req;
+}
+
+// Before training: the tasks file and the judge are usable, so a long run does not end in a
+// usage error.
+void check_after_training(const Config& cfg) {
+    if (!cfg.eval.after_training) return;
+    eval::load_tasks(cfg.eval.tasks);
+    std::string how;
+    eval::resolve_judge(cfg.eval.judge, &how);
+}
+
+// After training (rank 0): CUDABench on the final checkpoint, and its overall figures in
+// summary.json under "cudabench", so that the runs of a sweep compare on the benchmark.
+void eval_after_training(const Config& cfg) {
+    const std::string summary_file = (std::filesystem::path(run_dir_of(cfg)) / "summary.json").string();
+    nlohmann::json summary;
+    try {
+        summary = nlohmann::json::parse(std::ifstream(summary_file));
+    } catch (const nlohmann::json::exception& e) {
+        throw RuntimeFailure("eval.after_training: cannot read " + summary_file + ": " + quote_bounded(e.what()));
+    }
+    const std::string ckpt = summary.value("checkpoint", "");
+    if (ckpt.empty()) throw RuntimeFailure("eval.after_training: " + summary_file + " names no final checkpoint");
+    log_info("eval.after_training: CUDABench level %lld, %lld sample(s) per task, on %s", (long long)cfg.eval.level,
+             (long long)cfg.eval.samples, ckpt.c_str());
+    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt));
+    std::fputs(eval::report_table(res.report).c_str(), stdout);
+    std::fflush(stdout);
+    const nlohmann::json report = nlohmann::json::parse(eval::report_json(res.report).dump());
+    const nlohmann::json& overall = report["overall"];
+    nlohmann::json c = {{"tasks_file", cfg.eval.tasks}, {"level", cfg.eval.level}, {"samples", cfg.eval.samples},
+                        {"out_dir", res.out_dir}, {"judge", report.value("judge", "")}};
+    for (const char* key : {"tasks", "compile_rate", "run_rate", "pass@1", "pass@K", "mean_generated_tokens"})
+        if (overall.contains(key)) c[key] = overall[key];
+    summary["cudabench"] = c;
+    atomic_write(summary_file, summary.dump(2) + "\n", "run summary");
+    log_info("eval.after_training: figures added to %s (eval.json and eval.html in %s)", summary_file.c_str(),
+             res.out_dir.c_str());
+}
+
+// Runs the job, then writes the report (also when a signal stopped it after saving), then the
+// benchmark of eval.after_training.
 int train_and_report(const Config& cfg, const TrainOptions& to, bool main_rank, const Comm& comm) {
     int rc = 0;
     try {
@@ -74,6 +131,7 @@ int train_and_report(const Config& cfg, const TrainOptions& to, bool main_rank, 
         throw;
     }
     if (main_rank) write_run_report(cfg);
+    if (rc == 0 && main_rank && cfg.eval.after_training) eval_after_training(cfg);
     return rc;
 }
 
@@ -102,6 +160,7 @@ int run_train(const TrainCli& o) {
     }
     if (o.extend && o.resume.empty())
         throw UsageError("--extend continues a checkpoint: use it with --resume auto or --resume PATH");
+    check_after_training(cfg);
     TrainOptions to;
     to.resume = o.resume;
     to.extend = o.extend;

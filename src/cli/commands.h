@@ -20,6 +20,10 @@ struct Command {
 
 // ---------------------------------------------------------------- shared options (options.cpp)
 
+// The check of an integer flag that takes 0 and up ("--jobs: expects an integer >= 0, got '-1'";
+// CLI11's NonNegativeNumber prints its upper bound, DBL_MAX, as a 309-digit number).
+CLI::Validator non_negative_integer();
+
 // Options shared by every command that runs from a configuration.
 struct ConfigCli {
     std::string config;

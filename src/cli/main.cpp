@@ -61,7 +61,7 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        throw cuset::UsageError(std::string(e.what()) + " (see cuset-train --help)");
+        throw cuset::UsageError(cuset::quote_bounded(e.what()) + " (see cuset-train --help)");
     }
 
     if (version) {

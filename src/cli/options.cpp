@@ -2,9 +2,26 @@
 // the configuration they load.
 #include "commands.h"
 
+#include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
 namespace cuset::cli {
+
+CLI::Validator non_negative_integer() {
+    return CLI::Validator(
+        [](std::string& s) -> std::string {
+            size_t pos = 0;
+            long long v = -1;
+            try {
+                v = std::stoll(s, &pos, 10);
+            } catch (const std::exception&) {
+                pos = 0;
+            }
+            if (!s.empty() && pos == s.size() && v >= 0) return "";
+            return "expects an integer >= 0, got '" + quote_bounded(s) + "'";
+        },
+        "INT>=0");
+}
 
 void add_config_options(CLI::App* app, ConfigCli& o) {
     app->add_option("--config,-c", o.config, "YAML configuration file (configs/*.yaml)");

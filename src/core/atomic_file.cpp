@@ -185,6 +185,14 @@ bool same_file_identity(const std::string& a, const std::string& b) {
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+std::vector<std::string> folder_entries(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path().string());
+    return out;
+}
+
 void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,
                                   const std::string& what) {
     for (const std::string& in : inputs)

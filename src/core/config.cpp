@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -317,6 +318,17 @@ Table make_table() {
     bookkeeping(range(t.add("eval.run_timeout_s", Kind::kDouble, CUSET_REF(eval.run_timeout_s),
                             "run limit per program (CUDABench: 60)"),
                       0.1, 86400.0));
+    bookkeeping(t.add("eval.after_training", Kind::kBool, CUSET_REF(eval.after_training),
+                      "after training: CUDABench (eval.tasks) on the final checkpoint, figures into summary.json"));
+    bookkeeping(t.add("eval.tasks", Kind::kString, CUSET_REF(eval.tasks), "CUDABench tasks file for eval.after_training"));
+    bookkeeping(range(t.add("eval.level", Kind::kInt, CUSET_REF(eval.level), "eval.after_training: description level"), 1, 3));
+    bookkeeping(range(t.add("eval.samples", Kind::kInt, CUSET_REF(eval.samples), "eval.after_training: samples per task (K)"),
+                      1, 65536));
+    bookkeeping(range(t.add("eval.limit", Kind::kInt, CUSET_REF(eval.limit), "eval.after_training: the first N tasks; 0 = all"),
+                      0, 1 << 30));
+    bookkeeping(choices(t.add("eval.judge", Kind::kEnum, CUSET_REF(eval.judge),
+                              "eval.after_training: auto (gpu where present, else compile), gpu, emulate or compile"),
+                        {"auto", "gpu", "emulate", "compile"}));
     // generate (`cuset-train generate`; none of it changes what a model learns)
     bookkeeping(range(t.add("generate.max_new_tokens", Kind::kInt, CUSET_REF(generate.max_new_tokens),
                             "tokens generated per sample at most"),
@@ -424,6 +436,14 @@ std::string range_text(const Field& f) {
     return "[" + lo + ", " + hi + "]";
 }
 
+// What a number key accepts, for messages: " in [0, 1]", " >= 0", " <= 5" or "" (no printed "inf").
+std::string bounds_text(const Field& f) {
+    if (!std::isinf(f.lo) && !std::isinf(f.hi)) return " in " + range_text(f);
+    if (!std::isinf(f.lo)) return " >= " + format_number(f.lo);
+    if (!std::isinf(f.hi)) return " <= " + format_number(f.hi);
+    return "";
+}
+
 // Where a value came from, for error messages: "file.yaml:12:5" or "--set".
 struct Origin {
     std::string where;
@@ -442,7 +462,7 @@ std::string lower(std::string s) {
 void assign(Config& cfg, const Field& f, const std::string& text, const Origin& o) {
     const std::string key = "'" + f.path + "'";
     auto bad = [&](const std::string& extra) {
-        fail(o, "key " + key + " expects " + kind_name(f) + extra + ", got '" + text + "'");
+        fail(o, "key " + key + " expects " + kind_name(f) + extra + ", got '" + quote_bounded(text) + "'");
     };
     switch (f.kind) {
         case Kind::kBool: {
@@ -463,25 +483,37 @@ void assign(Config& cfg, const Field& f, const std::string& text, const Origin& 
             try {
                 v = std::stoll(text, &pos, 10);
             } catch (const std::exception&) {
-                bad(" in " + range_text(f));
+                bad(bounds_text(f));
             }
-            if (pos != text.size()) bad(" in " + range_text(f));
+            if (pos != text.size()) bad(bounds_text(f));
             if (double(v) < f.lo || double(v) > f.hi)
-                fail(o, "key " + key + " = " + text + " is out of range " + range_text(f));
+                fail(o, "key " + key + " = " + quote_bounded(text) + " is out of range " + range_text(f));
             *static_cast<int64_t*>(f.ref(cfg)) = v;
             return;
         }
         case Kind::kDouble: {
             size_t pos = 0;
             double v = 0;
-            try {
-                v = std::stod(text, &pos);
-            } catch (const std::exception&) {
-                bad(" in " + range_text(f));
+            const std::string t = lower(text);
+            if (t == ".inf" || t == "+.inf" || t == "-.inf" || t == ".nan") {  // YAML's infinities and NaN
+                v = NAN;
+                pos = text.size();
+            } else {
+                try {
+                    v = std::stod(text, &pos);
+                } catch (const std::out_of_range&) {  // 1e999 is inf, 1e-999 is 0
+                    char* end = nullptr;
+                    v = std::strtod(text.c_str(), &end);
+                    pos = static_cast<size_t>(end - text.c_str());
+                } catch (const std::exception&) {
+                    bad(bounds_text(f));
+                }
             }
-            if (pos != text.size() || !std::isfinite(v)) bad(" in " + range_text(f));
+            if (pos != text.size()) bad(bounds_text(f));
+            if (!std::isfinite(v))
+                fail(o, "key " + key + " must be a finite number" + bounds_text(f) + ", got '" + quote_bounded(text) + "'");
             if (v < f.lo || v > f.hi)
-                fail(o, "key " + key + " = " + text + " is out of range " + range_text(f));
+                fail(o, "key " + key + " = " + quote_bounded(text) + " is out of range " + range_text(f));
             *static_cast<double*>(f.ref(cfg)) = v;
             return;
         }
@@ -496,8 +528,9 @@ void assign(Config& cfg, const Field& f, const std::string& text, const Origin& 
 }
 
 std::string unknown_key_message(const std::string& path) {
-    std::string msg = "unknown key '" + path + "'";
-    std::string near = config_closest_key(path);
+    std::string msg = "unknown key '" + quote_bounded(path) + "'";
+    // No key is that long (and the edit distance to a megabyte key would take seconds).
+    std::string near = path.size() > kQuoteMaxBytes ? "" : config_closest_key(path);
     if (!near.empty()) msg += " (did you mean '" + near + "'?)";
     else msg += " (run `cuset-train --print-config` to see every key)";
     return msg;
@@ -561,7 +594,7 @@ void walk(Config& cfg, const YAML::Node& node, const std::string& prefix, const 
         if (!k.IsScalar()) fail(ko, "keys must be plain names");
         if (!seen.emplace(k.Scalar(), k.Mark()).second) {
             const YAML::Mark& m = seen[k.Scalar()];
-            fail(ko, "duplicate key '" + (prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar()) +
+            fail(ko, "duplicate key '" + quote_bounded(prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar()) +
                          "' (first at line " + std::to_string(m.line + 1) + "); keep one");
         }
         std::string path = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
@@ -613,7 +646,7 @@ void config_validate(const Config& c) {
     need(rn.find('/') == std::string::npos && rn.find('\\') == std::string::npos && rn != "." && rn != ".." &&
              rn.find('\0') == std::string::npos,
          "key 'run.name' must be a plain folder name (no '/', not '.' or '..'), got '" +
-             (rn.size() > 200 ? rn.substr(0, 200) + "..." : rn) + "'");
+             quote_bounded(rn) + "'");
     check_file_path("data.train", c.data.train, true);
     need(!(c.objective.method == "rho1" && c.objective.rho1_reference_scores.empty()),
          "key 'objective.rho1.reference_scores' must name a score file of the reference model "
@@ -627,7 +660,7 @@ void config_validate(const Config& c) {
     bool device_ok = d == "auto" || d == "cpu" || d == "cuda" ||
                      (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
                       d.find_first_not_of("0123456789", 5) == std::string::npos);
-    need(device_ok, "key 'train.device' expects auto, cpu, cuda or cuda:N, got '" + d + "'");
+    need(device_ok, "key 'train.device' expects auto, cpu, cuda or cuda:N, got '" + quote_bounded(d) + "'");
     if (c.model.lora.enabled) {
         static const std::set<std::string> kTargets = {"q_proj", "k_proj", "v_proj", "o_proj",
                                                        "gate_proj", "up_proj", "down_proj"};
@@ -636,10 +669,10 @@ void config_validate(const Config& c) {
         for (std::string m; std::getline(ss, m, ',');) {
             m.erase(0, m.find_first_not_of(" \t"));
             m.erase(m.find_last_not_of(" \t") + 1);
-            need(kTargets.count(m) == 1, "key 'model.lora.target_modules' names '" + m +
+            need(kTargets.count(m) == 1, "key 'model.lora.target_modules' names '" + quote_bounded(m) +
                                              "'; expected a comma-separated subset of q_proj,k_proj,"
                                              "v_proj,o_proj,gate_proj,up_proj,down_proj");
-            need(seen.insert(m).second, "key 'model.lora.target_modules' names '" + m + "' twice");
+            need(seen.insert(m).second, "key 'model.lora.target_modules' names '" + quote_bounded(m) + "' twice");
         }
         need(!seen.empty(), "key 'model.lora.target_modules' is empty");
     }
@@ -648,13 +681,15 @@ void config_validate(const Config& c) {
         try {
             stop = nlohmann::json::parse(c.generate.stop);
         } catch (const nlohmann::json::exception&) {
-            need(false, "key 'generate.stop' expects a JSON array of strings, got '" + c.generate.stop + "'");
+            need(false, "key 'generate.stop' expects a JSON array of strings, got '" + quote_bounded(c.generate.stop) + "'");
         }
-        need(stop.is_array(), "key 'generate.stop' expects a JSON array of strings, got '" + c.generate.stop + "'");
+        need(stop.is_array(), "key 'generate.stop' expects a JSON array of strings, got '" + quote_bounded(c.generate.stop) + "'");
         for (const auto& s : stop)
             need(s.is_string() && !s.get<std::string>().empty(),
-                 "key 'generate.stop' expects non-empty strings, got " + s.dump());
+                 "key 'generate.stop' expects non-empty strings, got " + quote_bounded(s.dump()));
     }
+    need(!(c.eval.after_training && c.eval.tasks.empty()),
+         "key 'eval.tasks' must name a CUDABench tasks file when 'eval.after_training' is true");
     need(!(c.data.chat_format == "custom" &&
            c.data.templ.assistant.find("{content}") == std::string::npos),
          "key 'data.template.assistant' must contain {content} when 'data.chat_format' is custom");
@@ -665,7 +700,7 @@ void config_validate(const Config& c) {
 Override override_parse(const std::string& arg) {
     size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw UsageError("--set expects key.path=value, got '" + arg + "'");
+        throw UsageError("--set expects key.path=value, got '" + quote_bounded(arg) + "'");
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 

@@ -162,11 +162,11 @@ MicroBatch make_micro_batch(const PreparedData& data, const std::vector<Row>& ro
             const Example& e = data.examples[rows[b].examples[k]];
             const std::vector<float>* p = probs ? &probs->at(e.source) : nullptr;
             if (p && p->size() < e.ids.size())
-                throw InputError("cached confidences of sample '" + e.id + "' are shorter than the sample: "
+                throw InputError("cached confidences of sample '" + quote_bounded(e.id) + "' are shorter than the sample: "
                                  "score the data again with the same data.max_seq_len");
             const std::vector<float>* rp = ref_probs ? &ref_probs->at(e.source) : nullptr;
             if (rp && rp->size() < e.ids.size())
-                throw InputError("reference scores of sample '" + e.id + "' are shorter than the sample: "
+                throw InputError("reference scores of sample '" + quote_bounded(e.id) + "' are shorter than the sample: "
                                  "score the data again with the same data.max_seq_len");
             for (size_t t = 0; t < e.ids.size(); ++t) {
                 int64_t at_ = b * T + t0 + static_cast<int64_t>(t);

@@ -70,7 +70,7 @@ bool parse_messages(const json& arr, Conversation* out, RecordProblem* problem) 
             return fail(problem, "schema", "'" + where + ".role' must be a string, got " + json_type(*role));
         std::string r = role->get<std::string>();
         if (r != "system" && r != "user" && r != "assistant")
-            return fail(problem, "schema", "'" + where + ".role' is '" + r +
+            return fail(problem, "schema", "'" + where + ".role' is '" + quote_bounded(r) +
                                                "' (expected system, user or assistant)");
         if (r == "system" && i != 0)
             return fail(problem, "schema", "'" + where + "' is a system message; only the first message may be one");
@@ -131,7 +131,13 @@ bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Convers
         if (p != std::string::npos) what = what.substr(p + 2);
         const std::string one_line = "parse error at line 1, column ";  // a record is one line
         if (what.rfind(one_line, 0) == 0) what = "parse error at column " + what.substr(one_line.size());
-        return fail(problem, "invalid_json", "invalid JSON: " + what);
+        // "...; last read: '<the token so far>'" can be the whole line.
+        const std::string last_read = "; last read: '";
+        if (size_t at = what.find(last_read); at != std::string::npos && what.back() == '\'') {
+            size_t from = at + last_read.size();
+            what = what.substr(0, from) + quote_bounded(std::string_view(what).substr(from, what.size() - 1 - from)) + "'";
+        }
+        return fail(problem, "invalid_json", "invalid JSON: " + quote_bounded(what, 2 * kQuoteMaxBytes));
     }
     if (!rec.is_object())
         return fail(problem, "schema", std::string("expected a JSON object, got ") + json_type(rec));

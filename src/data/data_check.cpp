@@ -29,6 +29,7 @@
 #include "cuset/core/signals.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
+#include "cuset/data/decontaminate.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
@@ -515,7 +516,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     if (o.input.empty()) throw UsageError("data check: no input file given");
     if (!fs::is_regular_file(o.input)) throw InputError("cannot open data file " + o.input);
     for (const std::string* p : {&o.out, &o.report})
-        if (!p->empty()) refuse_output_equal_to_input(*p, {o.input}, "data check");
+        if (!p->empty()) refuse_output_equal_to_input(*p, {o.input, o.against}, "data check");
     if (!o.out.empty() && !o.report.empty() && same_file(o.out, o.report))
         throw UsageError("--out and --report name the same file " + o.out);
     if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))  // NaN and inf included
@@ -560,6 +561,26 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     }
     // 2. Duplicates among the well-formed samples, the first occurrence kept.
     mark_duplicates(samples);
+    // 2b. Overlap with a benchmark: a shared span of o.ngram tokens in the prompt or response.
+    json against_info = nullptr;
+    if (!o.against.empty()) {
+        const BenchmarkIndex bench = benchmark_index_load(o.against, o.ngram);
+        int64_t flagged = 0;
+        for (Sample& s : samples) {
+            if (!s.ok()) continue;
+            std::vector<std::string_view> texts;
+            for (const Message& m : s.conv.messages)
+                if (m.role != "system") texts.push_back(m.content);
+            const Overlap ov = benchmark_overlap(bench, texts);
+            if (ov.shared == 0) continue;
+            ++flagged;
+            s.rejected.push_back(
+                {"contaminated", strprintf("shares %lld %d-token span(s) with %s, %lld of them with task '%s' (first: '%s')",
+                                           (long long)ov.shared, o.ngram, o.against.c_str(), (long long)ov.task_shared,
+                                           bench.task_names[ov.task].c_str(), ov.first.c_str())});
+        }
+        against_info = {{"file", o.against}, {"tasks", bench.task_names.size()}, {"ngram", o.ngram}, {"contaminated", flagged}};
+    }
 
     // 3. Token lengths with the configured tokenizer and chat format; tagger coverage.
     TextSetup text = load_text(o, cfg);
@@ -723,6 +744,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
         rep["tokens"] = {{"skipped", text.notice}};
     }
     rep["tagger"] = {{"no_kernel", n_no_kernel}, {"no_launch", n_no_launch}};
+    if (!against_info.is_null()) rep["against"] = against_info;
     if (compile) {
         compile_info["passed"] = c_pass;
         compile_info["failed"] = c_fail;
@@ -764,6 +786,9 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     }
     std::printf("  tagger: %lld kept sample(s) without a kernel, %lld without a launch\n",
                 (long long)n_no_kernel, (long long)n_no_launch);
+    if (!against_info.is_null())
+        std::printf("  against %s (%lld tasks, %d-token spans): %lld sample(s) overlap\n", o.against.c_str(),
+                    against_info["tasks"].get<long long>(), o.ngram, against_info["contaminated"].get<long long>());
     if (compile)
         std::printf("  compile (%s, %s, %d jobs, timeout %gs): %lld passed, %lld failed, %lld timed out\n",
                     compile_info["version"].get<std::string>().c_str(),

@@ -55,7 +55,7 @@ ScoreHeader header_from_json(const json& j, const std::string& where) {
         h.max_seq_len = j.at("max_seq_len");
         h.n_samples = j.at("n_samples");
     } catch (const json::exception& e) {
-        throw InputError(where + ": malformed score header: " + e.what());
+        throw InputError(where + ": malformed score header: " + quote_bounded(e.what()));
     }
     return h;
 }
@@ -126,7 +126,7 @@ ScoreFile::ScoreFile(const std::string& path) : path_(path) {
     try {
         f >> idx;
     } catch (const json::exception& e) {
-        throw InputError(path + ".idx: malformed JSON: " + e.what());
+        throw InputError(path + ".idx: malformed JSON: " + quote_bounded(e.what()));
     }
     header_ = header_from_json(idx, path + ".idx");
     ids_ = idx.value("ids", std::vector<std::string>{});
@@ -189,7 +189,7 @@ std::vector<ScoreRecord> score_load_all(const std::string& path, ScoreHeader* he
         try {
             j = json::parse(line);
         } catch (const json::exception& e) {
-            throw InputError(strprintf("%s:%lld: malformed JSON: %s", path.c_str(), (long long)lineno, e.what()));
+            throw InputError(strprintf("%s:%lld: malformed JSON: %s", path.c_str(), (long long)lineno, quote_bounded(e.what()).c_str()));
         }
         if (!have_header) {
             ScoreHeader h = header_from_json(j, path + ":1");
@@ -207,7 +207,7 @@ std::vector<ScoreRecord> score_load_all(const std::string& path, ScoreHeader* he
             r.tag_bits = j.at("bits").get<std::vector<uint32_t>>();
             out.push_back(std::move(r));
         } catch (const json::exception& e) {
-            throw InputError(strprintf("%s:%lld: malformed score record: %s", path.c_str(), (long long)lineno, e.what()));
+            throw InputError(strprintf("%s:%lld: malformed score record: %s", path.c_str(), (long long)lineno, quote_bounded(e.what()).c_str()));
         }
     }
     if (!have_header) throw InputError(path + ": empty score file");

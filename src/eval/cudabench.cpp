@@ -296,7 +296,7 @@ std::vector<Task> load_tasks(const std::string& path) {
         try {
             rec = ojson::parse(text);
         } catch (const std::exception& e) {
-            throw InputError(at + ": not valid JSON (" + std::string(e.what()) + ")");
+            throw InputError(at + ": not valid JSON (" + quote_bounded(e.what()) + ")");
         }
         if (!rec.is_object()) throw InputError(at + ": a task must be a JSON object");
         Task t;
@@ -428,7 +428,7 @@ std::vector<ResultRecord> load_results(const std::string& path) {
         try {
             j = nlohmann::json::parse(text);
         } catch (const std::exception& e) {
-            throw InputError(at + ": not valid JSON (" + std::string(e.what()) + ")");
+            throw InputError(at + ": not valid JSON (" + quote_bounded(e.what()) + ")");
         }
         if (!j.is_object()) throw InputError(at + ": a result must be a JSON object");
         if (!j.contains("id") || !(j["id"].is_number_integer() || j["id"].is_string()))

@@ -1,6 +1,7 @@
 // `cuset-train eval`: prompts, generation, results.jsonl, judge, report (eval/eval_run.h).
 #include "cuset/eval/eval_run.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -92,6 +93,29 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
         out = !req.results.empty() ? (fs::path(req.results).parent_path() / (fs::path(req.results).stem().string() + ".eval")).string()
                                    : (fs::path(run_dir_of(cfg)) / ("cudabench-level" + std::to_string(req.level))).string();
     if (out.empty()) out = ".";
+    {  // none of the files written into `out` may be an input: the tasks, the results, the model's files
+        const bool generating = !req.reference && req.results.empty();
+        std::vector<std::string> inputs = {req.tasks, req.results};
+        if (generating) {
+            const std::string model = req.model.empty() ? cfg.model.path : req.model;
+            for (const std::string& dir : {model, cfg.model.tokenizer})
+                for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
+            inputs.push_back(cfg.model.tokenizer);
+        }
+        std::vector<std::string> written = {"eval.json", "eval.html"};
+        if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
+        for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
+        // OUT/work is removed at the end.
+        std::error_code ec;
+        const fs::path work = fs::weakly_canonical(fs::path(out) / "work", ec);
+        for (const std::string& in : {req.tasks, req.results}) {
+            if (in.empty() || ec) continue;
+            const fs::path p = fs::weakly_canonical(in, ec);
+            if (!ec && std::mismatch(work.begin(), work.end(), p.begin(), p.end()).first == work.end())
+                throw UsageError("eval: the input '" + in + "' is inside the work folder '" + work.string() +
+                                 "', which eval removes when it ends; move it or choose another --out");
+        }
+    }
     fs::create_directories(out);
     res.out_dir = out;
 

@@ -59,7 +59,7 @@ bool prompt_parse(const std::string& line, PromptRecord* out, std::string* probl
     } catch (const json::parse_error& e) {
         std::string what = e.what();
         size_t p = what.find("] ");
-        return problem_is(problem, "invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
+        return problem_is(problem, "invalid JSON: " + quote_bounded(p == std::string::npos ? what : what.substr(p + 2)));
     }
     if (!rec.is_object()) return problem_is(problem, "expected a JSON object");
     if (auto id = rec.find("id"); id != rec.end() && !id->is_null()) {
@@ -138,7 +138,7 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
                         if (x.is_number_integer()) add_unique(&ids, x.get<int64_t>());
             }
         } catch (const json::exception& e) {
-            throw InputError(gc.string() + ": invalid JSON: " + e.what());
+            throw InputError(gc.string() + ": invalid JSON: " + quote_bounded(e.what()));
         }
     }
     const std::string eot = fmt.end_of_turn();
@@ -158,6 +158,12 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
     if (!req.model.empty()) c.model.path = req.model;
     if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");
     if (req.out.empty()) throw UsageError("generate: no output file (use --out FILE.jsonl)");
+    {  // never over an input: the prompts, the model's or the tokenizer's files
+        std::vector<std::string> inputs = folder_entries(c.model.path);
+        for (const std::string& f : folder_entries(c.model.tokenizer)) inputs.push_back(f);
+        inputs.insert(inputs.end(), {req.prompts, c.model.tokenizer});
+        refuse_output_equal_to_input(req.out, inputs, "generate");
+    }
     const GenerateKeys& g = c.generate;
     c10::Device device = device_resolve(c.train.device);
     if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));

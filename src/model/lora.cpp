@@ -194,7 +194,7 @@ LoraOptions lora_read_config(const std::string& dir) {
     try {
         j = json::parse(read_text(file));
     } catch (const json::exception& e) {
-        throw InputError(file + ": malformed JSON: " + e.what());
+        throw InputError(file + ": malformed JSON: " + quote_bounded(e.what()));
     }
     auto bad = [&](const std::string& what) { throw InputError(file + ": " + what); };
     if (!j.is_object()) bad("expected an object");
@@ -237,7 +237,7 @@ std::string lora_base_model(const std::string& dir) {
         json j = json::parse(read_text(file));
         return j.value("base_model_name_or_path", json()).is_string() ? j["base_model_name_or_path"].get<std::string>() : "";
     } catch (const json::exception& e) {
-        throw InputError(file + ": malformed JSON: " + e.what());
+        throw InputError(file + ": malformed JSON: " + quote_bounded(e.what()));
     }
 }
 

@@ -27,23 +27,23 @@ struct Reader {
     int64_t positive(const std::string& key) const {
         if (!has(key)) fail(key, "is missing");
         if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0)
-            fail(key, "must be a positive integer, got " + j[key].dump());
+            fail(key, "must be a positive integer, got " + quote_bounded(j[key].dump()));
         return j[key].get<int64_t>();
     }
     int64_t positive_or(const std::string& key, int64_t def) const { return has(key) ? positive(key) : def; }
     double number_or(const std::string& key, double def) const {
         if (!has(key)) return def;
-        if (!j[key].is_number()) fail(key, "must be a number, got " + j[key].dump());
+        if (!j[key].is_number()) fail(key, "must be a number, got " + quote_bounded(j[key].dump()));
         return j[key].get<double>();
     }
     bool bool_or(const std::string& key, bool def) const {
         if (!has(key)) return def;
-        if (!j[key].is_boolean()) fail(key, "must be true or false, got " + j[key].dump());
+        if (!j[key].is_boolean()) fail(key, "must be true or false, got " + quote_bounded(j[key].dump()));
         return j[key].get<bool>();
     }
     std::string string_or(const std::string& key, const std::string& def) const {
         if (!has(key)) return def;
-        if (!j[key].is_string()) fail(key, "must be a string, got " + j[key].dump());
+        if (!j[key].is_string()) fail(key, "must be a string, got " + quote_bounded(j[key].dump()));
         return j[key].get<std::string>();
     }
     // A token id or -1; lists keep every entry (eos_token_id may be a list).
@@ -52,7 +52,7 @@ struct Reader {
         if (!has(key)) return out;
         const json& v = j[key];
         auto one = [&](const json& x) {
-            if (!x.is_number_integer() || x.get<int64_t>() < 0) fail(key, "must be a token id, got " + x.dump());
+            if (!x.is_number_integer() || x.get<int64_t>() < 0) fail(key, "must be a token id, got " + quote_bounded(x.dump()));
             out.push_back(x.get<int64_t>());
         };
         if (v.is_array())
@@ -67,17 +67,17 @@ std::string architecture_of(const Reader& r) {
     if (r.has("architectures")) {
         const json& a = r.j["architectures"];
         if (!a.is_array() || a.size() != 1 || !a[0].is_string())
-            r.fail("architectures", "must list exactly one architecture, got " + a.dump());
+            r.fail("architectures", "must list exactly one architecture, got " + quote_bounded(a.dump()));
         std::string arch = a[0].get<std::string>();
         if (arch != "LlamaForCausalLM" && arch != "Qwen2ForCausalLM" && arch != "Qwen3ForCausalLM")
-            r.fail("architectures", "names unsupported architecture '" + arch + "' (supported: " + kSupported + ")");
+            r.fail("architectures", "names unsupported architecture '" + quote_bounded(arch) + "' (supported: " + kSupported + ")");
         return arch;
     }
     std::string type = r.string_or("model_type", "");
     if (type == "llama") return "LlamaForCausalLM";
     if (type == "qwen2") return "Qwen2ForCausalLM";
     if (type == "qwen3") return "Qwen3ForCausalLM";
-    r.fail("architectures", "is missing and model_type '" + type + "' is not supported (supported: " + kSupported + ")");
+    r.fail("architectures", "is missing and model_type '" + quote_bounded(type) + "' is not supported (supported: " + kSupported + ")");
 }
 
 // transformers: `rope_scaling` (older files) takes precedence over `rope_parameters` (newer),
@@ -88,7 +88,7 @@ void read_rope(const Reader& r, ModelConfig& c) {
     std::string key = "rope_parameters";
     if (r.has("rope_scaling") && !(r.j["rope_scaling"].is_object() && r.j["rope_scaling"].empty())) key = "rope_scaling";
     json rp = r.has(key) ? r.j[key] : json::object();
-    if (!rp.is_object()) r.fail(key, "must be an object, got " + rp.dump());
+    if (!rp.is_object()) r.fail(key, "must be an object, got " + quote_bounded(rp.dump()));
     if (rp.contains("full_attention") || rp.contains("sliding_attention"))
         r.fail(key, "is nested per layer type, which is not supported");
     Reader s{rp, r.source};
@@ -103,7 +103,7 @@ void read_rope(const Reader& r, ModelConfig& c) {
     RopeScaling& rs = c.rope_scaling;
     auto factor = [&](bool required) {
         if (!s.has("factor")) {
-            if (required) r.fail(key + ".factor", "is missing for rope type '" + type + "'");
+            if (required) r.fail(key + ".factor", "is missing for rope type '" + quote_bounded(type) + "'");
             return 0.0;
         }
         double f = s.number_or("factor", 1.0);
@@ -145,7 +145,7 @@ void read_rope(const Reader& r, ModelConfig& c) {
         if (rs.high_freq_factor <= rs.low_freq_factor)
             r.fail(key + ".high_freq_factor", "must exceed low_freq_factor");
     } else {
-        r.fail(key, "has unsupported rope type '" + type + "' (supported: default, linear, yarn, llama3)");
+        r.fail(key, "has unsupported rope type '" + quote_bounded(type) + "' (supported: default, linear, yarn, llama3)");
     }
 }
 
@@ -180,7 +180,7 @@ ModelConfig model_config_from_json(const json& j, const std::string& source) {
     read_rope(r, c);
 
     if (std::string act = r.string_or("hidden_act", "silu"); act != "silu")
-        r.fail("hidden_act", "is '" + act + "'; only 'silu' (SwiGLU) is supported");
+        r.fail("hidden_act", "is '" + quote_bounded(act) + "'; only 'silu' (SwiGLU) is supported");
     if (qwen2) {
         c.attention_bias = true;  // Qwen2 always has q/k/v biases and never an o_proj bias
         c.o_bias = false;
@@ -196,7 +196,7 @@ ModelConfig model_config_from_json(const json& j, const std::string& source) {
         const json& lt = j["layer_types"];
         if (!lt.is_array()) r.fail("layer_types", "must be a list");
         for (const json& t : lt)
-            if (t != "full_attention") r.fail("layer_types", "contains " + t.dump() + "; only full_attention is supported");
+            if (t != "full_attention") r.fail("layer_types", "contains " + quote_bounded(t.dump()) + "; only full_attention is supported");
     }
     if (r.number_or("attention_dropout", 0.0) != 0.0) r.fail("attention_dropout", "must be 0 (dropout is not supported)");
     if (r.has("quantization_config")) r.fail("quantization_config", "is present; quantized checkpoints are not supported");
@@ -206,7 +206,7 @@ ModelConfig model_config_from_json(const json& j, const std::string& source) {
     if (c.torch_dtype == "float") c.torch_dtype = "float32";
     if (c.torch_dtype == "half") c.torch_dtype = "float16";
     if (c.torch_dtype != "float32" && c.torch_dtype != "bfloat16" && c.torch_dtype != "float16")
-        r.fail(dtype_key, "is '" + c.torch_dtype + "' (expected float32, bfloat16 or float16)");
+        r.fail(dtype_key, "is '" + quote_bounded(c.torch_dtype) + "' (expected float32, bfloat16 or float16)");
 
     std::vector<int64_t> bos = r.ids("bos_token_id");
     if (bos.size() > 1) r.fail("bos_token_id", "must be one token id");
@@ -232,7 +232,7 @@ ModelConfig model_config_load(const std::string& dir) {
     try {
         j = json::parse(in);
     } catch (const json::exception& e) {
-        throw InputError("model config '" + path + "' is not valid JSON (" + e.what() + ")");
+        throw InputError("model config '" + path + "' is not valid JSON (" + quote_bounded(e.what()) + ")");
     }
     return model_config_from_json(j, path);
 }

@@ -94,7 +94,7 @@ json parse_header(const std::string& path, const char* begin, const char* end) {
     try {
         header = json::parse(begin, end, cb);
     } catch (const json::exception& e) {
-        bad_file(path, std::string("header is not valid JSON (") + e.what() + ")");
+        bad_file(path, std::string("header is not valid JSON (") + quote_bounded(e.what()) + ")");
     }
     if (!duplicate.empty()) bad_tensor(path, duplicate, "appears twice in the header");
     if (!header.is_object()) bad_file(path, "header is not a JSON object");
@@ -282,7 +282,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& path) {
         try {
             index = json::parse(in);
         } catch (const json::exception& e) {
-            throw InputError("index '" + ip + "' is not valid JSON (" + e.what() + ")");
+            throw InputError("index '" + ip + "' is not valid JSON (" + quote_bounded(e.what()) + ")");
         }
         if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
             throw InputError("index '" + ip + "' has no 'weight_map' object");

@@ -120,7 +120,7 @@ std::string chat_format_detect(const std::string& dir) {
         try {
             config = json::parse(read_text(d / "tokenizer_config.json"));
         } catch (const json::exception& e) {
-            throw InputError((d / "tokenizer_config.json").string() + ": invalid JSON: " + e.what());
+            throw InputError((d / "tokenizer_config.json").string() + ": invalid JSON: " + quote_bounded(e.what()));
         }
         if (config.contains("chat_template")) {
             const json& ct = config["chat_template"];
@@ -186,7 +186,7 @@ ChatFormatter::ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const
 
 ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
     const auto& ms = c.messages;
-    if (ms.empty()) throw InputError("sample " + c.id + ": no messages");
+    if (ms.empty()) throw InputError("sample " + quote_bounded(c.id) + ": no messages");
     Builder b;
     const bool raw_text = ms.size() == 1 && ms[0].role == "text";
     bool any_assistant = raw_text;
@@ -194,13 +194,13 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
         const std::string& r = ms[i].role;
         if (r != "system" && r != "user" && r != "assistant" && !(raw_text && r == "text"))
             throw InputError(strprintf("sample %s: message %zu has role '%s' (expected system, user or assistant)",
-                                       c.id.c_str(), i, r.c_str()));
+                                       quote_bounded(c.id).c_str(), i, quote_bounded(r).c_str()));
         any_assistant = any_assistant || r == "assistant";
         if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
-            throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", c.id.c_str(), i,
+            throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
                                        static_cast<long long>(bad)));
     }
-    if (!any_assistant) throw InputError("sample " + c.id + ": no assistant message, nothing to train on");
+    if (!any_assistant) throw InputError("sample " + quote_bounded(c.id) + ": no assistant message, nothing to train on");
 
     const std::string eos_text = tok_.eos_id() >= 0 ? tok_.id_to_token(tok_.eos_id()) : "";
     const std::string bos_text = tok_.bos_id() >= 0 ? tok_.id_to_token(tok_.bos_id()) : "";
@@ -457,7 +457,7 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
         any_response = any_response || best == 4;
     }
     if (!any_response)
-        throw InputError("sample " + c.id + ": the assistant messages are empty, no response token to train on");
+        throw InputError("sample " + quote_bounded(c.id) + ": the assistant messages are empty, no response token to train on");
     if (rendered) *rendered = std::move(r);
     if (offsets) *offsets = std::move(offs);
     return f;
@@ -467,10 +467,10 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
 
 std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, bool thinking) const {
     const auto& ms = c.messages;
-    if (ms.empty()) throw InputError("sample " + c.id + ": no messages");
+    if (ms.empty()) throw InputError("sample " + quote_bounded(c.id) + ": no messages");
     const bool raw_text = ms.size() == 1 && ms[0].role == "text";
     if (!raw_text && ms.back().role != "user")
-        throw InputError("sample " + c.id + ": the last message is from '" + ms.back().role +
+        throw InputError("sample " + quote_bounded(c.id) + ": the last message is from '" + quote_bounded(ms.back().role) +
                          "'; a generation prompt ends with a user message");
     // Render with a placeholder answer and cut where its content starts: the prompt side of the
     // turn is then exactly what format() trains the model to answer after.

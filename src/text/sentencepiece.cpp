@@ -2,6 +2,8 @@
 // pieces and the BOS/EOS that tokenizer_config.json asks for.
 #include "sentencepiece.h"
 
+#include <fstream>
+
 #include <sentencepiece_processor.h>
 
 #include "cuset/core/error.h"
@@ -19,8 +21,12 @@ namespace {
 class SentencePieceTokenizer final : public Tokenizer {
 public:
     SentencePieceTokenizer(const std::string& path, const json& config) {
-        auto st = sp_.Load(path);
-        if (!st.ok()) throw InputError(path + ": cannot load the SentencePiece model: " + st.ToString());
+        if (!std::ifstream(path, std::ios::binary)) throw InputError(path + ": cannot read the SentencePiece model file");
+        // The library's status only names its own source lines ("INTERNAL: ...processor.cc(1102)
+        // [model_proto->ParseFromArray(...)]"), nothing a user can act on.
+        if (!sp_.Load(path).ok())
+            throw InputError(path + ": not a SentencePiece model (it does not parse as one; use the model's own "
+                                    "tokenizer.model, or its tokenizer.json)");
         add_bos_ = config.value("add_bos_token", true) && sp_.bos_id() >= 0;
         add_eos_ = config.value("add_eos_token", false) && sp_.eos_id() >= 0;
         source_ = path;

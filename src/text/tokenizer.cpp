@@ -34,7 +34,7 @@ json read_json_file(const fs::path& p) {
     try {
         return json::parse(ss.str());
     } catch (const json::exception& e) {
-        throw InputError(p.string() + ": invalid JSON: " + e.what());
+        throw InputError(p.string() + ": invalid JSON: " + quote_bounded(e.what()));
     }
 }
 

@@ -346,7 +346,7 @@ HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
     try {
         j = json::parse(ss.str());
     } catch (const json::exception& e) {
-        throw InputError(path + ": invalid JSON: " + e.what());
+        throw InputError(path + ": invalid JSON: " + quote_bounded(e.what()));
     }
     if (!j.is_object() || !j.contains("model")) throw InputError(path + ": not a tokenizer.json (no \"model\")");
     source_ = path;
@@ -389,7 +389,7 @@ HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
         for (size_t i = 0; i < added_.size(); ++i)
             (added_[i].normalized ? trie_norm_ : trie_raw_).add(added_[i].pattern, static_cast<int32_t>(i));
     } catch (const json::exception& e) {
-        throw InputError(path + ": malformed tokenizer.json: " + e.what());
+        throw InputError(path + ": malformed tokenizer.json: " + quote_bounded(e.what()));
     }
 
     std::unordered_set<std::string> all;

@@ -113,7 +113,7 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
         s.data_hash = j.at("data_hash");
         s.history = j.at("history");
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(where + ": malformed trainer state: " + e.what());
+        throw InputError(where + ": malformed trainer state: " + quote_bounded(e.what()));
     }
     // Values no run can have written (a hand-edited or corrupted file) are refused here, before
     // they index the data or the schedule.

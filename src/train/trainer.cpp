@@ -566,7 +566,7 @@ void Trainer::restore(const std::string& ckpt) {
     try {
         f >> j;
     } catch (const json::exception& e) {
-        throw InputError(state_file + ": malformed JSON: " + e.what());
+        throw InputError(state_file + ": malformed JSON: " + quote_bounded(e.what()));
     }
     TrainerState s = trainer_state_from_json(j, state_file);
     bool extended = false;
@@ -926,6 +926,13 @@ int Trainer::run() {
     Progress progress("train", state_.total_steps, "steps", bar);
     auto t_start = std::chrono::steady_clock::now();
     int64_t start_step = state_.step;
+    // A run in which every step was skipped trained nothing: it fails before its last checkpoint.
+    auto fail_if_untrained = [&] {
+        if (state_.step > 0 && state_.skipped_steps >= state_.step)
+            throw RuntimeFailure(strprintf("all %lld steps were skipped (non-finite loss or no token kept by the objective): "
+                                           "nothing was trained; check the data, train.lr and the objective's settings",
+                                           (long long)state_.step));
+    };
     while (state_.step < state_.total_steps) {
         std::vector<Row> rows = rows_for_epoch(state_.epoch);
         int64_t spe = steps_per_epoch(static_cast<int64_t>(rows.size()), global_batch_);
@@ -953,6 +960,7 @@ int Trainer::run() {
         if (cfg_.train.eval_every > 0 && state_.step % cfg_.train.eval_every == 0 && state_.step < state_.total_steps)
             eval_and_record("during training");
         bool stop = signals_stop_requested();
+        if (state_.step >= state_.total_steps && !stop) fail_if_untrained();
         if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop) save_checkpoint();
         if (stop) {
             if (bar) progress.finish();
@@ -961,10 +969,7 @@ int Trainer::run() {
         }
     }
     if (bar) progress.finish();
-    if (state_.step > 0 && state_.skipped_steps >= state_.step)  // not a model worth a checkpoint
-        throw RuntimeFailure(strprintf("all %lld steps were skipped (non-finite loss or no token kept by the objective): "
-                                       "nothing was trained; check the data, train.lr and the objective's settings",
-                                       (long long)state_.step));
+    fail_if_untrained();
     double train_seconds = seconds_since(t_start);
     eval_and_record("after training");
     save_checkpoint();

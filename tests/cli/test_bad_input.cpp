@@ -176,6 +176,61 @@ TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
     EXPECT_EQ(snapshot(d), before);
 }
 
+TEST(BadInputOutputIsInput, GenerateRefusesItsPromptsAndModelFiles) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-out-in-generate");
+    std::string m = copy_tiny_model(d);
+    std::string cfg = write_config(d, m);
+    fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
+    fs::create_hard_link(d + "/train.jsonl", d + "/hard.jsonl");
+    auto before = snapshot(d);
+    for (const std::string& out : {d + "/train.jsonl", d + "/./train.jsonl", d + "/link.jsonl", d + "/hard.jsonl",
+                                   m + "/config.json", m + "/tokenizer.json", m + "/model.safetensors"}) {
+        auto r = run("generate --config " + q(cfg) + " --prompts " + q(d + "/train.jsonl") + " --out " + q(out) +
+                     " --max-new-tokens 2");
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << out;
+    }
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputOutputIsInput, EvalRefusesToWriteOverItsTasksOrResults) {
+    std::string d = scratch_dir("bad-out-in-eval");
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    fs::create_directories(d + "/out");
+    // The tasks file and a results file placed where eval writes its report and its copies.
+    fs::copy_file(tasks, d + "/out/eval.json");
+    write_file(d + "/out/eval.html", "{\"id\": 0, \"code1\": \"x\", \"response1\": \"x\"}\n");
+    fs::create_symlink(d + "/out/eval.json", d + "/tasks-link.jsonl");
+    auto before = snapshot(d);
+    for (const std::string& t : {d + "/out/eval.json", d + "/tasks-link.jsonl"}) {
+        auto r = run("eval --reference --tasks " + q(t) + " --judge compile --out " + q(d + "/out"), 60);
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << t;
+    }
+    auto r = run("eval --results " + q(d + "/out/eval.html") + " --tasks " + q(tasks) + " --judge compile --out " +
+                 q(d + "/out"), 60);
+    expect_error(r, 2, "is the input");
+    EXPECT_EQ(snapshot(d), before);
+    // Generating: the tasks file where the prompts given to the model are written.
+    if (have_tiny_model()) {
+        std::string cfg = write_config(d, tiny_model_dir());
+        fs::copy_file(tasks, d + "/out/prompts.jsonl");
+        auto before_gen = snapshot(d);
+        auto g = run("eval --config " + q(cfg) + " --tasks " + q(d + "/out/prompts.jsonl") +
+                     " --samples 1 --judge compile --out " + q(d + "/out"), 60);
+        expect_error(g, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before_gen);
+    }
+    // The tasks inside OUT/work, the folder eval removes when it ends.
+    fs::create_directories(d + "/out/work");
+    fs::copy_file(tasks, d + "/out/work/tasks.jsonl");
+    auto w = run("eval --reference --tasks " + q(d + "/out/work/tasks.jsonl") + " --judge compile --out " + q(d + "/out"), 120);
+    expect_error(w, 2, "work folder");
+    EXPECT_EQ(read_file(d + "/out/work/tasks.jsonl"), read_file(tasks));
+    expect_no_temp_files(d);
+}
+
 // ---------------------------------------------------------------- 2. checkpoint recovery
 
 TEST(BadInputCheckpointRecovery, RestoresACompleteCopyMovedAsideAndKeepsUserFiles) {
@@ -563,4 +618,159 @@ TEST(BadInputSmall, NulBytesInAJsonlLineRejectTheLine) {
     EXPECT_NE(r.out.find("line 3 REJECTED: invalid_json: invalid JSON: a NUL byte at column 14"), std::string::npos) << r.out;
     EXPECT_EQ(read_file(d + "/in.jsonl"), text);
     EXPECT_EQ(read_file(d + "/kept.jsonl"), text.substr(0, text.find('\n') + 1));
+}
+
+TEST(BadInputTrainerState, ARunInWhichEveryStepWasSkippedFails) {
+    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    std::string d = scratch_dir("bad-all-skipped");
+    // The tiny model with one NaN in the final norm: every step's loss is non-finite. Two steps,
+    // fewer than train.max_bad_steps, and a checkpoint due at the last step.
+    std::string m = copy_tiny_model(d);
+    auto poison = run_command(std::string(CUSET_PYTHON) +
+                              " -c \"import sys, torch; from safetensors.torch import load_file, save_file; "
+                              "p=sys.argv[1]+'/model.safetensors'; t=load_file(p); "
+                              "t['model.norm.weight'][0]=float('nan'); save_file(t, p, metadata={'format':'pt'})\" " +
+                              q(m));
+    ASSERT_EQ(poison.exit_code, 0) << poison.err;
+    std::string cfg = write_config(d, m);
+    auto before = snapshot(m);
+    auto r = run("--config " + q(cfg) + " --set train.max_bad_steps=5");
+    expect_error(r, 4, "all 2 steps were skipped");
+    EXPECT_EQ(snapshot(m), before);
+    // No checkpoint of the untrained (NaN) model, neither the periodic one nor the final one.
+    for (auto& e : fs::directory_iterator(d + "/runs/r"))
+        EXPECT_NE(e.path().filename().string().rfind("checkpoint-", 0), 0u) << e.path();
+    EXPECT_FALSE(fs::exists(d + "/runs/r/summary.json"));
+    expect_no_temp_files(d);
+}
+
+// ---------------------------------------------------------------- 13. messages have a bounded length
+
+namespace {
+
+// Every line of a command's output (stdout and stderr) is short, and all of it together is too.
+void expect_bounded_output(const RunResult& r, size_t max_total = 8000) {
+    const std::string all = r.out + r.err;
+    EXPECT_LT(all.size(), max_total) << all.substr(0, 2000);
+    size_t begin = 0;
+    while (begin < all.size()) {
+        size_t end = all.find('\n', begin);
+        if (end == std::string::npos) end = all.size();
+        EXPECT_LT(end - begin, 1000u) << all.substr(begin, 300);
+        begin = end + 1;
+    }
+}
+
+}  // namespace
+
+TEST(BadInputMessages, AHugeBadJsonlLineIsQuotedBounded) {
+    std::string d = scratch_dir("bad-huge-line");
+    const std::string good = read_file(kData).substr(0, read_file(kData).find('\n') + 1);
+    const std::string mb(1 << 20, 'a');
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"unterminated", "{\"prompt\": \"" + mb + "\n"},                                   // the parser quotes what it read
+        {"garbage", "{\"prompt\": " + mb + "}\n"},                                          // an invalid literal
+        {"role", "{\"messages\": [{\"role\": \"" + mb + "\", \"content\": \"x\"}]}\n"},     // an unknown role
+        {"long-id", "{\"id\": \"" + mb + "\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}\n"},  // named by its id
+    };
+    for (const auto& [name, line] : cases) {
+        const std::string file = d + "/" + name + ".jsonl";
+        write_file(file, good + line);
+        auto c = run("data check " + q(file), 60);
+        EXPECT_EQ(c.exit_code, 3) << name;
+        EXPECT_NE((c.out + c.err).find("line 2"), std::string::npos) << name << ": " << (c.out + c.err).substr(0, 2000);
+        expect_bounded_output(c);
+        if (have_tiny_model()) {
+            std::string cfg = write_config(d, tiny_model_dir());
+            std::string text = read_file(cfg);
+            text.replace(text.find(d + "/train.jsonl"), (d + "/train.jsonl").size(), file);
+            write_file(cfg, text);
+            auto t = run("--config " + q(cfg) + " --dry-run", 60);
+            expect_error(t, 3, name + ".jsonl:2");
+            expect_bounded_output(t);
+        }
+        EXPECT_EQ(read_file(file), good + line) << name;
+    }
+}
+
+TEST(BadInputMessages, HugeConfigValuesAreQuotedBounded) {
+    const std::string mb(1 << 20, 'x');
+    // model config.json (model-info and export read it before any weight).
+    if (have_tiny_model()) {
+        const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+            {{{"hidden_act", mb}}, "hidden_act"},
+            {{{"num_hidden_layers", mb}}, "num_hidden_layers"},
+            {{{"architectures", {mb}}}, "architectures"},
+            {{{"rope_scaling", {{"rope_type", mb}}}}, "rope_scaling"},
+        };
+        int i = 0;
+        for (const auto& [patch, needle] : cases) {
+            std::string d = scratch_dir("bad-huge-config-json-" + std::to_string(i++));
+            std::string m = model_with(d, patch);
+            auto r = run("model-info " + q(m), 60);
+            expect_error(r, 3, needle);
+            expect_bounded_output(r);
+            auto e = run("export --model " + q(m) + " --out " + q(d + "/out"), 60);
+            expect_error(e, 3, needle);
+            expect_bounded_output(e);
+        }
+    }
+    // The YAML configuration and --set: a huge value, a huge unknown key (no slow suggestion).
+    std::string d = scratch_dir("bad-huge-yaml");
+    const std::vector<std::pair<std::string, std::string>> yaml = {
+        {"train:\n  lr: " + mb + "\n", "train.lr"},
+        {"train:\n  device: " + mb + "\n", "train.device"},
+        {"objective:\n  method: " + mb + "\n", "objective.method"},
+        {"train:\n  ? " + mb + "\n  : 1\n", "unknown key"},  // an explicit key: plain ones stop at 1024 characters
+        {"run:\n  name: a/" + mb + "\n", "run.name"},
+    };
+    int i = 0;
+    for (const auto& [text, needle] : yaml) {
+        std::string file = d + "/c" + std::to_string(i++) + ".yaml";
+        write_file(file, text);
+        auto r = run("--config " + q(file) + " --dry-run", 30);
+        expect_error(r, 2, needle);
+        expect_bounded_output(r);
+    }
+    write_file(d + "/empty.yaml", "{}\n");
+    auto s = run("--config " + q(d + "/empty.yaml") + " --dry-run --set train.grad_clip=" + std::string(100000, '9') + "x", 30);
+    expect_error(s, 2, "train.grad_clip");
+    expect_bounded_output(s);
+}
+
+// ---------------------------------------------------------------- 14. wording
+
+TEST(BadInputMessages, NonFiniteNumbersRangesAndModelFilesAreWordedPlainly) {
+    std::string d = scratch_dir("bad-wording");
+    // A number key given an infinity or a NaN: the key and "a finite number >= 0".
+    for (const std::string& v : {".inf", "inf", "-.inf", ".nan", "1e999"}) {
+        write_file(d + "/c.yaml", "train:\n  grad_clip: " + v + "\n");
+        auto r = run("--config " + q(d + "/c.yaml") + " --dry-run", 30);
+        expect_error(r, 2, "key 'train.grad_clip' must be a finite number >= 0, got '" + v + "'");
+        auto s = run("--config " + q(d + "/c.yaml") + " --dry-run --set train.grad_clip=" + v, 30);
+        expect_error(s, 2, "train.grad_clip");
+    }
+    // A bounded key reads as a plain range (no 309-digit "inf").
+    write_file(d + "/c.yaml", "objective:\n  mask:\n    threshold:\n      q: 1.5\n");
+    auto q15 = run("--config " + q(d + "/c.yaml") + " --dry-run", 30);
+    expect_error(q15, 2, "objective.mask.threshold.q");
+    EXPECT_NE(q15.err.find("[0, 1]"), std::string::npos) << q15.err;
+    // --jobs -1: the flag and a range a person can read.
+    fs::copy_file(kData, d + "/in.jsonl");
+    for (const std::string& v : {"-1", "x", "1e999"}) {
+        auto j = run("data check " + q(d + "/in.jsonl") + " --jobs " + v, 30);
+        expect_error(j, 2, "--jobs");
+        EXPECT_EQ(j.err.find("0000000000"), std::string::npos) << j.err;
+        EXPECT_LT(j.err.size(), 300u) << j.err;
+    }
+    // A file that is not a SentencePiece model: one line naming it, exit 3, no library internals.
+    write_file(d + "/tokenizer.model", "this is not a protobuf \x01\x02\x03 at all\n");
+    write_file(d + "/text.txt", "hello\n");
+    for (const std::string& tok : {d + "/tokenizer.model", d}) {
+        auto r = run("tokenize --tokenizer " + q(tok) + " " + q(d + "/text.txt"), 30);
+        expect_error(r, 3, d + "/tokenizer.model: not a SentencePiece model");
+        EXPECT_EQ(r.err.find(".cc"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("INTERNAL"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("ParseFromArray"), std::string::npos) << r.err;
+    }
 }

@@ -510,3 +510,51 @@ TEST(EvalCli, TinyCoderEndToEnd) {
         }
     EXPECT_TRUE(fs::exists(out + "/eval.html"));
 }
+
+// eval.after_training: training ends with CUDABench on the final checkpoint and its figures in
+// summary.json (data/tiny-coder writes no program that compiles: every rate is 0, every stage runs).
+TEST(EvalCli, AfterTrainingPutsTheFiguresInTheSummary) {
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+    std::string dir = scratch_dir("eval_after_training");
+    const std::string src = CUSET_SOURCE_DIR;
+    write_file(dir + "/c.yaml", "model:\n  path: " + src + "/data/tiny-coder\n  dtype: float32\n"
+                                "data:\n  train: " + src + "/tests/fixtures/mini_sft.jsonl\n  chat_format: chatml\n"
+                                "  max_seq_len: 96\n  cache_dir: \"\"\n"
+                                "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 1\n  max_steps: 1\n"
+                                "  warmup_steps: 0\n"
+                                "log:\n  progress: never\n"
+                                "run:\n  output_dir: " + dir + "/runs\n  name: r\n"
+                                "generate:\n  max_new_tokens: 8\n"
+                                "eval:\n  after_training: true\n  tasks: " + tasks_path() + "\n  level: 1\n  samples: 2\n"
+                                "  limit: 3\n  judge: compile\n");
+    auto r = cuset::test::run_cuset("--config " + q(dir + "/c.yaml"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("CUDABench eval [compile-only]: 3 tasks, 6 samples"), std::string::npos) << r.out;
+    const std::string run = dir + "/runs/r";
+    auto summary = read_json(run + "/summary.json");
+    ASSERT_TRUE(summary.contains("cudabench")) << summary.dump(2);
+    const auto& c = summary["cudabench"];
+    EXPECT_EQ(c["judge"], "compile-only");
+    EXPECT_EQ(c["level"], 1);
+    EXPECT_EQ(c["samples"], 2);
+    EXPECT_EQ(c["tasks"], 3);
+    EXPECT_EQ(c["compile_rate"], 0.0);
+    EXPECT_EQ(c["pass@1"], 0.0);
+    EXPECT_EQ(c["pass@K"], 0.0);
+    EXPECT_EQ(c["out_dir"], run + "/cudabench-level1");
+    EXPECT_EQ(summary["method"], "cuset");  // the trainer's own fields are kept
+    // The judged model is the final checkpoint, and the eval files are where the summary says.
+    EXPECT_NE(r.err.find("on " + summary["checkpoint"].get<std::string>()), std::string::npos) << r.err;
+    auto eval = read_json(run + "/cudabench-level1/eval.json");
+    EXPECT_EQ(eval["overall"]["samples"], 6);
+    EXPECT_EQ(load_results(run + "/cudabench-level1/results.jsonl").size(), 3u);
+
+    // Checked before training: no tasks file named, a missing one.
+    auto none = cuset::test::run_cuset("--config " + q(dir + "/c.yaml") + " --run-name n1 --set eval.tasks=");
+    EXPECT_EQ(none.exit_code, 2) << none.err;
+    EXPECT_NE(none.err.find("'eval.tasks' must name a CUDABench tasks file"), std::string::npos) << none.err;
+    auto missing = cuset::test::run_cuset("--config " + q(dir + "/c.yaml") + " --run-name n2 --set eval.tasks=" + dir + "/nope.jsonl");
+    EXPECT_EQ(missing.exit_code, 3) << missing.err;
+    EXPECT_NE(missing.err.find(dir + "/nope.jsonl"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(dir + "/runs/n2/summary.json"));
+}

@@ -32,6 +32,9 @@ void refuse_output_equal_to_input(const std::string& out, const std::vector<std:
                                   const std::string& what);
 // True when both names exist and are the same file (st_dev/st_ino).
 bool same_file_identity(const std::string& a, const std::string& b);
+// The entries of `dir` (not below it), as inputs for the check above: a model folder's files.
+// None when `dir` is not a folder.
+std::vector<std::string> folder_entries(const std::string& dir);
 
 // Leftovers of interrupted writes in `dir` (not below it), made safe at the next start:
 // "<name>.tmp-<pid>-<hex>" folders holding the ".cuset-partial" marker that AtomicDir puts in

@@ -147,6 +147,13 @@ struct EvalKeys {
     int64_t jobs = 2;                                   // samples judged at once
     double compile_timeout_s = 60;                      // CUDABench's
     double run_timeout_s = 60;                          // CUDABench's
+    // eval.after_training: CUDABench on the final checkpoint, its figures in summary.json.
+    bool after_training = false;
+    std::string tasks;                                  // CUDABench-Set.jsonl (required by after_training)
+    int64_t level = 3;                                  // description level 1-3 (CUDABench's default 3)
+    int64_t samples = 3;                                // K samples per task
+    int64_t limit = 0;                                  // the first N tasks; 0 = all
+    std::string judge = "auto";                         // auto (gpu where present, else compile) | gpu | emulate | compile
 };
 
 // `cuset-train generate`: sampling follows transformers' generate() (temperature 0 = greedy).

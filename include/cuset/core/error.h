@@ -2,8 +2,10 @@
 // Library code throws these with context (file, line, key); only main() catches them.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace cuset {
 
@@ -55,5 +57,16 @@ class StoppedBySignal : public Error {
 public:
     explicit StoppedBySignal(const std::string& what) : Error(ExitCode::kSignal, what) {}
 };
+
+// User content quoted in a message (a JSONL line or a value read from it, a configuration value,
+// a config.json entry): at most max_bytes of it, cut at a UTF-8 character boundary, then "...",
+// so that a 50 MB line in a file never becomes a 50 MB line on stderr.
+inline constexpr size_t kQuoteMaxBytes = 200;
+inline std::string quote_bounded(std::string_view s, size_t max_bytes = kQuoteMaxBytes) {
+    if (s.size() <= max_bytes) return std::string(s);
+    size_t n = max_bytes;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
+    return std::string(s.substr(0, n)) + "...";
+}
 
 }  // namespace cuset

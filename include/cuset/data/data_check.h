@@ -1,5 +1,5 @@
 // `cuset-train data check`: validates a JSONL training file sample by sample (schema, UTF-8,
-// empty fields, duplicates, token lengths, tagger coverage), optionally compiles each sample's
+// empty fields, duplicates, overlap with a benchmark, token lengths, tagger coverage), optionally compiles each sample's
 // CUDA program with nvcc and runs it on a GPU, and writes the good samples and a JSON report.
 // It never modifies its input. Loading for training is data.h; this file only judges samples.
 #pragma once
@@ -23,6 +23,8 @@ struct DataCheckOptions {
     std::string nvcc;         // nvcc to use; "" = PATH, then /usr/local/cuda/bin/nvcc
     std::string nvcc_flags = "-std=c++17 -O2";  // with --run, "-arch=native" is appended
     std::string progress = "auto";  // auto | always | never (progress bar on stderr)
+    std::string against;      // benchmark JSONL: samples sharing a long n-gram with a task are rejected
+    int ngram = 50;           // tokens per shared span (data/decontaminate.h)
 };
 
 struct DataCheckSummary {
