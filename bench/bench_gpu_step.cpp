@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,14 @@
 #include "cuset/train/objective.h"
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
+#include "cuset/train/zero.h"
 
 namespace {
 
 struct Args {
     int64_t layers = 4, seq = 4096, batch = 1, steps = 5, warmup = 2;
     std::string device = "cuda";
+    bool offload = false;  // --offload: ZeRO stage 1 on one rank with masters, moments and AdamW on the CPU
     bool tiny = false, hf = true;
 };
 
@@ -83,7 +86,16 @@ StepTimes run_steps(const Args& a, cuset::Method method, c10::Device dev) {
         p.set_requires_grad(true);
         ps.push_back({n, p, cuset::decays_by_default(n, p)});
     }
-    cuset::AdamW opt(ps, {});
+    std::unique_ptr<cuset::Optimizer> opt_ptr;
+    if (a.offload) {
+        cuset::ZeroOptions zo;
+        zo.stage = 1;
+        zo.offload = true;
+        opt_ptr = std::make_unique<cuset::ZeroAdamW>(ps, cuset::AdamWOptions{}, cuset::Comm(), zo, model);
+    } else {
+        opt_ptr = std::make_unique<cuset::AdamW>(ps, cuset::AdamWOptions{});
+    }
+    cuset::Optimizer& opt = *opt_ptr;
     cuset::ObjectiveOptions oo;
     oo.method = method;
     oo.chunk_size = 2048;
@@ -154,7 +166,8 @@ double hf_step_seconds(const Args& a) {
 
 const char* const kUsage =
     "usage: bench_gpu_step [--layers 4] [--seq 4096] [--batch 1] [--steps 5] [--warmup 2] [--device cuda]\n"
-    "                      [--tiny] (small shapes for a smoke run on the CPU) [--no-hf]\n";
+    "                      [--tiny] (small shapes for a smoke run on the CPU) [--no-hf]\n"
+    "                      [--offload] (fp32 masters, moments and AdamW in CPU memory: ZeRO offload, one rank)\n";
 
 int main(int argc, char** argv) {
     Args a;
@@ -175,6 +188,7 @@ int main(int argc, char** argv) {
         else if (k == "--device") a.device = value();
         else if (k == "--tiny") a.tiny = true;
         else if (k == "--no-hf") a.hf = false;
+        else if (k == "--offload") a.offload = true;
         else if (k == "--help" || k == "-h") {
             std::fputs(kUsage, stdout);
             return 0;
@@ -196,8 +210,9 @@ int main(int argc, char** argv) {
     }
     const double tokens = double(a.batch) * a.seq;
     const double flops = 6.0 * n_params * tokens + 6.0 * mc.n_layer * a.seq * mc.hidden_size * tokens;
-    std::printf("model: Qwen2.5-7B shape, %lld of 28 layers, %.2f B parameters here; batch %lld x %lld tokens on %s\n",
-                (long long)a.layers, n_params / 1e9, (long long)a.batch, (long long)a.seq, dev.str().c_str());
+    std::printf("model: Qwen2.5-7B shape, %lld of 28 layers, %.2f B parameters here; batch %lld x %lld tokens on %s%s\n",
+                (long long)a.layers, n_params / 1e9, (long long)a.batch, (long long)a.seq, dev.str().c_str(),
+                a.offload ? "; optimizer offloaded to the CPU (ZeRO stage 1, one rank)" : "");
     if (dev.is_cuda())
         std::printf("attention kernel: %s (causal, no mask)\n",
                     cuset::sdpa_backend_for(dev, at::kBFloat16, mc.n_head, mc.n_head_kv, mc.head_dim, a.seq, false).c_str());

@@ -121,6 +121,7 @@ plan:
   gpu-tests  ctest --test-dir $BUILD -L gpu (JUnit: $LOGDIR/ctest-gpu.xml)
   bench-step bench_gpu_step --layers $LAYERS --seq $SEQ --steps 5 --warmup 2 (with the transformers step)
   bench-step2 bench_gpu_step --layers $((LAYERS / 2)) --seq $SEQ --steps 5 --warmup 2 --no-hf
+  bench-offload the same with --offload (ZeRO's CPU optimizer on one rank: step time and peak memory)
   generate   bench_generate --device cuda, only if bench/bench_generate.cpp has a --device option
 EOF
 }
@@ -212,6 +213,10 @@ if (( BUILT )) && [[ -x "$BUILD/bench/bench_gpu_step" ]]; then
   stage bench-step 150 "$BUILD/bench/bench_gpu_step" --layers "$LAYERS" --seq "$SEQ" --steps 5 --warmup 2
   stage bench-step2 90 "$BUILD/bench/bench_gpu_step" --layers "$((LAYERS / 2))" --seq "$SEQ" --steps 5 \
     --warmup 2 --no-hf
+  if "$BUILD/bench/bench_gpu_step" --help | grep -q -- --offload; then
+    stage bench-offload 90 "$BUILD/bench/bench_gpu_step" --layers "$((LAYERS / 2))" --seq "$SEQ" --steps 3 \
+      --warmup 1 --no-hf --offload
+  fi
 else
   skip bench-step "bench_gpu_step was not built"
 fi

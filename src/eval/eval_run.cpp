@@ -20,6 +20,8 @@ namespace cuset::eval {
 
 namespace {
 
+constexpr const char* kWorkMarker = ".cuset-eval-work";  // inside OUT/work: cuset made it
+
 struct Generated {
     std::map<std::string, std::vector<std::pair<std::string, int64_t>>> by_id;  // id -> (response, tokens)
 };
@@ -105,9 +107,14 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
         std::vector<std::string> written = {"eval.json", "eval.html"};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
-        // OUT/work is removed at the end.
+        // OUT/work is the judge's scratch folder, removed at the end: never one cuset did not make,
+        // and never over an input.
         std::error_code ec;
-        const fs::path work = fs::weakly_canonical(fs::path(out) / "work", ec);
+        const fs::path work_dir = fs::path(out) / "work";
+        if (fs::exists(work_dir, ec) && !fs::is_empty(work_dir, ec) && !fs::exists(work_dir / kWorkMarker, ec))
+            throw UsageError("eval: the work folder '" + work_dir.string() + "' exists and was not made by cuset-train "
+                             "eval (its scratch folder, deleted after judging): move it away or choose another --out");
+        const fs::path work = fs::weakly_canonical(work_dir, ec);
         for (const std::string& in : {req.tasks, req.results}) {
             if (in.empty() || ec) continue;
             const fs::path p = fs::weakly_canonical(in, ec);
@@ -190,6 +197,12 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
     o.jobs = static_cast<int>(cfg.eval.jobs);
     o.work_dir = (fs::path(out) / "work").string();
     o.keep_work = req.keep_work;
+    {
+        std::error_code ec;
+        fs::create_directories(o.work_dir, ec);
+        if (ec) throw RuntimeFailure("eval: cannot create " + o.work_dir + ": " + ec.message());
+        std::ofstream((fs::path(o.work_dir) / kWorkMarker).string()) << "scratch folder of cuset-train eval; removed after judging\n";
+    }
     o.cuemu_dir = req.cuemu_dir.empty() ? default_cuemu_dir() : req.cuemu_dir;
     int64_t total = 0;
     for (const ResultRecord& r : records) total += static_cast<int64_t>(r.codes.size());

@@ -144,6 +144,29 @@ at::Tensor on_group_device(const ProcessGroupHandle& pg, const at::Tensor& t) {
     return t.device() == pg.device ? t.contiguous() : t.to(pg.device).contiguous();
 }
 
+// Starts one collective from `src` (on the group's device) into `out` through `start(dst)`, and
+// returns the function that waits for it; a result on another device than the group's (CPU
+// tensors over NCCL) lands in a buffer there and is copied back when waited for. The tensors stay
+// alive in the returned function until then.
+template <typename Start>
+Comm::Wait collective_start(const std::shared_ptr<ProcessGroupHandle>& pg, const char* what, const at::Tensor& src,
+                            const at::Tensor& out, Start start) {
+    const bool direct = out.device() == pg->device && out.is_contiguous();
+    at::Tensor dst = direct ? out.view({-1}) : at::empty({out.numel()}, src.options());  // [numel of out]
+    c10::intrusive_ptr<c10d::Work> work;
+    try {
+        work = start(dst);
+    } catch (const std::exception& e) {
+        std::string msg = e.what();
+        throw RuntimeFailure(strprintf("distributed: rank %lld: %s failed (%s)", (long long)pg->rank, what,
+                                       msg.substr(0, msg.find('\n')).c_str()));
+    }
+    return [pg, work, src, dst, out, direct, what] {
+        wait_or_fail(work, *pg, what);
+        if (!direct) out.view({-1}).copy_(dst);
+    };
+}
+
 // The step's gradient sum across ranks, overlapped with the last backward of the step. Parameters
 // are grouped into fp32 buckets of distributed.bucket_mb in reverse order (the order backward
 // finishes them); once armed, a hook after each parameter's gradient accumulation marks it
@@ -380,52 +403,27 @@ Comm Distributed::comm() const {
         run_collective(*pg, "broadcast", [&] { return pg->backend->broadcast(v, o); });
         if (!v[0].is_same(t)) t.copy_(v[0]);
     };
-    // Started here, waited for by the returned function; a result on another device than the
-    // group's (CPU tensors over NCCL) is copied back when waited for.
+    // Started here, waited for by the returned function (collective_start).
     c.reduce_scatter_start = [pg, world = env_.world](const at::Tensor& in, const at::Tensor& out) -> Comm::Wait {
         at::Tensor src = on_group_device(*pg, in).reshape({-1});  // [world * n]
         if (src.numel() != world * out.numel())
             throw RuntimeFailure(strprintf("distributed: reduce-scatter of %lld elements into %lld over %lld ranks",
                                            (long long)src.numel(), (long long)out.numel(), (long long)world));
-        const bool direct = out.device() == pg->device && out.is_contiguous();
-        at::Tensor dst = direct ? out.view({-1}) : at::empty({out.numel()}, src.options());  // [n]
         c10d::ReduceScatterOptions o;
         o.reduceOp = c10d::ReduceOp::SUM;
         o.timeout = pg->timeout;
-        c10::intrusive_ptr<c10d::Work> work;
-        try {
-            work = pg->backend->_reduce_scatter_base(dst, src, o);
-        } catch (const std::exception& e) {
-            std::string msg = e.what();
-            throw RuntimeFailure(strprintf("distributed: rank %lld: reduce-scatter failed (%s)", (long long)pg->rank,
-                                           msg.substr(0, msg.find('\n')).c_str()));
-        }
-        return [pg, work, src, dst, out, direct] {
-            wait_or_fail(work, *pg, "gradient reduce-scatter");
-            if (!direct) out.view({-1}).copy_(dst);
-        };
+        return collective_start(pg, "gradient reduce-scatter", src, out,
+                                [&](at::Tensor& dst) { return pg->backend->_reduce_scatter_base(dst, src, o); });
     };
     c.all_gather_start = [pg, world = env_.world](const at::Tensor& in, const at::Tensor& out) -> Comm::Wait {
         at::Tensor src = on_group_device(*pg, in).reshape({-1});  // [n]
         if (out.numel() != world * src.numel())
             throw RuntimeFailure(strprintf("distributed: all-gather of %lld elements into %lld over %lld ranks",
                                            (long long)src.numel(), (long long)out.numel(), (long long)world));
-        const bool direct = out.device() == pg->device && out.is_contiguous();
-        at::Tensor dst = direct ? out.view({-1}) : at::empty({out.numel()}, src.options());  // [world * n]
         c10d::AllgatherOptions o;
         o.timeout = pg->timeout;
-        c10::intrusive_ptr<c10d::Work> work;
-        try {
-            work = pg->backend->_allgather_base(dst, src, o);
-        } catch (const std::exception& e) {
-            std::string msg = e.what();
-            throw RuntimeFailure(strprintf("distributed: rank %lld: all-gather failed (%s)", (long long)pg->rank,
-                                           msg.substr(0, msg.find('\n')).c_str()));
-        }
-        return [pg, work, src, dst, out, direct] {
-            wait_or_fail(work, *pg, "weight all-gather");
-            if (!direct) out.view({-1}).copy_(dst);
-        };
+        return collective_start(pg, "weight all-gather", src, out,
+                                [&](at::Tensor& dst) { return pg->backend->_allgather_base(dst, src, o); });
     };
     auto reducer = std::make_shared<GradReducer>(pg);
     c.grads_will_be_final = [reducer](const std::vector<at::Tensor>& params) { reducer->arm(params); };

@@ -228,6 +228,12 @@ TEST(BadInputOutputIsInput, EvalRefusesToWriteOverItsTasksOrResults) {
     auto w = run("eval --reference --tasks " + q(d + "/out/work/tasks.jsonl") + " --judge compile --out " + q(d + "/out"), 120);
     expect_error(w, 2, "work folder");
     EXPECT_EQ(read_file(d + "/out/work/tasks.jsonl"), read_file(tasks));
+    // A folder named work that cuset did not make (a user's notes in it) is not deleted.
+    fs::remove(d + "/out/work/tasks.jsonl");
+    write_file(d + "/out/work/notes.txt", "mine\n");
+    auto u = run("eval --reference --tasks " + q(tasks) + " --judge compile --out " + q(d + "/out"), 120);
+    expect_error(u, 2, "was not made by cuset-train eval");
+    EXPECT_EQ(read_file(d + "/out/work/notes.txt"), "mine\n");
     expect_no_temp_files(d);
 }
 

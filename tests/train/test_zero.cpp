@@ -108,6 +108,17 @@ cuset::AdamWOptions adam() {
     return o;
 }
 
+// AdamW over replicas at stage 0, ZeroAdamW otherwise.
+std::unique_ptr<cuset::Optimizer> make_optimizer(cuset::Decoder& model, const cuset::Comm& comm, int64_t stage,
+                                                 int64_t bucket_bytes, bool offload = false) {
+    if (stage == 0) return std::make_unique<cuset::AdamW>(params_of(model), adam());
+    cuset::ZeroOptions zo;
+    zo.stage = stage;
+    zo.bucket_bytes = bucket_bytes;
+    zo.offload = offload;
+    return std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), comm, zo, model);
+}
+
 struct RunResult {
     std::vector<double> loss, grad_norm;
     std::vector<std::pair<std::string, at::Tensor>> weights;  // after the last step
@@ -123,16 +134,9 @@ RunResult train(const cuset::Comm& comm, int64_t stage, const std::string& metho
     // Stage 3 with recomputation, and without it on 3 ranks (weights saved for backward are
     // freed after the forward and refilled before the backward).
     model->set_activation_checkpointing(stage == 3 && comm.world != 3);
-    std::unique_ptr<cuset::Optimizer> opt;
-    if (stage == 0) {
-        opt = std::make_unique<cuset::AdamW>(params_of(model), adam());
-    } else {
-        cuset::ZeroOptions zo;
-        zo.stage = stage;
-        zo.bucket_bytes = 64 << 10;  // several buckets, some splitting a parameter between ranks
-        zo.offload = stage == 2 && comm.world == 4;  // the CPU update path (here the device is the CPU too)
-        opt = std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), comm, zo, model);
-    }
+    // 64 KiB buckets: several, some splitting a parameter between ranks; stage 2 on 4 ranks through
+    // the offload update path (here the device is the CPU too).
+    std::unique_ptr<cuset::Optimizer> opt = make_optimizer(model, comm, stage, 64 << 10, stage == 2 && comm.world == 4);
     if (before) before(*opt);
     const cuset::Objective obj = objective(method);
     RunResult run;
@@ -278,15 +282,7 @@ TEST(Zero, StateWrittenOnFourRanksResumesOnTwoAndOnOne) {
                 p.copy_(two_steps[0].weights[i++].second);
             }
         }
-        std::unique_ptr<cuset::Optimizer> opt;
-        if (stage == 0) {
-            opt = std::make_unique<cuset::AdamW>(params_of(model), adam());
-        } else {
-            cuset::ZeroOptions zo;
-            zo.stage = stage;
-            zo.bucket_bytes = 40 << 10;  // another layout than the writer's
-            opt = std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), c, zo, model);
-        }
+        std::unique_ptr<cuset::Optimizer> opt = make_optimizer(model, c, stage, 40 << 10);  // another layout than the writer's
         opt->load_state(read, 2);  // fp32: no masters in the files, the weights are their own
         cuset::TrainStepOptions so;
         so.lr = 2e-3;
