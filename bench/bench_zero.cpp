@@ -152,6 +152,11 @@ int main(int argc, char** argv) {
                 a.layers > 0 ? ("random Llama " + std::to_string(a.layers) + "x" + std::to_string(a.hidden)).c_str()
                              : "data/tiny-coder",
                 a.rows, a.len, a.threads, a.steps);
+    {  // a discarded stage-0 run first: the first process group and thread pool pay start-up costs
+        Args warm = a;
+        warm.steps = 1;
+        on_two_ranks(warm, 0, port + 50);
+    }
     const Result base = on_two_ranks(a, 0, port);
     std::printf("  stage 0  %.3f s/step  1.00x\n", base.median_s);
     for (int64_t stage = 1; stage <= 3; ++stage) {
