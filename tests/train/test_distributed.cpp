@@ -419,3 +419,18 @@ TEST(Distributed, DryRunPrintsTheZeroPlanPerRank) {
     // One process (no torchrun): the configured stage 3 + offload over 1 rank is everything.
     EXPECT_NE(all.find("memory plan per rank (ZeRO stage 3, optimizer offloaded, 1 rank(s))"), std::string::npos) << all;
 }
+
+// LoRA on ZeRO stage 2: only the adapters are sharded (the frozen base stays whole); 2 ranks
+// reach stage 0's losses (fp32, summation order only: 1e-6 relative) and save a PEFT adapter.
+TEST(Distributed, ZeroStage2WithLoraMatchesStage0) {
+    std::string dir = scratch_dir("dist-zero-lora");
+    std::string cfg = write_config(dir, 3, 0);
+    const std::vector<std::string> lora = {"--set", "model.lora.enabled=true"};
+    std::vector<std::string> z2 = lora;
+    z2.insert(z2.end(), {"--set", "distributed.zero_stage=2"});
+    run_ranks(2, cfg, dir, "z0", free_port(9), lora);
+    run_ranks(2, cfg, dir, "z2", free_port(10), z2);
+    expect_same_steps(dir + "/z0", dir + "/z2", 0, 3);
+    EXPECT_TRUE(fs::exists(dir + "/z2/checkpoint-0000003/adapter_model.safetensors"));
+    EXPECT_TRUE(fs::exists(dir + "/z2/checkpoint-0000003/optimizer-1-of-2.safetensors"));
+}
