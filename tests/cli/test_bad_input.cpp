@@ -104,7 +104,7 @@ TEST(BadInputOutputIsInput, DataCheckRefusesEverySpellingOfItsInput) {
     fs::create_hard_link(d + "/in.jsonl", d + "/hard.jsonl");
     for (const std::string& out : {d + "/in.jsonl", d + "/./in.jsonl", d + "/link.jsonl", d + "/hard.jsonl"}) {
         auto before = snapshot(d);
-        for (const std::string& flag : {"--out", "--report"}) {
+        for (const std::string flag : {"--out", "--report"}) {
             auto r = run("data check " + q(d + "/in.jsonl") + " " + flag + " " + q(out));
             expect_error(r, 2, "is the input");
             EXPECT_EQ(snapshot(d), before) << flag << " " << out;
@@ -132,7 +132,7 @@ TEST(BadInputOutputIsInput, ScoreRefusesItsDataAndModelFiles) {
     fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
     auto before = snapshot(d);
     for (const std::string& out : {d + "/train.jsonl", d + "/link.jsonl", tiny_model_dir() + "/config.json"}) {
-        for (const std::string& fmt : {"jsonl", "bin"}) {
+        for (const std::string fmt : {"jsonl", "bin"}) {
             auto r = run("score --config " + q(cfg) + " --data " + q(d + "/train.jsonl") + " --format " + fmt +
                            " --out " + q(out));
             expect_error(r, 2, "is the input");
@@ -351,7 +351,7 @@ TEST(BadInputSpecialTargets, SymlinkIsWrittenThroughAndDevicesInPlace) {
 
 TEST(BadInputTempNames, AnInputNamedLikeATemporaryIsKept) {
     std::string d = scratch_dir("bad-tmpname");
-    for (const std::string& in : {"x.tmp", "x.tmp-1", "x.jsonl.tmp"}) {
+    for (const std::string in : {"x.tmp", "x.tmp-1", "x.jsonl.tmp"}) {
         fs::copy_file(kData, d + "/" + in, fs::copy_options::overwrite_existing);
         std::string out = in.substr(0, in.find(".tmp"));
         auto r = run("data check " + q(d + "/" + in) + " --out " + q(d + "/" + out) + " --report " +
@@ -592,7 +592,7 @@ TEST(BadInputTokenIds, TokenizerIdsAreCheckedBeforeTheyReachTheModel) {
 TEST(BadInputSmall, DataCheckTimeoutMustBeAPositiveNumber) {
     std::string d = scratch_dir("bad-timeout");
     fs::copy_file(kData, d + "/in.jsonl");
-    for (const std::string& v : {"nan", "inf", "-1", "0"}) {
+    for (const std::string v : {"nan", "inf", "-1", "0"}) {
         auto r = run("data check " + q(d + "/in.jsonl") + " --timeout " + v, 30);
         expect_error(r, 2, "--timeout");
     }
@@ -603,7 +603,7 @@ TEST(BadInputSmall, RunNameIsOneFolderName) {
     if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
     std::string d = scratch_dir("bad-run-name");
     std::string cfg = write_config(d, tiny_model_dir());
-    for (const std::string& name : {"../escape", "a/b", "..", "/abs"}) {
+    for (const std::string name : {"../escape", "a/b", "..", "/abs"}) {
         auto r = run("--config " + q(cfg) + " --run-name " + q(name) + " --dry-run", 30);
         expect_error(r, 2, "run.name");
     }
@@ -749,7 +749,7 @@ TEST(BadInputMessages, HugeConfigValuesAreQuotedBounded) {
 TEST(BadInputMessages, NonFiniteNumbersRangesAndModelFilesAreWordedPlainly) {
     std::string d = scratch_dir("bad-wording");
     // A number key given an infinity or a NaN: the key and "a finite number >= 0".
-    for (const std::string& v : {".inf", "inf", "-.inf", ".nan", "1e999"}) {
+    for (const std::string v : {".inf", "inf", "-.inf", ".nan", "1e999"}) {
         write_file(d + "/c.yaml", "train:\n  grad_clip: " + v + "\n");
         auto r = run("--config " + q(d + "/c.yaml") + " --dry-run", 30);
         expect_error(r, 2, "key 'train.grad_clip' must be a finite number >= 0, got '" + v + "'");
@@ -763,7 +763,7 @@ TEST(BadInputMessages, NonFiniteNumbersRangesAndModelFilesAreWordedPlainly) {
     EXPECT_NE(q15.err.find("[0, 1]"), std::string::npos) << q15.err;
     // --jobs -1: the flag and a range a person can read.
     fs::copy_file(kData, d + "/in.jsonl");
-    for (const std::string& v : {"-1", "x", "1e999"}) {
+    for (const std::string v : {"-1", "x", "1e999"}) {
         auto j = run("data check " + q(d + "/in.jsonl") + " --jobs " + v, 30);
         expect_error(j, 2, "--jobs");
         EXPECT_EQ(j.err.find("0000000000"), std::string::npos) << j.err;

@@ -466,7 +466,9 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
     r = cuset::test::run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks_path()) +
                                " --judge gpu --out " + q(dir + "/gpu"));
     EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 0) << r.err;
-    if (r.exit_code == 2) EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
+    if (r.exit_code == 2) {
+        EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
+    }
     // An id that is no task names the results line.
     write_file(dir + "/bad.jsonl", "{\"id\": 42, \"code1\": \"x\", \"response1\": \"x\"}\n");
     r = cuset::test::run_cuset("eval --results " + q(dir + "/bad.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");

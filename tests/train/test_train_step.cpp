@@ -196,8 +196,12 @@ TEST(TrainStep, MicroBatchSplitDoesNotChangeTheStep) {
             TrainedModel run = make_run();
             cuset::TrainStepResult r = cuset::train_step(run.model, objective, *run.optim, cuset::Comm(), micro, so);
             ASSERT_TRUE(r.applied) << per << " rows per micro-batch";
-            if (opts.method == cuset::Method::kAsft) EXPECT_GT(r.stats.kl_mean(), 0.0);
-            if (opts.method == cuset::Method::kRho1) EXPECT_NEAR(r.stats.kept_fraction(), 0.6, 0.02);
+            if (opts.method == cuset::Method::kAsft) {
+                EXPECT_GT(r.stats.kl_mean(), 0.0);
+            }
+            if (opts.method == cuset::Method::kRho1) {
+                EXPECT_NEAR(r.stats.kept_fraction(), 0.6, 0.02);
+            }
             losses.push_back(r.loss);
             weights.push_back(run.model->trainable_parameters());
         }
