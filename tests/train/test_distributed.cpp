@@ -89,13 +89,15 @@ double max_weight_diff(const std::string& a, const std::string& b) {
     return worst;
 }
 
-void run_two_ranks(const std::string& cfg, const std::string& dir, const std::string& name, int port,
-                   const std::vector<std::string>& extra = {}) {
-    pid_t r0 = spawn_rank(cfg, name, 0, 2, port, dir + "/" + name + "-r0.log", extra);
-    pid_t r1 = spawn_rank(cfg, name, 1, 2, port, dir + "/" + name + "-r1.log", extra);
-    int e1 = wait_exit(r1), e0 = wait_exit(r0);
-    ASSERT_EQ(e0, 0) << read_file(dir + "/" + name + "-r0.log");
-    ASSERT_EQ(e1, 0) << read_file(dir + "/" + name + "-r1.log");
+void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
+               const std::vector<std::string>& extra = {}) {
+    std::vector<pid_t> pids;
+    for (int r = 0; r < world; ++r)
+        pids.push_back(spawn_rank(cfg, name, r, world, port, dir + "/" + name + "-r" + std::to_string(r) + ".log", extra));
+    std::vector<int> codes;
+    for (pid_t p : pids) codes.push_back(wait_exit(p));
+    for (int r = 0; r < world; ++r)
+        ASSERT_EQ(codes[r], 0) << read_file(dir + "/" + name + "-r" + std::to_string(r) + ".log");
 }
 
 // Two ranks against one process on the same global batch, for a threshold mode (or, with
@@ -119,7 +121,7 @@ void expect_two_ranks_match_one(const std::string& test, const std::string& mode
     std::vector<std::string> two_args = args;
     // 16 KiB buckets: the 32 k-parameter test model's gradients go in ~8 all-reduces.
     two_args.insert(two_args.end(), {"--set", "distributed.bucket_mb=0.015625", "--log-level", "debug"});
-    run_two_ranks(cfg, dir, "two", port, two_args);  // 2 ranks x 1 x 2 = 4 rows per step
+    run_ranks(2, cfg, dir, "two", port, two_args);  // 2 ranks x 1 x 2 = 4 rows per step
     auto one = run_cuset("--config " + cfg + " --run-name one --set train.micro_batch_size=2" + one_args);  // 1 x 2 x 2
     ASSERT_EQ(one.exit_code, 0) << one.err;
     auto m2 = cuset::test::read_metrics(dir + "/two"), m1 = cuset::test::read_metrics(dir + "/one");
@@ -236,7 +238,7 @@ TEST(Distributed, OneRankWithANonFiniteStepSkipsItOnEveryRank) {
     write_file(dir + "/data.jsonl", data + "{\"id\": \"mini-poison\", \"prompt\": \"Say it in French.\", "
                                             "\"response\": \"Caf\u00e9 cr\u00e8me, s'il vous pla\u00eet.\"}\n");
     std::string cfg = write_config(dir, 3, 0);  // 11 samples: steps of 4, 4 and 3 rows
-    run_two_ranks(cfg, dir, "two", free_port(6),
+    run_ranks(2, cfg, dir, "two", free_port(6),
                   {"--set", "model.path=" + model, "--set", "data.train=" + dir + "/data.jsonl", "--set",
                    "distributed.bucket_mb=0.015625", "--set", "train.max_bad_steps=2"});
     auto m = cuset::test::read_metrics(dir + "/two");
@@ -251,7 +253,7 @@ TEST(Distributed, OneRankWithANonFiniteStepSkipsItOnEveryRank) {
 TEST(Distributed, TwoRankCheckpointResumesInOneProcess) {
     std::string dir = scratch_dir("dist-resume");
     std::string cfg = write_config(dir, 4, 2);
-    run_two_ranks(cfg, dir, "two", free_port(2));
+    run_ranks(2, cfg, dir, "two", free_port(2));
     fs::create_directories(dir + "/one");
     fs::copy(dir + "/two/checkpoint-0000002", dir + "/one/checkpoint-0000002", fs::copy_options::recursive);
     auto r = run_cuset("--config " + cfg + " --run-name one --resume auto --set train.micro_batch_size=2");
@@ -302,17 +304,6 @@ TEST(Distributed, DeadRankMakesTheOtherExit) {
 }
 
 namespace {
-
-void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
-               const std::vector<std::string>& extra = {}) {
-    std::vector<pid_t> pids;
-    for (int r = 0; r < world; ++r)
-        pids.push_back(spawn_rank(cfg, name, r, world, port, dir + "/" + name + "-r" + std::to_string(r) + ".log", extra));
-    std::vector<int> codes;
-    for (pid_t p : pids) codes.push_back(wait_exit(p));
-    for (int r = 0; r < world; ++r)
-        ASSERT_EQ(codes[r], 0) << read_file(dir + "/" + name + "-r" + std::to_string(r) + ".log");
-}
 
 void expect_same_steps(const std::string& a, const std::string& b, size_t from_a, size_t n) {
     auto ma = cuset::test::read_metrics(a), mb = cuset::test::read_metrics(b);
