@@ -15,34 +15,15 @@
 #include "cuset/core/config.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/distributed.h"
+#include "gloo_ranks.h"
 
 namespace {
 
 int free_port() { return 21000 + (::getpid() * 13) % 20000; }
 
-// Runs body(comm) on ranks 0 and 1 at once; a failure on a rank is reported with its rank.
+// Runs body(comm) on ranks 0 and 1 at once.
 void on_two_ranks(int port, const std::function<void(const cuset::Comm&)>& body) {
-    cuset::Config cfg;
-    cfg.distributed.timeout_s = 60;
-    cfg.distributed.backend = "gloo";
-    std::vector<std::string> errors(2);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < 2; ++r) {
-        threads.emplace_back([&, r] {
-            try {
-                cuset::DistEnv env;
-                env.rank = r;
-                env.world = 2;
-                env.master_port = port;
-                cuset::Distributed dist(env, cfg, c10::Device(c10::kCPU));
-                body(dist.comm());
-            } catch (const std::exception& e) {
-                errors[r] = e.what();
-            }
-        });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < 2; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+    cuset::test::on_gloo_ranks(2, port, 60, body);
 }
 
 }  // namespace

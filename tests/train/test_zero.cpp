@@ -27,6 +27,7 @@
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
 #include "cuset/train/zero.h"
+#include "gloo_ranks.h"
 
 namespace {
 
@@ -161,28 +162,9 @@ RunResult train(const cuset::Comm& comm, int64_t stage, const std::string& metho
     return run;
 }
 
-// body(comm) on `world` ranks at once, each a thread with its own Gloo process group.
+// body(comm) on `world` ranks at once (threads; a collective waits up to 120 s).
 void on_ranks(int world, int port, const std::function<void(const cuset::Comm&)>& body) {
-    cuset::Config cfg;
-    cfg.distributed.timeout_s = 120;
-    cfg.distributed.backend = "gloo";
-    std::vector<std::string> errors(world);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < world; ++r)
-        threads.emplace_back([&, r] {
-            try {
-                cuset::DistEnv env;
-                env.rank = r;
-                env.world = world;
-                env.master_port = port;
-                cuset::Distributed dist(env, cfg, c10::Device(c10::kCPU));
-                body(dist.comm());
-            } catch (const std::exception& e) {
-                errors[r] = e.what();
-            }
-        });
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+    cuset::test::on_gloo_ranks(world, port, 120, body);
 }
 
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
