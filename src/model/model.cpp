@@ -20,6 +20,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/decode_linear.h"
 #include "cuset/model/safetensors.h"
 #include "cuset/model/safetensors_torch.h"
 
@@ -259,7 +260,7 @@ DenseImpl::DenseImpl(int64_t in, int64_t out, bool with_bias, const at::TensorOp
 }
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) {
-    at::Tensor y = at::linear(x, weight, bias);  // [..., out]
+    at::Tensor y = decode_linear(x, weight, bias);  // [..., out]; at::linear but for CPU decode steps
     return adapter ? y + adapter->forward(x) : y;
 }
 
@@ -468,7 +469,7 @@ at::Tensor DecoderImpl::forward_cached(const at::Tensor& input_ids, const at::Te
 
 at::Tensor DecoderImpl::lm_head_weight() const { return lm_head ? lm_head->weight : embed_tokens; }
 
-at::Tensor DecoderImpl::logits(const at::Tensor& hidden) { return at::linear(hidden, lm_head_weight()); }
+at::Tensor DecoderImpl::logits(const at::Tensor& hidden) { return decode_linear(hidden, lm_head_weight()); }
 
 // ---------------------------------------------------------------- name table
 
