@@ -30,6 +30,7 @@
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
 #include "cuset/train/zero.h"
+#include "qwen_shape.h"
 
 namespace {
 
@@ -53,22 +54,7 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-cuset::ModelConfig qwen7b_shape(const Args& a) {
-    nlohmann::json j = {{"architectures", {"Qwen2ForCausalLM"}},
-                        {"model_type", "qwen2"},
-                        {"vocab_size", a.tiny ? 1024 : 152064},
-                        {"hidden_size", a.tiny ? 128 : 3584},
-                        {"intermediate_size", a.tiny ? 384 : 18944},
-                        {"num_hidden_layers", a.layers},
-                        {"num_attention_heads", a.tiny ? 4 : 28},
-                        {"num_key_value_heads", a.tiny ? 2 : 4},
-                        {"max_position_embeddings", 32768},
-                        {"rms_norm_eps", 1e-6},
-                        {"rope_theta", 1000000.0},
-                        {"tie_word_embeddings", false},
-                        {"torch_dtype", "bfloat16"}};
-    return cuset::model_config_from_json(j, "bench");
-}
+cuset::ModelConfig qwen7b_shape(const Args& a) { return bench::qwen7b_shape(a.layers, a.tiny); }
 
 struct StepTimes {
     double seconds = 0;

@@ -9,7 +9,11 @@
 #   3. bench_gpu_step: a Qwen2.5-Coder-7B-shaped bf16 step (tokens/s, MFU against the bf16 matmul
 #      rate measured in the same run, peak memory, cuset vs sft, the transformers step in the same
 #      run), 4 layers with the reference then 2 layers without (per-layer slope);
-#   4. the generation figure, when bench_generate can run on the GPU (a --device option).
+#   4. bench_gpu_decode: greedy decode of a 28-layer Qwen2.5-Coder-7B-shaped bf16 model through
+#      cuset's KV-cache loop, tokens/s at batch 1 and 32, and the fraction of the memory-bandwidth
+#      bound at batch 1 (weight bytes x steps/s over the copy bandwidth measured in the same run);
+#   5. the generation figure against transformers, when bench_generate can run on the GPU (a
+#      --device option).
 # Every stage runs under a time limit inside an overall budget (GPU_CHECK_BUDGET_S, default 540 s,
 # under the device tool's 10 minutes per command); a failed stage is recorded and the next stages
 # still run. Everything printed goes to one log, $OUT/gpu-check.log (build-gpu/gpu-check.log when
@@ -117,9 +121,10 @@ plan() {
 plan:
   configure  cmake -S . -B $BUILD -G Ninja (Release, CUSET_CUDA=ON, tests ON, Torch_DIR from $PY's torch,
              TORCH_CUDA_ARCH_LIST=9.0, C++ libraries from .gpu-deps/root when present)
-  build      cmake --build $BUILD --target cuset-train test_gpu bench_gpu_step [bench_generate]
+  build      cmake --build $BUILD --target cuset-train test_gpu bench_gpu_step bench_gpu_decode [bench_generate]
   gpu-tests  ctest --test-dir $BUILD -L gpu (JUnit: $LOGDIR/ctest-gpu.xml)
   bench-step bench_gpu_step --layers $LAYERS --seq $SEQ --steps 5 --warmup 2 (with the transformers step)
+  decode     bench_gpu_decode --batches 1,32 (28 layers, prompts of 512 tokens, 128 new tokens)
   bench-step2 bench_gpu_step --layers $((LAYERS / 2)) --seq $SEQ --steps 5 --warmup 2 --no-hf
   bench-offload the same with --offload (ZeRO's CPU optimizer on one rank: step time and peak memory)
   generate   bench_generate --device cuda, only if bench/bench_generate.cpp has a --device option
@@ -174,7 +179,7 @@ fi
 
 BENCH_GENERATE=0
 grep -q -- '"--device"' bench/bench_generate.cpp 2>/dev/null && BENCH_GENERATE=1
-TARGETS=(cuset-train test_gpu bench_gpu_step)
+TARGETS=(cuset-train test_gpu bench_gpu_step bench_gpu_decode)
 (( BENCH_GENERATE )) && TARGETS+=(bench_generate)
 
 BUILT=0
@@ -211,6 +216,11 @@ fi
 
 if (( BUILT )) && [[ -x "$BUILD/bench/bench_gpu_step" ]]; then
   stage bench-step 150 "$BUILD/bench/bench_gpu_step" --layers "$LAYERS" --seq "$SEQ" --steps 5 --warmup 2
+  if [[ -x "$BUILD/bench/bench_gpu_decode" ]]; then
+    stage decode 100 "$BUILD/bench/bench_gpu_decode" --batches 1,32
+  else
+    skip decode "bench_gpu_decode was not built"
+  fi
   stage bench-step2 90 "$BUILD/bench/bench_gpu_step" --layers "$((LAYERS / 2))" --seq "$SEQ" --steps 5 \
     --warmup 2 --no-hf
   if "$BUILD/bench/bench_gpu_step" --help | grep -q -- --offload; then

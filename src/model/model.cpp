@@ -20,6 +20,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/decode_attention.h"
 #include "cuset/model/decode_linear.h"
 #include "cuset/model/safetensors.h"
 #include "cuset/model/safetensors_torch.h"
@@ -304,6 +305,9 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const RopeTables& rope, c
         // Causal without a mask: flash kernels, GQA handled inside SDPA.
         o = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true, scale,
                                              /*enable_gqa=*/n_head_kv != n_head);
+    } else if (cache && n_head_kv != n_head && t <= kDecodeAttentionMaxQueries) {
+        // Decode steps over the cache: grouped query heads read each cached key once.
+        o = decode_attention(q, k, v, mask, scale);
     } else {
         // With a mask the memory-efficient kernels need equal head counts: repeat k/v.
         const int64_t rep = n_head / n_head_kv;

@@ -1,0 +1,31 @@
+// The Qwen2.5-Coder-7B shape the GPU benchmarks use (hidden 3584, 28 heads over 4 key/value heads,
+// MLP 18944, vocabulary 152064, untied lm_head), with `layers` decoder layers; `tiny` shrinks it to
+// a few MB for a smoke run on the CPU.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/model/model_config.h"
+
+namespace bench {
+
+inline cuset::ModelConfig qwen7b_shape(int64_t layers, bool tiny) {
+    nlohmann::json j = {{"architectures", {"Qwen2ForCausalLM"}},
+                        {"model_type", "qwen2"},
+                        {"vocab_size", tiny ? 1024 : 152064},
+                        {"hidden_size", tiny ? 128 : 3584},
+                        {"intermediate_size", tiny ? 384 : 18944},
+                        {"num_hidden_layers", layers},
+                        {"num_attention_heads", tiny ? 4 : 28},
+                        {"num_key_value_heads", tiny ? 2 : 4},
+                        {"max_position_embeddings", 32768},
+                        {"rms_norm_eps", 1e-6},
+                        {"rope_theta", 1000000.0},
+                        {"tie_word_embeddings", false},
+                        {"torch_dtype", "bfloat16"}};
+    return cuset::model_config_from_json(j, "bench");
+}
+
+}  // namespace bench
