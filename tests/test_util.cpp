@@ -1,13 +1,17 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace cuset::test {
 
@@ -60,6 +64,27 @@ std::vector<nlohmann::json> read_metrics(const std::string& run_dir) {
         if (j.contains("loss")) out.push_back(j);
     }
     return out;
+}
+
+Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& dir, const std::string& run_name,
+                                   size_t steps, int timeout_s) {
+    const std::string log = dir + "/" + run_name + ".err";
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        if (!freopen(log.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+        execl(CUSET_BINARY, CUSET_BINARY, "--config", cfg.c_str(), "--run-name", run_name.c_str(), (char*)nullptr);
+        _exit(127);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (read_metrics(dir + "/" + run_name).size() < steps &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(timeout_s))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    kill(pid, SIGTERM);
+    Interrupted r;
+    waitpid(pid, &r.status, 0);
+    r.steps = read_metrics(dir + "/" + run_name).size();
+    return r;
 }
 
 std::string tiny_model_dir() { return std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model"; }

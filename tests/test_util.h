@@ -31,6 +31,16 @@ std::string read_file(const std::string& path);
 // The step lines (those with a "loss") of a run folder's metrics.jsonl, in order.
 std::vector<nlohmann::json> read_metrics(const std::string& run_dir);
 
+// Starts build/cuset-train --config `cfg` --run-name `run_name` (stderr to <dir>/<run_name>.err),
+// waits until <dir>/<run_name> has logged `steps` steps (or `timeout_s` passed), sends SIGTERM and
+// waits for it. Returns the wait status and the steps logged by then.
+struct Interrupted {
+    int status = 0;    // waitpid's status
+    size_t steps = 0;  // step lines in metrics.jsonl after the exit
+};
+Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& dir, const std::string& run_name,
+                                   size_t steps, int timeout_s);
+
 // The Hugging Face folder of the very small Qwen2 model made by tests/golden/tiny_model.py.
 std::string tiny_model_dir();
 

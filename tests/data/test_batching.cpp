@@ -30,7 +30,11 @@ TokenizedSample sample(const std::string& id, int T, int first_response) {
 
 PreparedData prepared(int n, int T = 6) {
     std::vector<TokenizedSample> v;
-    for (int i = 0; i < n; ++i) v.push_back(sample("s" + std::to_string(i), T + i % 3, 2));
+    for (int i = 0; i < n; ++i) {
+        std::string id = "s";  // not "s" + to_string(i): GCC 12 warns falsely on that (-Wrestrict, PR 105651)
+        id += std::to_string(i);
+        v.push_back(sample(id, T + i % 3, 2));
+    }
     return cuset::data_prepare(v, {64, "truncate"});
 }
 

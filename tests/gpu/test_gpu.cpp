@@ -632,24 +632,10 @@ TEST(GpuTrainer, SigtermThenResumeOnCudaMatchesUninterrupted) {
     auto full = run_cuset("--config " + cfg + " --run-name full");
     ASSERT_EQ(full.exit_code, 0) << full.err;
 
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        std::string log = dir + "/cut.err";
-        freopen(log.c_str(), "w", stderr);
-        freopen("/dev/null", "w", stdout);
-        execl(CUSET_BINARY, CUSET_BINARY, "--config", cfg.c_str(), "--run-name", "cut", (char*)nullptr);
-        _exit(127);
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    while (cuset::test::read_metrics(dir + "/cut").size() < 5 &&
-           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300))
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    kill(pid, SIGTERM);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    auto cut = cuset::test::run_cuset_then_sigterm(cfg, dir, "cut", 5, 300);
+    int status = cut.status;
     ASSERT_TRUE(WIFEXITED(status));
-    size_t done = cuset::test::read_metrics(dir + "/cut").size();
+    size_t done = cut.steps;
     if (done >= static_cast<size_t>(steps)) GTEST_SKIP() << "the run finished before the signal arrived";
     ASSERT_EQ(WEXITSTATUS(status), 75) << read_file(dir + "/cut.err");
     auto resumed = run_cuset("--config " + cfg + " --run-name cut --resume auto");

@@ -150,25 +150,11 @@ TEST(Trainer, SigtermSavesThenResumeMatchesUninterrupted) {
     auto full = run_cuset("--config " + cfg + " --run-name full");
     ASSERT_EQ(full.exit_code, 0) << full.err;
 
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        std::string log = dir + "/cut.err";
-        freopen(log.c_str(), "w", stderr);
-        freopen("/dev/null", "w", stdout);
-        execl(CUSET_BINARY, CUSET_BINARY, "--config", cfg.c_str(), "--run-name", "cut", (char*)nullptr);
-        _exit(127);
-    }
     // Wait for a few completed steps, then ask it to stop.
-    auto t0 = std::chrono::steady_clock::now();
-    while (cuset::test::read_metrics(dir + "/cut").size() < 5 &&
-           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    kill(pid, SIGTERM);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    auto cut = cuset::test::run_cuset_then_sigterm(cfg, dir, "cut", 5, 120);
+    int status = cut.status;
     ASSERT_TRUE(WIFEXITED(status));
-    size_t done = cuset::test::read_metrics(dir + "/cut").size();
+    size_t done = cut.steps;
     if (done >= 240) GTEST_SKIP() << "the run finished before the signal arrived";
     EXPECT_EQ(WEXITSTATUS(status), 75) << read_file(dir + "/cut.err");
     EXPECT_NE(read_file(dir + "/cut.err").find("--resume auto"), std::string::npos);
