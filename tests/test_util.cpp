@@ -66,6 +66,14 @@ std::vector<nlohmann::json> read_metrics(const std::string& run_dir) {
     return out;
 }
 
+std::vector<std::string> lines_of(const std::string& path) {
+    std::vector<std::string> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(line);
+    return out;
+}
+
 Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& dir, const std::string& run_name,
                                    size_t steps, int timeout_s) {
     const std::string log = dir + "/" + run_name + ".err";

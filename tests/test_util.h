@@ -44,6 +44,9 @@ Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& di
 // The Hugging Face folder of the very small Qwen2 model made by tests/golden/tiny_model.py.
 std::string tiny_model_dir();
 
+// The non-empty lines of `path` (none when it cannot be read).
+std::vector<std::string> lines_of(const std::string& path);
+
 // Number of non-overlapping occurrences of `needle` in `hay`.
 int count_of(const std::string& hay, const std::string& needle);
 

@@ -26,20 +26,15 @@
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
+#include "test_util.h"
+
+using cuset::test::lines_of;
 
 namespace {
 
 const std::string kGolden = std::string(CUSET_TEST_WORK) + "/golden/generate";
 const std::string kModels = std::string(CUSET_TEST_WORK) + "/golden/model";
 const std::string kTiny = std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder";
-
-std::vector<std::string> lines_of(const std::string& path) {
-    std::vector<std::string> out;
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
-    return out;
-}
 
 std::string model_dir_of(const std::string& c) { return c == "tiny_coder" ? kTiny : kModels + "/" + c + "/model"; }
 

@@ -14,18 +14,13 @@
 #include "cuset/model/kv_cache.h"
 #include "cuset/model/model.h"
 #include "cuset/model/safetensors_torch.h"
+#include "test_util.h"
 
 namespace {
 
 const std::string kGolden = std::string(CUSET_TEST_WORK) + "/golden/model";
 
-std::vector<std::string> golden_cases() {
-    std::vector<std::string> out;
-    std::ifstream in(kGolden + "/cases.txt");
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
-    return out;
-}
+std::vector<std::string> golden_cases() { return cuset::test::lines_of(kGolden + "/cases.txt"); }
 
 // fp32: the cached path attends over the same keys through another mask shape and SDPA call, so
 // only summation order differs: |err| <= 1e-4 + 1e-5 |ref| on logits of magnitude <= ~20 (the

@@ -46,13 +46,7 @@ namespace {
 const std::string kModelGolden = std::string(CUSET_TEST_WORK) + "/golden/model";
 const std::string kLoraGolden = std::string(CUSET_TEST_WORK) + "/golden/lora";
 
-std::vector<std::string> cases() {
-    std::vector<std::string> out;
-    std::ifstream in(kLoraGolden + "/cases.txt");
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
-    return out;
-}
+std::vector<std::string> cases() { return cuset::test::lines_of(kLoraGolden + "/cases.txt"); }
 
 std::map<std::string, at::Tensor> load_st(const std::string& path) { return cuset::safetensors_load(path, at::kCPU); }
 

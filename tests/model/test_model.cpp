@@ -34,13 +34,7 @@ namespace {
 
 const std::string kGolden = std::string(CUSET_TEST_WORK) + "/golden/model";
 
-std::vector<std::string> golden_cases() {
-    std::vector<std::string> out;
-    std::ifstream in(kGolden + "/cases.txt");
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
-    return out;
-}
+std::vector<std::string> golden_cases() { return cuset::test::lines_of(kGolden + "/cases.txt"); }
 
 // ---------------------------------------------------------------- comparison helpers
 
