@@ -67,11 +67,7 @@ StepTimes run_steps(const Args& a, cuset::Method method, c10::Device dev) {
     cuset::Decoder model(mc, at::TensorOptions().dtype(dtype).device(dev));
     cuset::decoder_init_weights(model, 0);
     model->set_activation_checkpointing(true);
-    std::vector<cuset::OptimParam> ps;
-    for (auto& [n, p] : model->trainable_parameters()) {
-        p.set_requires_grad(true);
-        ps.push_back({n, p, cuset::decays_by_default(n, p)});
-    }
+    std::vector<cuset::OptimParam> ps = cuset::optim_params_of(model->trainable_parameters());
     std::unique_ptr<cuset::Optimizer> opt_ptr;
     if (a.offload) {
         cuset::ZeroOptions zo;

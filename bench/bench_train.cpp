@@ -133,11 +133,7 @@ int main(int argc, char** argv) {
     cuset::Decoder m_sft = cuset::model_load(cfg.model.path, at::kFloat, c10::Device(c10::kCPU));
     cuset::Decoder m_cuset = cuset::model_load(cfg.model.path, at::kFloat, c10::Device(c10::kCPU));
     auto make_opt = [&](cuset::Decoder& m) {
-        std::vector<cuset::OptimParam> ps;
-        for (auto& [n, p] : m->trainable_parameters()) {
-            p.set_requires_grad(true);
-            ps.push_back({n, p, cuset::decays_by_default(n, p)});
-        }
+        std::vector<cuset::OptimParam> ps = cuset::optim_params_of(m->trainable_parameters());
         cuset::AdamWOptions o;
         o.weight_decay = 0.0;
         return cuset::AdamW(ps, o);

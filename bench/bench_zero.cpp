@@ -70,11 +70,7 @@ Result run_rank(const cuset::Comm& comm, const Args& a, int64_t stage) {
     at::set_num_threads(a.threads);
     cuset::Decoder model = make_model(a);
     model->set_activation_checkpointing(true);
-    std::vector<cuset::OptimParam> ps;
-    for (auto& [name, p] : model->trainable_parameters()) {
-        p.set_requires_grad(true);
-        ps.push_back({name, p, cuset::decays_by_default(name, p)});
-    }
+    std::vector<cuset::OptimParam> ps = cuset::optim_params_of(model->trainable_parameters());
     std::unique_ptr<cuset::Optimizer> opt;
     if (stage == 0) {
         opt = std::make_unique<cuset::AdamW>(std::move(ps), cuset::AdamWOptions{});

@@ -181,6 +181,16 @@ bool decays_by_default(const std::string& name, const at::Tensor& param) {
     return param.dim() >= 2 && name.find("norm") == std::string::npos;
 }
 
+std::vector<OptimParam> optim_params_of(const std::vector<std::pair<std::string, at::Tensor>>& named, bool decay_all) {
+    std::vector<OptimParam> out;
+    out.reserve(named.size());
+    for (const auto& [name, p] : named) {
+        p.set_requires_grad(true);
+        out.push_back({name, p, decay_all || decays_by_default(name, p)});
+    }
+    return out;
+}
+
 double lr_multiplier(const ScheduleOptions& s, int64_t step) {
     if (s.warmup_steps > 0 && step < s.warmup_steps)
         return double(step + 1) / double(s.warmup_steps);

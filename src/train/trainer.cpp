@@ -380,14 +380,9 @@ void Trainer::build_model_and_optimizer() {
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
                                    pipe_.tokenizer->source().c_str(), (long long)pipe_.tokenizer->vocab_size(),
                                    src.c_str(), (long long)mc.vocab_size));
-    std::vector<OptimParam> params;
+    std::vector<OptimParam> params = optim_params_of(model_->trainable_parameters(), cfg_.train.decay_norm_and_bias);
     int64_t n_params = 0;
-    for (auto& [name, p] : model_->trainable_parameters()) {
-        p.set_requires_grad(true);
-        bool decay = cfg_.train.decay_norm_and_bias || decays_by_default(name, p);
-        params.push_back({name, p, decay});
-        n_params += p.numel();
-    }
+    for (const OptimParam& p : params) n_params += p.param.numel();
     log_info("model %s: %s, %lld layers, hidden %lld, vocab %lld, %.2fM parameters%s", src.c_str(),
              mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
              (long long)mc.vocab_size, n_params / 1e6,

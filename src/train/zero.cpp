@@ -475,7 +475,8 @@ std::vector<std::pair<std::string, at::Tensor>> ZeroAdamW::state_tensors() const
     for (const Impl::Bucket& b : impl_->buckets)
         for (const Impl::Piece& pc : b.pieces) {
             const std::string& n = params_[pc.param].name;
-            const std::string at = "@" + std::to_string(pc.begin);
+            std::string at = "@";  // not "@" + to_string(): GCC 12 warns falsely on that (-Wrestrict, PR 105651)
+            at += std::to_string(pc.begin);
             out.emplace_back(n + ".exp_avg" + at, b.exp_avg.narrow(0, pc.at, pc.len));
             out.emplace_back(n + ".exp_avg_sq" + at, b.exp_avg_sq.narrow(0, pc.at, pc.len));
             if (impl_->dtype != at::kFloat) out.emplace_back(n + ".master" + at, b.master.narrow(0, pc.at, pc.len));

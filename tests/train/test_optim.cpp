@@ -143,3 +143,16 @@ TEST(Decay, NormsAndBiasesExcludedByDefault) {
     EXPECT_FALSE(cuset::decays_by_default("model.norm.weight", at::zeros({4})));
     EXPECT_FALSE(cuset::decays_by_default("model.layers.0.self_attn.q_norm.weight", at::zeros({4})));
 }
+
+TEST(Decay, OptimParamsOfRequireGradientsAndDecayByDefaultOrAll) {
+    const std::vector<std::pair<std::string, at::Tensor>> named{{"model.layers.0.mlp.up_proj.weight", at::zeros({4, 4})},
+                                                                {"model.norm.weight", at::zeros({4})}};
+    std::vector<cuset::OptimParam> ps = cuset::optim_params_of(named);
+    ASSERT_EQ(ps.size(), 2u);
+    EXPECT_EQ(ps[0].name, "model.layers.0.mlp.up_proj.weight");
+    EXPECT_TRUE(ps[0].decay);
+    EXPECT_FALSE(ps[1].decay);
+    EXPECT_TRUE(ps[0].param.requires_grad() && named[1].second.requires_grad());  // the model's own tensors
+    std::vector<cuset::OptimParam> all = cuset::optim_params_of(named, /*decay_all=*/true);
+    EXPECT_TRUE(all[0].decay && all[1].decay);
+}

@@ -51,11 +51,7 @@ struct TrainedModel {
 TrainedModel make_run() {
     TrainedModel r;
     r.model = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
-    std::vector<cuset::OptimParam> ps;
-    for (auto& [name, p] : r.model->trainable_parameters()) {
-        p.set_requires_grad(true);
-        ps.push_back({name, p, cuset::decays_by_default(name, p)});
-    }
+    std::vector<cuset::OptimParam> ps = cuset::optim_params_of(r.model->trainable_parameters());
     cuset::AdamWOptions o;
     o.beta1 = 0.9;
     o.beta2 = 0.95;

@@ -93,12 +93,7 @@ cuset::Objective objective(const std::string& method) {
 }
 
 std::vector<cuset::OptimParam> params_of(cuset::Decoder& model) {
-    std::vector<cuset::OptimParam> ps;
-    for (auto& [name, p] : model->trainable_parameters()) {
-        p.set_requires_grad(true);
-        ps.push_back({name, p, cuset::decays_by_default(name, p)});
-    }
-    return ps;
+    return cuset::optim_params_of(model->trainable_parameters());
 }
 
 cuset::AdamWOptions adam() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -115,6 +116,12 @@ double gradients_clip(const std::vector<at::Tensor>& params, double max_norm);
 
 // Weight decay applies to matrices; by default not to norms or biases (1-D tensors).
 bool decays_by_default(const std::string& name, const at::Tensor& param);
+
+// Named trainable tensors (Decoder::trainable_parameters()) as optimizer parameters, each set to
+// require gradients; decayed by decays_by_default, or all of them with decay_all
+// (train.decay_norm_and_bias).
+std::vector<OptimParam> optim_params_of(const std::vector<std::pair<std::string, at::Tensor>>& named,
+                                        bool decay_all = false);
 
 struct ScheduleOptions {
     std::string kind = "cosine";  // constant | linear | cosine
