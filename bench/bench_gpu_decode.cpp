@@ -26,7 +26,7 @@
 #include "cuset/model/device.h"
 #include "cuset/model/model.h"
 #include "cuset/text/tokenizer.h"
-#include "qwen_shape.h"
+#include "gpu_bench.h"
 
 namespace {
 
@@ -37,11 +37,8 @@ struct Args {
     bool tiny = false;
 };
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-void sync(c10::Device d) {
-    if (d.is_cuda()) (void)at::zeros({1}, at::TensorOptions().device(d)).cpu();
-}
+using bench::now;
+using bench::sync;
 
 const char* kUsage =
     "usage: bench_gpu_decode [--layers N] [--prompt N] [--new-tokens N] [--batches B,B,...] [--repeats N]\n"

@@ -30,7 +30,7 @@
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
 #include "cuset/train/zero.h"
-#include "qwen_shape.h"
+#include "gpu_bench.h"
 
 namespace {
 
@@ -41,13 +41,8 @@ struct Args {
     bool tiny = false, hf = true;
 };
 
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void sync(c10::Device d) {
-    if (d.is_cuda()) (void)at::zeros({1}, at::TensorOptions().device(d)).cpu();
-}
+using bench::now;
+using bench::sync;
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

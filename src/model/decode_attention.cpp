@@ -24,7 +24,7 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k, const at::
         s = at::bmm(qg, kf.transpose(1, 2));
     else if (q.is_cuda())
         s = at::bmm(qg, kf.transpose(1, 2), at::kFloat);  // fp32 accumulate and output
-    else
+    else  // the CPU has no bf16 -> fp32 bmm: scores are rounded to bf16 first (the decoder uses this on CUDA)
         s = at::bmm(qg, kf.transpose(1, 2)).to(at::kFloat);
     s.mul_(scale);
     const at::Tensor keep = mask.expand({b, 1, t, len}).unsqueeze(2).expand({b, 1, g, t, len});  // [B, 1, G, T, L]
