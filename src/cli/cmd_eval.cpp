@@ -39,7 +39,6 @@ Command add_eval_command(CLI::App& root) {
     sub->add_option("--judge", o->req.judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
         ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
     sub->add_option("--python", o->python, "Python for gen.py and compare.py (eval.python)");
-    sub->add_option("--cuemu", o->req.cuemu_dir, "the CPU emulator's folder for --judge emulate (default: scripts/cuemu)");
     sub->add_flag("--keep-work", o->req.keep_work, "keep every sample's work folder under OUT/work");
     return {sub, [o, sub] {
                 if (!o->req.results.empty() && o->req.reference)

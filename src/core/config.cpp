@@ -307,7 +307,8 @@ Table make_table() {
                       "ZeRO: keep the shard's fp32 masters and moments in CPU memory and run AdamW there"));
     // eval (`cuset-train eval`, CUDABench; none of it changes what a model learns)
     bookkeeping(t.add("eval.python", Kind::kString, CUSET_REF(eval.python),
-                      "Python that runs each task's gen.py and compare.py (numpy, torch as the tasks need)"));
+                      "Python that runs each task's gen.py and compare.py (numpy, torch as the tasks need); empty = "
+                      "the project's .venv, else python3"));
     bookkeeping(t.add("eval.nvcc", Kind::kString, CUSET_REF(eval.nvcc), "CUDA compiler of the judged programs"));
     bookkeeping(t.add("eval.gpu_name", Kind::kString, CUSET_REF(eval.gpu_name),
                       "GPU named in the prompts; empty = each task's gpu field"));
@@ -318,6 +319,33 @@ Table make_table() {
     bookkeeping(range(t.add("eval.run_timeout_s", Kind::kDouble, CUSET_REF(eval.run_timeout_s),
                             "run limit per program (CUDABench: 60)"),
                       0.1, 86400.0));
+    bookkeeping(range(t.add("eval.gen_timeout_s", Kind::kDouble, CUSET_REF(eval.gen_timeout_s),
+                            "gen.py limit per task (CUDABench: 180)"),
+                      0.1, 86400.0));
+    bookkeeping(range(t.add("eval.compare_timeout_s", Kind::kDouble, CUSET_REF(eval.compare_timeout_s),
+                            "compare.py limit per program"),
+                      0.1, 86400.0));
+    bookkeeping(range(t.add("eval.emulate_timeout_s", Kind::kDouble, CUSET_REF(eval.emulate_timeout_s),
+                            "run limit per emulated program"),
+                      0.1, 86400.0));
+    bookkeeping(t.add("eval.sandbox.enabled", Kind::kBool, CUSET_REF(eval.sandbox.enabled),
+                      "contain every judged command (namespaces, rlimits); `eval.sandbox: off` runs programs "
+                      "unconfined as you"));
+    bookkeeping(range(t.add("eval.sandbox.cpu_s", Kind::kDouble, CUSET_REF(eval.sandbox.cpu_s),
+                            "CPU seconds per contained process"),
+                      1.0, 1e6));
+    bookkeeping(range(t.add("eval.sandbox.memory_mb", Kind::kInt, CUSET_REF(eval.sandbox.memory_mb),
+                            "heap and private memory per contained process, MiB"),
+                      16, 1 << 24));
+    bookkeeping(range(t.add("eval.sandbox.file_mb", Kind::kInt, CUSET_REF(eval.sandbox.file_mb),
+                            "largest file a contained process writes, and its private /tmp, MiB"),
+                      1, 1 << 24));
+    bookkeeping(range(t.add("eval.sandbox.processes", Kind::kInt, CUSET_REF(eval.sandbox.processes),
+                            "processes and threads of one sandbox at once"),
+                      4, 1 << 20));
+    bookkeeping(range(t.add("eval.sandbox.open_files", Kind::kInt, CUSET_REF(eval.sandbox.open_files),
+                            "open files per contained process"),
+                      16, 1 << 20));
     bookkeeping(t.add("eval.after_training", Kind::kBool, CUSET_REF(eval.after_training),
                       "after training: CUDABench (eval.tasks) on the final checkpoint, figures into summary.json"));
     bookkeeping(t.add("eval.tasks", Kind::kString, CUSET_REF(eval.tasks), "CUDABench tasks file for eval.after_training"));
@@ -375,6 +403,13 @@ const Field* find_field(const std::string& path) {
     for (const Field& f : table().fields)
         if (f.path == path) return &f;
     return nullptr;
+}
+
+// A section with a boolean `enabled` key takes a boolean for itself: `eval.sandbox: off`.
+const Field* find_field_or_switch(const std::string& path) {
+    if (const Field* f = find_field(path)) return f;
+    const Field* sw = find_field(path + ".enabled");
+    return sw && sw->kind == Kind::kBool ? sw : nullptr;
 }
 
 // True when `prefix` names a section (e.g. "objective.mask") of some key.
@@ -598,7 +633,9 @@ void walk(Config& cfg, const YAML::Node& node, const std::string& prefix, const 
                          "' (first at line " + std::to_string(m.line + 1) + "); keep one");
         }
         std::string path = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
-        if (const Field* f = find_field(path)) {
+        const Field* f = find_field(path);
+        if (!f && v.IsScalar()) f = find_field_or_switch(path);
+        if (f) {
             Origin vo = origin_of(file, v.Mark());
             if (v.IsNull()) {
                 if (f->kind == Kind::kString) {
@@ -745,7 +782,7 @@ Config config_load(const std::string& file, const std::vector<Override>& overrid
         }
     }
     for (const Override& o : overrides) {
-        const Field* f = find_field(o.key);
+        const Field* f = find_field_or_switch(o.key);
         Origin origin{"--set " + o.key};
         if (!f) {
             if (is_section(o.key)) fail(origin, "'" + o.key + "' is a section, not a key");

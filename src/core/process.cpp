@@ -60,6 +60,12 @@ void trim_tail(std::string& s, bool& truncated, size_t cap) {
     }
 }
 
+// What a child reports through its exec pipe when it cannot exec: the errno and the step.
+struct ChildFailure {
+    int err;
+    const char* step;
+};
+
 void close_fd(int& fd) {
     if (fd >= 0) ::close(fd);
     fd = -1;
@@ -93,7 +99,7 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
     for (std::string& a : opts_.argv) args.push_back(a.data());
     args.push_back(nullptr);
     std::vector<std::string> env_store;
-    for (char** e = environ; *e; ++e) {
+    for (char** e = opts_.clear_env ? nullptr : environ; e && *e; ++e) {
         std::string_view entry(*e);
         bool replaced = false;
         for (const std::string& add : opts_.env) {
@@ -110,9 +116,10 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
     const std::string in_path = opts_.stdin_file.empty() ? "/dev/null" : opts_.stdin_file;
 
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+    int up_pipe[2] = {-1, -1}, down_pipe[2] = {-1, -1};  // ChildSetup's handshake: child -> parent, back
     auto fail_pipes = [&](const std::string& what) {
         int err = errno;
-        for (int* p : {out_pipe, err_pipe, exec_pipe}) {
+        for (int* p : {out_pipe, err_pipe, exec_pipe, up_pipe, down_pipe}) {
             close_fd(p[0]);
             close_fd(p[1]);
         }
@@ -121,6 +128,7 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) fail_pipes("pipe");
     if (!opts_.merge_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) fail_pipes("pipe");
     if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail_pipes("pipe");
+    if (opts_.setup && (::pipe2(up_pipe, O_CLOEXEC) != 0 || ::pipe2(down_pipe, O_CLOEXEC) != 0)) fail_pipes("pipe");
 
     start_ = now_s();
     pid_t pid = ::fork();
@@ -135,17 +143,18 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        int err = 0;
+        ChildFailure f{0, nullptr};
         int in = ::open(in_path.c_str(), O_RDONLY);
-        if (in < 0 || ::dup2(in, 0) < 0) err = errno;
-        if (!err && ::dup2(out_pipe[1], 1) < 0) err = errno;
-        if (!err && ::dup2(opts_.merge_stderr ? out_pipe[1] : err_pipe[1], 2) < 0) err = errno;
-        if (!err && !opts_.cwd.empty() && ::chdir(opts_.cwd.c_str()) != 0) err = errno;
-        if (!err) {
+        if (in < 0 || ::dup2(in, 0) < 0) f = {errno, "stdin"};
+        if (!f.err && ::dup2(out_pipe[1], 1) < 0) f = {errno, "stdout"};
+        if (!f.err && ::dup2(opts_.merge_stderr ? out_pipe[1] : err_pipe[1], 2) < 0) f = {errno, "stderr"};
+        if (!f.err && opts_.setup) f.err = opts_.setup->in_child(up_pipe[1], down_pipe[0], &f.step);
+        if (!f.err && !opts_.cwd.empty() && ::chdir(opts_.cwd.c_str()) != 0) f = {errno, "working directory"};
+        if (!f.err) {
             ::execve(exe.c_str(), args.data(), envp.data());
-            err = errno;
+            f = {errno, nullptr};
         }
-        ssize_t ignored = ::write(exec_pipe[1], &err, sizeof(err));
+        ssize_t ignored = ::write(exec_pipe[1], &f, sizeof(f));
         (void)ignored;
         ::_exit(127);
     }
@@ -154,21 +163,48 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
     close_fd(out_pipe[1]);
     close_fd(err_pipe[1]);
     close_fd(exec_pipe[1]);
-    int child_err = 0;
+    close_fd(up_pipe[1]);
+    close_fd(down_pipe[0]);
+    std::string setup_error;
+    if (opts_.setup) {  // the handshake: the child asks once (or exits first, then EOF)
+        char byte = 0;
+        ssize_t got;
+        do {
+            got = ::read(up_pipe[0], &byte, 1);
+        } while (got < 0 && errno == EINTR);
+        if (got == 1) {
+            try {
+                opts_.setup->in_parent(pid);
+                byte = 1;
+                ssize_t ignored = ::write(down_pipe[1], &byte, 1);
+                (void)ignored;
+            } catch (const std::exception& e) {
+                setup_error = e.what();
+                ::kill(pid, SIGKILL);
+            }
+        }
+        close_fd(up_pipe[0]);
+        close_fd(down_pipe[1]);
+    }
+    ChildFailure failure{0, nullptr};
     ssize_t n;
     do {
-        n = ::read(exec_pipe[0], &child_err, sizeof(child_err));
+        n = ::read(exec_pipe[0], &failure, sizeof(failure));
     } while (n < 0 && errno == EINTR);
     close_fd(exec_pipe[0]);
-    if (n > 0) {  // exec (or the set-up before it) failed: the child is gone
+    if (n > 0 || !setup_error.empty()) {  // exec (or the set-up before it) failed: the child is gone
         int st = 0;
         ::waitpid(pid, &st, 0);
         close_fd(out_pipe[0]);
         close_fd(err_pipe[0]);
         pid_ = -1;
-        std::string why = std::strerror(child_err);
-        if (!opts_.cwd.empty() && ::access(opts_.cwd.c_str(), F_OK) != 0) why += " (working directory " + opts_.cwd + ")";
-        throw RuntimeFailure("cannot start " + name + ": " + why);
+        if (!setup_error.empty()) throw ProcessStartError("cannot start " + name + ": " + setup_error, "set-up", EPERM);
+        // The step names static text or text of the options: the child's copy of the parent's memory.
+        const std::string step = failure.step ? failure.step : "";
+        std::string why = (step.empty() ? std::string() : step + ": ") + std::strerror(failure.err);
+        if (!opts_.setup && !opts_.cwd.empty() && ::access(opts_.cwd.c_str(), F_OK) != 0)
+            why += " (working directory " + opts_.cwd + ")";
+        throw ProcessStartError("cannot start " + name + ": " + why, step, failure.err);
     }
     out_fd_ = out_pipe[0];
     err_fd_ = err_pipe[0];

@@ -1,11 +1,12 @@
 // `cuset-train data check`: sample-by-sample validation of a JSONL file, nvcc compilation and GPU
-// runs of the fenced programs in parallel process groups with a wall-clock timeout, the filtered
-// file and the JSON report. Reading samples for training is data.cpp's job, not this file's.
+// runs of the fenced programs through the judge's runner (contained, in parallel, with a
+// wall-clock timeout), the filtered file and the JSON report. Reading samples for training is data.cpp's job, not this file's.
 #include "cuset/data/data_check.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -30,6 +32,8 @@
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/data/decontaminate.h"
+#include "cuset/judge/runner.h"
+#include "cuset/judge/toolchain.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
@@ -135,12 +139,12 @@ void mark_duplicates(std::vector<Sample>& samples) {
     }
 }
 
-// ---------------------------------------------------------------- processes
+// ---------------------------------------------------------------- programs, through the judge
 
-// Bytes of output kept per step: the head of a compiler log (its first error), the tail of a
-// program's output (its last line).
-constexpr size_t kCompileLogCap = size_t{4} << 20;
-constexpr size_t kRunLogCap = size_t{1} << 20;
+std::string clip(std::string s, size_t n = 300) {
+    if (s.size() > n) s = s.substr(0, n) + "...";
+    return s;
+}
 
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;
@@ -151,45 +155,6 @@ std::vector<std::string> split_lines(const std::string& text) {
         lines.push_back(l);
     }
     return lines;
-}
-
-std::string clip(std::string s, size_t n = 300) {
-    if (s.size() > n) s = s.substr(0, n) + "...";
-    return s;
-}
-
-// The line of a compiler log that says what went wrong first: nvcc/EDG ("x.cu(3): error: ..."),
-// gcc ("x.cu:3:5: error: ..."), the linker ("undefined reference"), else the first line.
-std::string first_error_line(const std::string& log) {
-    std::vector<std::string> lines = split_lines(log);
-    for (const std::string& l : lines)
-        if (l.find("error") != std::string::npos || l.find("undefined reference") != std::string::npos)
-            return clip(l);
-    for (const std::string& l : lines)
-        if (l.find_first_not_of(" \t") != std::string::npos) return clip(l);
-    return "";
-}
-
-std::string last_output_line(const std::string& log) {
-    std::vector<std::string> lines = split_lines(log);
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-        if (it->find_first_not_of(" \t") != std::string::npos) return clip(*it);
-    return "";
-}
-
-// A command of the sandbox: its own process group in `dir`, stdout and stderr as one stream,
-// TMPDIR=`dir` (nvcc's intermediate files die with the folder).
-ProcessOptions sandboxed(std::vector<std::string> argv, const std::string& dir, double timeout_s,
-                         size_t cap, bool keep_tail) {
-    ProcessOptions p;
-    p.argv = std::move(argv);
-    p.cwd = dir;
-    p.env = {"TMPDIR=" + dir};
-    p.timeout_s = timeout_s;
-    p.output_cap = cap;
-    p.keep_tail = keep_tail;
-    p.merge_stderr = true;
-    return p;
 }
 
 // A temporary folder, removed with everything in it when this goes out of scope.
@@ -210,39 +175,6 @@ private:
     std::string path_;
 };
 
-struct GpuProbe {
-    bool present = false;
-    std::string how;  // what found it, or what was tried
-};
-
-GpuProbe probe_gpu(const std::string& scratch) {
-    GpuProbe g;
-    // An override for machines where detection is wrong (and for tests of the run step).
-    if (const char* a = std::getenv("CUSET_ASSUME_GPU"); a && (std::string(a) == "0" || std::string(a) == "1")) {
-        g.present = std::string(a) == "1";
-        g.how = std::string("CUSET_ASSUME_GPU=") + a;
-        return g;
-    }
-    std::string smi = process_find_program("nvidia-smi");
-    if (!smi.empty()) {
-        ProcessResult o = process_run(sandboxed({smi, "-L"}, scratch, /*timeout_s=*/30, kRunLogCap, false));
-        const std::string& text = o.out;
-        if (o.ok() && text.find("GPU ") != std::string::npos) {
-            g.present = true;
-            g.how = "nvidia-smi -L: " + clip(text.substr(0, text.find('\n')), 120);
-            return g;
-        }
-    }
-    if (fs::exists("/dev/nvidia0")) {
-        g.present = true;
-        g.how = "/dev/nvidia0";
-        return g;
-    }
-    g.how = smi.empty() ? "no nvidia-smi on PATH and no /dev/nvidia0"
-                        : "nvidia-smi -L lists no GPU and there is no /dev/nvidia0";
-    return g;
-}
-
 std::vector<std::string> split_words(const std::string& s) {
     std::vector<std::string> out;
     std::stringstream ss(s);
@@ -251,133 +183,98 @@ std::vector<std::string> split_words(const std::string& s) {
     return out;
 }
 
-// One sample's compile (then run) in flight.
-struct Task {
-    size_t sample = 0;
-    bool running_program = false;  // false: nvcc; true: the built program
-    std::unique_ptr<Process> proc;  // its destructor kills the group if it still runs
-    std::string dir;
-};
+StepResult step_of(const judge::StageReport& st, bool program) {
+    StepResult r;
+    if (!st.ran) return r;
+    r.seconds = st.seconds;
+    if (st.timed_out) {
+        r.status = "timeout";
+        return r;
+    }
+    if (st.ok) {
+        r.status = "pass";
+        return r;
+    }
+    r.status = "fail";
+    r.exit_code = st.signal ? 128 + st.signal : st.exit_code;
+    if (st.signal != 0)
+        r.message = strprintf("killed by signal %d%s%s", st.signal, st.line.empty() ? "" : ": ", st.line.c_str());
+    else if (st.line.empty())
+        r.message = strprintf("exit status %d, no output", st.exit_code);
+    else
+        r.message = program ? strprintf("exit status %d: %s", st.exit_code, st.line.c_str()) : st.line;
+    return r;
+}
 
-struct BuildSettings {
-    std::string nvcc;
-    std::vector<std::string> flags;
-    bool run = false;
-    int jobs = 1;
-    double timeout_s = 60;
-    bool bar = false;
-};
-
-void compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& todo,
-                     const BuildSettings& bs, const std::string& work) {
-    // SIGINT/SIGTERM only raise a flag while child processes run, so they can be killed, not
-    // orphaned (they are in their own process groups: a terminal's ^C does not reach them).
+// Compiles (and runs) the samples' programs through the judge's runner, `jobs` at a time.
+// Returns what contained them (judge::Runner::containment()).
+std::string compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& todo, const judge::RunnerOptions& ro,
+                            int jobs, double timeout_s, bool bar) {
+    // SIGINT/SIGTERM only raise a flag while programs run, so the runner kills them.
     StopSignalOptions quiet;
     quiet.second_exits = false;
     StopSignalScope stop_signals(quiet);
-    // Whatever ends this function early (a signal, an exception) takes the running groups along:
-    // each Task's Process kills its group when destroyed.
-    std::vector<Task> active;
-    size_t next = 0, done = 0;
-    int64_t n_pass = 0, n_fail = 0;
-    Progress progress(bs.run ? "compile+run" : "compile", static_cast<int64_t>(todo.size()),
-                      "samples", bs.bar);
-    auto start_step = [&](Task& t) {
-        t.proc.reset();
-        if (!t.running_program) {
-            std::vector<std::string> argv{bs.nvcc};
-            argv.insert(argv.end(), bs.flags.begin(), bs.flags.end());
-            argv.insert(argv.end(), {"-o", "program", "program.cu"});
-            t.proc = std::make_unique<Process>(sandboxed(argv, t.dir, bs.timeout_s, kCompileLogCap, false));
-        } else {
-            t.proc = std::make_unique<Process>(
-                sandboxed({t.dir + "/program"}, t.dir, bs.timeout_s, kRunLogCap, /*keep_tail=*/true));
-        }
-    };
-    auto finish_step = [&](Task& t) -> bool {  // true: the task has another step
-        Sample& s = samples[t.sample];
-        StepResult& r = t.running_program ? s.run : s.compile;
-        const ProcessResult& res = t.proc->result();
-        r.seconds = res.seconds;
-        if (res.timed_out) {
-            r.status = "timeout";
-            r.message = strprintf("still running after %gs; killed", bs.timeout_s);
-        } else if (res.ok()) {
-            r.status = "pass";
-        } else {
-            r.status = "fail";
-            r.exit_code = res.status_code();
-            std::string line = t.running_program ? last_output_line(res.out) : first_error_line(res.out);
-            if (res.signal != 0)
-                line = strprintf("killed by signal %d%s%s", res.signal, line.empty() ? "" : ": ", line.c_str());
-            else if (line.empty())
-                line = strprintf("exit status %d, no output", res.exit_code);
-            else if (t.running_program)
-                line = strprintf("exit status %d: %s", res.exit_code, line.c_str());
-            r.message = line;
-        }
-        if (!t.running_program) {
-            if (r.status == "timeout")
-                s.rejected.push_back({"compile_timeout", "nvcc " + r.message});
-            else if (r.status == "fail")
-                s.rejected.push_back({"compile_error", r.message});
-            if (r.status == "pass" && bs.run) {
-                t.running_program = true;
-                return true;
+    judge::Runner runner(ro);
+    std::atomic<size_t> next{0}, done{0};
+    std::atomic<int64_t> n_pass{0}, n_fail{0};
+    std::mutex err_mu;
+    std::string failure;
+    auto worker = [&] {
+        for (;;) {
+            if (signals_stop_requested()) return;
+            const size_t k = next.fetch_add(1);
+            if (k >= todo.size()) return;
+            Sample& s = samples[todo[k]];
+            try {
+                const judge::Verdict v = runner.judge(s.program, nullptr, strprintf("L%lld", (long long)s.line));
+                s.compile = step_of(v.compile, false);
+                s.run = step_of(v.run, true);
+                if (s.compile.status == "timeout") {
+                    s.compile.message = strprintf("still running after %gs; killed", timeout_s);
+                    s.rejected.push_back({"compile_timeout", "nvcc " + s.compile.message});
+                } else if (s.compile.status == "fail") {
+                    s.rejected.push_back({"compile_error", s.compile.message});
+                } else if (s.run.status == "timeout") {
+                    s.run.message = strprintf("still running after %gs; killed", timeout_s);
+                    s.rejected.push_back({"run_timeout", "program " + s.run.message});
+                } else if (s.run.status == "fail") {
+                    s.rejected.push_back({"run_failed", s.run.message});
+                }
+                ++(s.compile.status == "pass" ? n_pass : n_fail);
+            } catch (const std::exception& e) {
+                std::lock_guard<std::mutex> lock(err_mu);
+                if (failure.empty()) failure = e.what();
+                next.store(todo.size());
+                return;
             }
-        } else {
-            if (r.status == "timeout")
-                s.rejected.push_back({"run_timeout", "program " + r.message});
-            else if (r.status == "fail")
-                s.rejected.push_back({"run_failed", r.message});
-        }
-        return false;
-    };
-
-    while (done < todo.size()) {
-        while (active.size() < static_cast<size_t>(bs.jobs) && next < todo.size()) {
-            Task t;
-            t.sample = todo[next++];
-            t.dir = strprintf("%s/L%lld", work.c_str(), (long long)samples[t.sample].line);
-            fs::create_directories(t.dir);
-            std::ofstream(t.dir + "/program.cu", std::ios::binary) << samples[t.sample].program;
-            start_step(t);
-            active.push_back(std::move(t));
-        }
-        bool reaped = false;
-        for (size_t i = 0; i < active.size();) {
-            Task& t = active[i];
-            if (!t.proc->poll()) {
-                ++i;
-                continue;
-            }
-            reaped = true;
-            if (finish_step(t)) {
-                start_step(t);
-                ++i;
-                continue;
-            }
-            Sample& s = samples[t.sample];
-            if (s.compile.status == "pass") ++n_pass; else ++n_fail;
-            t.proc.reset();
-            std::error_code ec;
-            fs::remove_all(t.dir, ec);
-            active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
             ++done;
         }
-        if (int sig = signals_received()) {
-            progress.finish("interrupted");
-            throw RuntimeFailure(strprintf("data check interrupted by signal %d; compiles stopped", sig));
+    };
+    Progress progress(ro.mode == judge::JudgeMode::kGpu ? "compile+run" : "compile", static_cast<int64_t>(todo.size()),
+                      "samples", bar);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(todo.size(), 1)))); ++i)
+        threads.emplace_back(worker);
+    for (;;) {
+        const size_t d = done.load();
+        progress.update(static_cast<int64_t>(d), strprintf("%lld passed, %lld failed", (long long)n_pass.load(),
+                                                           (long long)n_fail.load()));
+        bool stop = d >= todo.size() || signals_received() != 0;
+        {
+            std::lock_guard<std::mutex> lock(err_mu);
+            stop = stop || !failure.empty();
         }
-        progress.update(static_cast<int64_t>(done),
-                        strprintf("%lld passed, %lld failed", (long long)n_pass, (long long)n_fail));
-        if (!reaped) {
-            std::vector<Process*> running;
-            for (Task& t : active) running.push_back(t.proc.get());
-            process_wait_any(running, 0.02);
-        }
+        if (stop) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    progress.finish(strprintf("%lld passed, %lld failed", (long long)n_pass, (long long)n_fail));
+    for (std::thread& t : threads) t.join();
+    if (int sig = signals_received()) {
+        progress.finish("interrupted");
+        throw RuntimeFailure(strprintf("data check interrupted by signal %d; compiles stopped", sig));
+    }
+    if (!failure.empty()) throw RuntimeFailure("data check: " + failure);
+    progress.finish(strprintf("%lld passed, %lld failed", (long long)n_pass.load(), (long long)n_fail.load()));
+    return runner.containment();
 }
 
 // ---------------------------------------------------------------- statistics and output
@@ -531,16 +428,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     // nvcc is looked for before any work, so a missing compiler fails fast.
     const bool compile = o.compile || o.run;  // --run builds first
     std::string nvcc;
-    if (compile) {
-        nvcc = !o.nvcc.empty() ? process_find_program(o.nvcc) : process_find_program("nvcc");
-        if (nvcc.empty() && o.nvcc.empty() && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
-            nvcc = "/usr/local/cuda/bin/nvcc";
-        if (nvcc.empty())
-            throw UsageError(o.nvcc.empty()
-                                 ? "--compile needs nvcc: none on PATH or at /usr/local/cuda/bin/nvcc "
-                                   "(install the CUDA toolkit or pass --nvcc PATH)"
-                                 : "--compile: nvcc '" + o.nvcc + "' not found or not executable");
-    }
+    if (compile) nvcc = judge::find_nvcc(o.nvcc, "--nvcc");
 
     int64_t n_lines = 0;
     std::vector<Sample> samples = read_samples(o.input, &n_lines);
@@ -623,25 +511,35 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     // 4. Compile (and run) the programs of the samples still standing.
     json compile_info = nullptr, run_info = nullptr;
     if (compile) {
-        GpuProbe gpu;
-        BuildSettings bs;
-        bs.nvcc = nvcc;
-        bs.flags = split_words(o.nvcc_flags);
-        bs.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-        bs.timeout_s = o.timeout_s;
-        bs.bar = progress_bar_wanted(o.progress);
+        judge::RunnerOptions ro;
+        ro.nvcc = nvcc;
+        ro.nvcc_flags = split_words(o.nvcc_flags);
+        ro.program_name = "program";
+        ro.compile_timeout_s = ro.run_timeout_s = o.timeout_s;
+        ro.contain = cfg.eval.sandbox.enabled;
+        ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
+                     cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+        const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         TempDir work;
-        ProcessResult v = process_run(sandboxed({nvcc, "--version"}, work.path(), 60, kRunLogCap, false));
+        ro.work_dir = work.path();
+        ProcessOptions vo;
+        vo.argv = {nvcc, "--version"};
+        vo.timeout_s = 60;
+        vo.merge_stderr = true;
+        ProcessResult v = process_run(vo);
         if (!v.ok()) throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
         std::string version;
         for (const std::string& l : split_lines(v.out))
             if (l.find("release") != std::string::npos) version = "nvcc " + l.substr(l.rfind(' ') + 1);
+        std::string gpu_how;
+        const bool gpu = o.run && judge::gpu_present(&gpu_how);
         if (o.run) {
-            gpu = probe_gpu(work.path());
-            bs.run = gpu.present;
-            if (gpu.present) bs.flags.push_back("-arch=native");
-            else std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n",
-                             gpu.how.c_str());
+            if (gpu) {
+                ro.mode = judge::JudgeMode::kGpu;
+                ro.nvcc_flags.push_back("-arch=native");
+            } else {
+                std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n", gpu_how.c_str());
+            }
         }
         std::vector<size_t> todo;
         for (size_t i = 0; i < samples.size(); ++i) {
@@ -660,11 +558,11 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
             todo.push_back(i);
         }
         std::string flags_text;
-        for (const std::string& f : bs.flags) flags_text += (flags_text.empty() ? "" : " ") + f;
+        for (const std::string& f : ro.nvcc_flags) flags_text += (flags_text.empty() ? "" : " ") + f;
         compile_info = {{"nvcc", nvcc}, {"version", version}, {"flags", flags_text},
-                        {"jobs", bs.jobs}, {"timeout_s", bs.timeout_s}};
-        if (o.run) run_info = {{"gpu", gpu.present}, {"probe", gpu.how}};
-        compile_and_run(samples, todo, bs, work.path());
+                        {"jobs", jobs}, {"timeout_s", o.timeout_s}};
+        if (o.run) run_info = {{"gpu", gpu}, {"probe", gpu_how}};
+        compile_info["containment"] = compile_and_run(samples, todo, ro, jobs, o.timeout_s, progress_bar_wanted(o.progress));
     }
 
     // 5. Verdicts, outputs, summary.

@@ -40,12 +40,12 @@ Generated read_generations(const std::string& path) {
     return g;
 }
 
-std::string default_cuemu_dir() {
-#ifdef CUSET_SOURCE_ROOT
-    return std::string(CUSET_SOURCE_ROOT) + "/scripts/cuemu";
-#else
-    return "scripts/cuemu";
-#endif
+// Where the emulator's runtime is built once per machine: $XDG_CACHE_HOME/cuset, ~/.cache/cuset,
+// else a folder under the system's temporary folder.
+std::string judge_cache_dir() {
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/cuset/judge";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/cuset/judge";
+    return (fs::temp_directory_path() / "cuset-judge-cache").string();
 }
 
 }  // namespace
@@ -66,17 +66,17 @@ std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<s
     return out;
 }
 
-JudgeMode resolve_judge(const std::string& judge, std::string* how) {
+JudgeMode resolve_judge(const std::string& name, std::string* how) {
     std::string found;
-    if (judge == "compile") return JudgeMode::kCompile;
-    if (judge == "emulate") return JudgeMode::kEmulate;
-    bool gpu = gpu_present(&found);
+    if (name == "compile") return JudgeMode::kCompile;
+    if (name == "emulate") return JudgeMode::kEmulate;
+    bool gpu = judge::gpu_present(&found);
     if (how) *how = found;
-    if (judge == "gpu") {
+    if (name == "gpu") {
         if (!gpu) throw UsageError("--judge gpu: no GPU here (" + found + "); use --judge emulate or --judge compile");
         return JudgeMode::kGpu;
     }
-    if (judge != "auto") throw UsageError("--judge must be gpu, emulate, compile or auto, got '" + judge + "'");
+    if (name != "auto") throw UsageError("--judge must be gpu, emulate, compile or auto, got '" + name + "'");
     return gpu ? JudgeMode::kGpu : JudgeMode::kCompile;
 }
 
@@ -189,28 +189,46 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
     }
 
     JudgeOptions o;
-    o.mode = mode;
-    o.nvcc = cfg.eval.nvcc;
-    o.python = cfg.eval.python;
-    o.compile_timeout_s = cfg.eval.compile_timeout_s;
-    o.run_timeout_s = cfg.eval.run_timeout_s;
+    judge::RunnerOptions& ro = o.runner;
+    ro.mode = mode;
+    ro.nvcc = judge::find_nvcc(cfg.eval.nvcc, "eval.nvcc");
+    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(cfg.eval.python, "eval.python");
+    ro.compile_timeout_s = cfg.eval.compile_timeout_s;
+    ro.run_timeout_s = cfg.eval.run_timeout_s;
+    ro.gen_timeout_s = cfg.eval.gen_timeout_s;
+    ro.compare_timeout_s = cfg.eval.compare_timeout_s;
+    ro.emulate_timeout_s = cfg.eval.emulate_timeout_s;
+    ro.contain = cfg.eval.sandbox.enabled;
+    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
+                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+    ro.work_dir = (fs::path(out) / "work").string();
+    ro.keep_work = req.keep_work;
+    ro.cache_dir = judge_cache_dir();
     o.jobs = static_cast<int>(cfg.eval.jobs);
-    o.work_dir = (fs::path(out) / "work").string();
-    o.keep_work = req.keep_work;
     {
         std::error_code ec;
-        fs::create_directories(o.work_dir, ec);
-        if (ec) throw RuntimeFailure("eval: cannot create " + o.work_dir + ": " + ec.message());
-        std::ofstream((fs::path(o.work_dir) / kWorkMarker).string()) << "scratch folder of cuset-train eval; removed after judging\n";
+        fs::create_directories(ro.work_dir, ec);
+        if (ec) throw RuntimeFailure("eval: cannot create " + ro.work_dir + ": " + ec.message());
+        std::ofstream((fs::path(ro.work_dir) / kWorkMarker).string()) << "scratch folder of cuset-train eval; removed after judging\n";
     }
-    o.cuemu_dir = req.cuemu_dir.empty() ? default_cuemu_dir() : req.cuemu_dir;
     int64_t total = 0;
     for (const ResultRecord& r : records) total += static_cast<int64_t>(r.codes.size());
     log_info("eval: judge %s (%s), %lld sample(s), %d job(s)", judge_label(mode), how.empty() ? "as asked" : how.c_str(),
              static_cast<long long>(total), o.jobs);
+    if (mode != JudgeMode::kCompile)
+        log_info("eval: gen.py and compare.py run with %s (%s, Python %s)", ro.python.executable.c_str(),
+                 ro.python.origin.c_str(), ro.python.version.c_str());
+    if (!ro.contain) log_warn("eval: eval.sandbox is off: the programs run unconfined, with your files and network");
     Progress progress("judge", total, "samples", progress_bar_wanted(cfg.log.progress));
     o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
     {
+        struct RemoveWork {  // OUT/work goes whichever way judging ends
+            const judge::RunnerOptions& ro;
+            ~RemoveWork() {
+                std::error_code ec;
+                if (!ro.keep_work) fs::remove_all(ro.work_dir, ec);
+            }
+        } remove_work{ro};
         StopSignalOptions quiet;
         quiet.first_message = "cuset-train: stopping the judge (its commands are killed)\n";
         quiet.second_exits = false;
@@ -218,10 +236,6 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req) {
         res.summary = judge_results(all, records, o);
     }
     progress.finish();
-    if (!req.keep_work) {
-        std::error_code ec;
-        fs::remove_all(o.work_dir, ec);
-    }
     for (TaskResult& t : res.summary.tasks) {
         auto it = tokens.find(t.id_text);
         if (it == tokens.end()) continue;

@@ -19,7 +19,7 @@ bool success(const SampleResult& s, bool runs) {
     return runs ? s.functional.value_or(false) : s.compiled;
 }
 
-bool judged(const SampleResult& s) { return s.status != SampleStatus::kUnjudged; }
+bool judged(const SampleResult& s) { return !judge::status_unjudged(s.status); }
 
 std::string pct(int64_t a, int64_t b) {
     if (b <= 0) return "-";
@@ -50,9 +50,14 @@ ojson figures_json(const Figures& f) {
     j["run_rate"] = f.runs() ? ratio(f.ran, f.samples - f.unjudged) : ojson(nullptr);
     j["functional"] = f.runs() ? ojson(f.functional) : ojson(nullptr);
     j["unjudged"] = f.unjudged;
+    ojson causes = ojson::object();
+    for (const auto& [cause, n] : f.unjudged_by_cause) causes[cause] = n;
+    j["unjudged_by_cause"] = causes;
     j["pass@1"] = ratio(f.pass1, f.pass1_tasks);
+    j["pass@1_passed"] = f.pass1;
     j["pass@1_tasks"] = f.pass1_tasks;
     j["pass@K"] = ratio(f.passk, f.passk_tasks);
+    j["pass@K_passed"] = f.passk;
     j["pass@K_tasks"] = f.passk_tasks;
     j["correctness@1"] = f.runs() ? ratio(f.correct1, f.pass1_tasks) : ojson(nullptr);
     j["correctness@K"] = f.runs() ? ratio(f.correctk, f.passk_tasks) : ojson(nullptr);
@@ -68,7 +73,9 @@ const char* status_colour(SampleStatus s) {
         case SampleStatus::kPass: return "#2e7d32";
         case SampleStatus::kCompiled: return "#558b2f";
         case SampleStatus::kMismatch:
+        case SampleStatus::kNoVerdict:
         case SampleStatus::kCompareFailed: return "#ef6c00";
+        case SampleStatus::kTaskError: return "#757575";
         case SampleStatus::kRunFailed:
         case SampleStatus::kRunTimeout:
         case SampleStatus::kGenFailed: return "#c62828";
@@ -80,7 +87,29 @@ const char* status_colour(SampleStatus s) {
     return "#000";
 }
 
+std::string pct_of(int64_t a, int64_t b) { return b > 0 ? pct(a, b) + " (" + std::to_string(a) + "/" + std::to_string(b) + ")" : "-"; }
+
 }  // namespace
+
+std::string unjudged_cause(const SampleResult& s) {
+    if (s.status != SampleStatus::kUnjudged) return sample_status_name(s.status);
+    // "emulator: build failed: kernel_emu.cpp:3: ..." -> "emulator: build failed"
+    size_t first = s.error.find(": ");
+    size_t second = first == std::string::npos ? std::string::npos : s.error.find(": ", first + 2);
+    return second == std::string::npos ? s.error.substr(0, 60) : s.error.substr(0, second);
+}
+
+std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::string, int64_t>& causes) {
+    std::string out = std::to_string(unjudged) + " unjudged of " + std::to_string(all);
+    std::string list;
+    for (const auto& [cause, n] : causes) list += (list.empty() ? "" : ", ") + cause + " " + std::to_string(n);
+    return list.empty() ? out : out + " (" + list + ")";
+}
+
+std::string counts_text(int64_t passed, int64_t judged, int64_t all, const std::map<std::string, int64_t>& causes) {
+    std::string out = std::to_string(passed) + " pass of " + std::to_string(judged) + " judged";
+    return all > judged ? out + ", " + unjudged_text(all - judged, all, causes) : out;
+}
 
 double pass_at_k(int64_t n, int64_t c, int64_t k) {
     if (k <= 0 || n <= 0 || k > n) return 0.0;
@@ -113,6 +142,7 @@ Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode) 
             f.ran += s.ran.value_or(false);
             f.functional += s.functional.value_or(false);
             f.unjudged += !judged(s);
+            if (!judged(s)) ++f.unjudged_by_cause[unjudged_cause(s)];
             if (s.generated_tokens >= 0) {
                 tok_sum += static_cast<double>(s.generated_tokens);
                 ++tok_n;
@@ -151,6 +181,8 @@ EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, con
     EvalReport r;
     r.mode = s.mode;
     r.notice = s.notice;
+    r.containment = s.containment;
+    r.python = s.python;
     r.tasks_file = tasks_file;
     r.results_file = results_file;
     r.tasks = s.tasks;
@@ -170,6 +202,8 @@ ojson report_json(const EvalReport& r) {
     j["format"] = "cuset-eval-1";
     j["judge"] = judge_label(r.mode);
     j["notice"] = r.notice;
+    j["containment"] = r.containment;
+    j["python"] = r.python;
     j["tasks_file"] = r.tasks_file;
     j["results_file"] = r.results_file;
     j["overall"] = figures_json(r.overall);
@@ -193,6 +227,7 @@ ojson report_json(const EvalReport& r) {
             sj["error"] = s.error;
             sj["seconds"] = s.seconds;
             sj["generated_tokens"] = s.generated_tokens >= 0 ? ojson(s.generated_tokens) : ojson(nullptr);
+            sj["containment"] = s.containment;
             ss.push_back(sj);
         }
         tj["samples"] = ss;
@@ -205,6 +240,7 @@ ojson report_json(const EvalReport& r) {
 std::string report_table(const EvalReport& r) {
     const Figures& o = r.overall;
     const bool runs = o.runs();
+    const bool one = o.max_samples <= 1;  // K = 1: pass@K is pass@1, shown once
     std::string K = std::to_string(o.max_samples);
     std::string out;
     out += "CUDABench eval [" + o.label + "]: " + std::to_string(o.tasks) + " tasks, " + std::to_string(o.samples) +
@@ -212,26 +248,32 @@ std::string report_table(const EvalReport& r) {
            " per task)\n";
     if (!r.notice.empty()) out += "note: " + r.notice + "\n";
     std::string crit = runs ? "" : " (compile-only)";
-    char line[512];
-    std::snprintf(line, sizeof line, "%-32s %6s %9s %9s %22s %22s\n", "family", "tasks", "compiled", runs ? "ran" : "ran(n/a)",
-                  ("pass@1" + crit).c_str(), ("pass@" + K + crit).c_str());
+    char line[640];
+    std::snprintf(line, sizeof line, "%-32s %6s %9s %9s %24s %24s\n", "family", "tasks", "compiled", runs ? "ran" : "ran(n/a)",
+                  ("pass@1" + crit).c_str(), one ? "" : ("pass@" + K + crit).c_str());
     out += line;
     auto row = [&](const std::string& name, const Figures& f) {
-        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %22s %22s\n", name.substr(0, 32).c_str(),
+        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %24s %24s\n", name.substr(0, 32).c_str(),
                       static_cast<long long>(f.tasks), pct(f.compiled, f.samples).c_str(),
-                      runs ? pct(f.ran, f.samples - f.unjudged).c_str() : "-", pct(f.pass1, f.pass1_tasks).c_str(),
-                      pct(f.passk, f.passk_tasks).c_str());
+                      runs ? pct(f.ran, f.samples - f.unjudged).c_str() : "-", pct_of(f.pass1, f.pass1_tasks).c_str(),
+                      one ? "" : pct_of(f.passk, f.passk_tasks).c_str());
         out += line;
     };
     for (const auto& [name, f] : r.families) row(name, f);
     row("overall", o);
-    out += "unbiased pass@k" + crit + ":";
-    for (size_t k = 0; k < o.pass_at.size(); ++k) out += " k=" + std::to_string(k + 1) + " " + fixed(o.pass_at[k], 4);
+    out += "pass@1" + crit + ": " + counts_text(o.pass1, o.pass1_tasks, o.tasks, {}) + " tasks";
+    if (!one) out += "; pass@" + K + crit + ": " + counts_text(o.passk, o.passk_tasks, o.tasks, {}) + " tasks";
+    if (o.unjudged) out += "; " + unjudged_text(o.unjudged, o.samples, o.unjudged_by_cause) + " samples";
     out += "\n";
+    if (!one) {
+        out += "unbiased pass@k" + crit + ":";
+        for (size_t k = 0; k < o.pass_at.size(); ++k) out += " k=" + std::to_string(k + 1) + " " + fixed(o.pass_at[k], 4);
+        out += "\n";
+    }
     if (runs)
-        out += "CUDABench correctness (exit 0): @1 " + pct(o.correct1, o.pass1_tasks) + ", @" + K + " " +
-               pct(o.correctk, o.passk_tasks) + "; functionality: @1 " + pct(o.pass1, o.pass1_tasks) + ", @" + K + " " +
-               pct(o.passk, o.passk_tasks) + (o.unjudged ? "; unjudged samples: " + std::to_string(o.unjudged) : "") + "\n";
+        out += "CUDABench correctness (exit 0): @1 " + pct_of(o.correct1, o.pass1_tasks) + (one ? "" : ", @" + K + " " +
+               pct_of(o.correctk, o.passk_tasks)) + "; functionality: @1 " + pct_of(o.pass1, o.pass1_tasks) +
+               (one ? "" : ", @" + K + " " + pct_of(o.passk, o.passk_tasks)) + "\n";
     out += "mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "\n";
     return out;
 }
@@ -253,13 +295,25 @@ std::string report_html(const EvalReport& r) {
     h += "<p>tasks: " + html_escape(r.tasks_file) + (r.results_file.empty() ? "" : "<br>results: " + html_escape(r.results_file)) +
          "<br>" + std::to_string(o.tasks) + " tasks, " + std::to_string(o.samples) + " samples</p>\n";
     if (!r.notice.empty()) h += "<p class=\"notice\">" + html_escape(r.notice) + "</p>\n";
-    h += "<h2>Figures</h2>\n<table><tr><th>family</th><th>tasks</th><th>compiled</th><th>ran</th><th>pass@1" + crit +
-         "</th><th>pass@" + K + crit + "</th></tr>\n";
+    h += "<p><b>pass@1" + html_escape(crit) + ": " + pct(o.pass1, o.pass1_tasks) + "</b> &mdash; " +
+         html_escape(counts_text(o.pass1, o.pass1_tasks, o.tasks, {})) + " tasks" +
+         (o.max_samples > 1 ? "<br><b>pass@" + K + html_escape(crit) + ": " + pct(o.passk, o.passk_tasks) + "</b> &mdash; " +
+                                  html_escape(counts_text(o.passk, o.passk_tasks, o.tasks, {})) + " tasks"
+                            : std::string()) +
+         (o.unjudged ? "<br>" + html_escape(unjudged_text(o.unjudged, o.samples, o.unjudged_by_cause)) +
+                           " samples: left out of every rate"
+                     : std::string()) +
+         "<br>containment: " + html_escape(r.containment) + "</p>\n";
+    const bool one = o.max_samples <= 1;
+    h += "<h2>Figures</h2>\n<table><tr><th>family</th><th>tasks</th><th>compiled</th><th>ran</th><th>pass@1" + crit + "</th>" +
+         (one ? std::string() : "<th>pass@" + K + crit + "</th>") + "<th>unjudged samples</th></tr>\n";
     auto row = [&](const std::string& name, const Figures& f, bool bold) {
         std::string b0 = bold ? "<b>" : "", b1 = bold ? "</b>" : "";
         h += "<tr><td>" + b0 + html_escape(name) + b1 + "</td><td class=num>" + std::to_string(f.tasks) + "</td><td class=num>" +
              pct(f.compiled, f.samples) + "</td><td class=num>" + (runs ? pct(f.ran, f.samples - f.unjudged) : "-") +
-             "</td><td class=num>" + pct(f.pass1, f.pass1_tasks) + "</td><td class=num>" + pct(f.passk, f.passk_tasks) + "</td></tr>\n";
+             "</td><td class=num>" + pct_of(f.pass1, f.pass1_tasks) + "</td>" +
+             (one ? std::string() : "<td class=num>" + pct_of(f.passk, f.passk_tasks) + "</td>") + "<td class=num>" +
+             std::to_string(f.unjudged) + "</td></tr>\n";
     };
     row("overall", o, true);
     for (const auto& [name, f] : r.families) row(name, f, false);

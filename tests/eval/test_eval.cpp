@@ -17,6 +17,7 @@
 #include "cuset/eval/cudabench.h"
 #include "cuset/eval/judge.h"
 #include "cuset/eval/report.h"
+#include "cuset/judge/toolchain.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -35,15 +36,14 @@ const std::vector<Task>& fixture_tasks() {
     return t;
 }
 
-bool have_nvcc() { return !cuset::process_find_program("nvcc").empty(); }
-
+// The judge's tools are part of a machine set up by the README: their absence fails, never skips.
 JudgeOptions options(const std::string& work, JudgeMode mode = JudgeMode::kCompile) {
     JudgeOptions o;
-    o.mode = mode;
-    o.work_dir = work;
-    o.python = CUSET_PYTHON;
+    o.runner.mode = mode;
+    o.runner.work_dir = work;
+    o.runner.nvcc = cuset::judge::find_nvcc("", "eval.nvcc");
+    o.runner.python = cuset::judge::find_python(CUSET_PYTHON, "eval.python");
     o.jobs = 2;
-    o.cuemu_dir = std::string(CUSET_SOURCE_DIR) + "/scripts/cuemu";
     return o;
 }
 
@@ -289,7 +289,6 @@ TEST(EvalReport, FiguresOverallAndPerFamily) {
 }
 
 TEST(EvalJudge, ReferencesCompileAndRunStagesAreSkippedWithANotice) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string work = scratch_dir("eval_judge_refs");
     JudgeSummary s = judge_results(fixture_tasks(), reference_records(fixture_tasks()), options(work));
     ASSERT_EQ(s.tasks.size(), 4u);
@@ -307,15 +306,13 @@ TEST(EvalJudge, ReferencesCompileAndRunStagesAreSkippedWithANotice) {
 }
 
 TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string work = scratch_dir("eval_judge_broken");
-    std::string fifo = work + "/never-written.fifo";
-    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     ResultRecord r;
     r.id = 0;
     r.task_name = "Vector_Add";
     r.codes = {fixture_tasks()[0].bench_cu + "\nint broken( { return undeclared_name; }\n",
-               "#include \"" + fifo + "\"\nint main() { return 0; }\n",  // the preprocessor waits forever
+               // 2^40 inclusions of itself: the preprocessor never ends
+               "#if __INCLUDE_LEVEL__ < 40\n#include __FILE__\n#include __FILE__\n#endif\nint main() { return 0; }\n",
                std::nullopt};
     r.responses = {std::string("a"), std::string("b"), std::string("no fence")};
     JudgeOptions o = options(work + "/work");
@@ -334,7 +331,7 @@ TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
     EXPECT_EQ(v[1].error, "");
     EXPECT_EQ(v[2].status, SampleStatus::kNoCode);
     // The hanging compile alone with a short limit (the broken one may take longer on a busy machine).
-    o.compile_timeout_s = 3;
+    o.runner.compile_timeout_s = 3;
     auto t0 = std::chrono::steady_clock::now();
     JudgeSummary h = judge_results(fixture_tasks(), {hang}, o);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -355,8 +352,6 @@ TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
 }
 
 TEST(EvalJudge, EmulatedReferencesPassAndWrongProgramsFail) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
-    if (!fs::exists("/usr/local/cuda/include/cuda_runtime.h")) GTEST_SKIP() << "no CUDA headers";
     std::string work = scratch_dir("eval_judge_emulate");
     std::vector<ResultRecord> recs = reference_records(fixture_tasks());
     // Task 0's second sample writes a wrong sum; task 3's writes no output (compare.py exits 0
@@ -370,12 +365,10 @@ TEST(EvalJudge, EmulatedReferencesPassAndWrongProgramsFail) {
     std::string failing = fixture_tasks()[2].bench_cu;
     failing.replace(failing.find("return 0;\n}"), 9, "return 3;");
     recs[2].codes.push_back(failing);
-    // Relative paths (the commands run in each sample's folder, so the judge makes them absolute).
+    // A relative work folder (the commands run in each sample's folder, so the judge makes it absolute).
     auto rel = [](const std::string& p) { return fs::path(p).lexically_relative(fs::current_path()).string(); };
     JudgeOptions o = options(rel(work), JudgeMode::kEmulate);
-    o.python = rel(CUSET_PYTHON);  // lexically: the venv's python is a link that must stay one
-    o.cuemu_dir = rel(o.cuemu_dir);
-    ASSERT_EQ(o.python.find('/') != std::string::npos && o.python[0] != '/', true) << o.python;
+    o.runner.cache_dir = work + "/cache";
     JudgeSummary s = judge_results(fixture_tasks(), recs, o);
     EXPECT_EQ(s.notice, "");
     for (const TaskResult& t : s.tasks) {
@@ -394,11 +387,35 @@ TEST(EvalJudge, EmulatedReferencesPassAndWrongProgramsFail) {
     EXPECT_EQ(r.overall.ran, 6);
 }
 
+// The verdict is positive: functional = compare.py exited 0 and its last line is "T". A checker
+// that prints nothing, or something after its T, gives no verdict; one that exits non-zero is
+// compare-failed.
+TEST(EvalJudge, OnlyALastLineTIsAPass) {
+    std::string work = scratch_dir("eval_judge_verdict");
+    std::vector<Task> tasks;
+    for (const char* checker : {"print('T')\n", "pass\n", "print('T')\nprint('done')\n", "import sys\nprint('T')\nsys.exit(1)\n",
+                                "print('F')\n", "print('x' * 1000000)\nprint('T')\n"}) {
+        Task t = fixture_tasks()[0];
+        t.compare_py = std::string("# \"data/c.bin\" is the output\n") + checker;
+        t.id = static_cast<int>(tasks.size());
+        t.id_text = std::to_string(tasks.size());
+        tasks.push_back(t);
+    }
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.runner.cache_dir = work + "/cache";
+    JudgeSummary s = judge_results(tasks, reference_records(tasks), o);
+    const SampleStatus want[] = {SampleStatus::kPass,          SampleStatus::kNoVerdict, SampleStatus::kNoVerdict,
+                                 SampleStatus::kCompareFailed, SampleStatus::kMismatch,  SampleStatus::kPass};
+    for (size_t i = 0; i < tasks.size(); ++i)
+        EXPECT_EQ(s.tasks[i].samples[0].status, want[i]) << tasks[i].compare_py << ": " << s.tasks[i].samples[0].error;
+    EXPECT_EQ(s.tasks[1].samples[0].error, "compare.py printed no verdict");
+    EXPECT_EQ(s.tasks[2].samples[0].error, "compare.py's last line is not T or F: done");
+}
+
 TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string work = scratch_dir("eval_judge_noemu");
     JudgeOptions o = options(work, JudgeMode::kEmulate);
-    o.cxx = work + "/missing-g++";  // the emulator's runtime cannot be built
+    o.runner.cxx = work + "/no-such-compiler";  // the emulator's runtime cannot be built
     std::vector<Task> one = {fixture_tasks()[0]};
     JudgeSummary s = judge_results(one, reference_records(one), o);
     EXPECT_NE(s.notice.find("emulation unavailable"), std::string::npos) << s.notice;
@@ -419,8 +436,30 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 
 }  // namespace
 
+// Out of the box: with no eval.python the judge uses the project's environment (which has numpy)
+// and says so; a Python without numpy is the judge's own error, one line and exit 4, not the
+// programs' failure.
+TEST(EvalCli, TheDefaultPythonJudgesAndAMissingModuleIsTheJudgesError) {
+    std::string out = scratch_dir("eval_cli_python");
+    auto r = cuset::test::run_cuset("eval --reference --tasks " + q(tasks_path()) + " --judge emulate --limit 1 --out " +
+                                    q(out + "/ok") + " --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gen.py and compare.py run with " + fs::path(CUSET_PYTHON).parent_path().string()), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("the project's environment"), std::string::npos) << r.err;
+    auto j = read_json(out + "/ok/eval.json");
+    EXPECT_EQ(j["overall"]["pass@1"], 1.0) << j.dump(1);
+    EXPECT_NE(j["tasks"][0]["samples"][0]["containment"].get<std::string>().find("namespaces"), std::string::npos);
+    r = cuset::test::run_cuset("eval --reference --tasks " + q(tasks_path()) + " --judge emulate --limit 1 --out " +
+                               q(out + "/bad") + " --set log.progress=never --set eval.python=/usr/bin/python3");
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    EXPECT_NE(r.err.find("cannot run a task's gen.py: ModuleNotFoundError: No module named 'numpy'"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("set eval.python"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out + "/bad/eval.json")) << "no figures from a judge that could not judge";
+}
+
 TEST(EvalCli, ReferencesCompileOnlyWithTheNotice) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string out = scratch_dir("eval_cli_reference");
     auto r = cuset::test::run_cuset("eval --reference --tasks " + q(tasks_path()) + " --judge compile --out " + q(out) +
                                     " --set eval.python=" + CUSET_PYTHON);
@@ -438,7 +477,6 @@ TEST(EvalCli, ReferencesCompileOnlyWithTheNotice) {
 }
 
 TEST(EvalCli, JudgesACudaBenchResultsFile) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string dir = scratch_dir("eval_cli_results");
     // Written the way CUDABench's generator writes it (id, task_name, prompt, run_id, code/response pairs).
     ResultRecord a;
@@ -477,7 +515,6 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
 }
 
 TEST(EvalCli, TinyCoderEndToEnd) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string out = scratch_dir("eval_cli_tiny");
     std::string src = CUSET_SOURCE_DIR;
     auto r = cuset::test::run_cuset("eval --config " + q(src + "/configs/demo.yaml") + " --model " + q(src + "/data/tiny-coder") +
@@ -516,7 +553,6 @@ TEST(EvalCli, TinyCoderEndToEnd) {
 // eval.after_training: training ends with CUDABench on the final checkpoint and its figures in
 // summary.json (data/tiny-coder writes no program that compiles: every rate is 0, every stage runs).
 TEST(EvalCli, AfterTrainingPutsTheFiguresInTheSummary) {
-    if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string dir = scratch_dir("eval_after_training");
     const std::string src = CUSET_SOURCE_DIR;
     write_file(dir + "/c.yaml", "model:\n  path: " + src + "/data/tiny-coder\n  dtype: float32\n"

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 
-ORDER = ["core", "emu", "text", "tagger", "data", "model", "train", "generate", "analysis", "eval", "cli"]
+ORDER = ["core", "emu", "judge", "text", "tagger", "data", "model", "train", "generate", "analysis", "eval", "cli"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"cuset/([a-z_]+)/[^"]+"', re.M)
 
 

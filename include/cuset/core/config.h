@@ -140,13 +140,26 @@ struct DistributedKeys {
 };
 
 // `cuset-train eval` (CUDABench): the judge's tools and limits, the prompts' GPU label.
+struct EvalSandboxKeys {
+    bool enabled = true;        // false (`eval.sandbox: off`): programs run unconfined, as the user
+    double cpu_s = 600;         // CPU seconds per process
+    int64_t memory_mb = 8192;   // heap and private writable memory per process
+    int64_t file_mb = 4096;     // largest file a process may write; also the private /tmp's size
+    int64_t processes = 64;     // processes and threads of the sandbox at once
+    int64_t open_files = 1024;  // open files per process
+};
+
 struct EvalKeys {
-    std::string python = "python3";                     // runs gen.py and compare.py
+    std::string python;                                 // runs gen.py and compare.py; "" = the project's .venv, else python3
     std::string nvcc = "nvcc";
     std::string gpu_name = "NVIDIA GeForce RTX 4090";   // CUDABench's default label; "" = the task's
     int64_t jobs = 2;                                   // samples judged at once
     double compile_timeout_s = 60;                      // CUDABench's
     double run_timeout_s = 60;                          // CUDABench's
+    double gen_timeout_s = 180;                         // CUDABench's, for gen.py
+    double compare_timeout_s = 60;
+    double emulate_timeout_s = 600;                     // an emulated run
+    EvalSandboxKeys sandbox;
     // eval.after_training: CUDABench on the final checkpoint, its figures in summary.json.
     bool after_training = false;
     std::string tasks;                                  // CUDABench-Set.jsonl (required by after_training)

@@ -13,13 +13,31 @@
 #include <utility>
 #include <vector>
 
+#include "cuset/core/error.h"
+
 namespace cuset {
+
+// A seam for containment (judge/sandbox.h): steps run between fork and exec. Everything they
+// use is prepared by the parent before the fork; in the child they make system calls only.
+struct ChildSetup {
+    virtual ~ChildSetup() = default;
+    // In the child, after its own process group, default signals and the standard streams, before
+    // chdir(cwd) and exec. `sync_write`/`sync_read` are a pipe pair to the parent for in_parent().
+    // Returns 0, or an errno with `*step` naming what failed; a process that is not to exec (a
+    // supervisor it forked) never returns.
+    virtual int in_child(int sync_write, int sync_read, const char** step) const = 0;
+    // In the parent, once the child wrote one byte to its sync pipe (e.g. the child has made new
+    // namespaces and the parent maps its ids); the parent then writes one byte back. Throws on failure.
+    virtual void in_parent(pid_t child) const = 0;
+};
 
 struct ProcessOptions {
     std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
     std::string cwd;                // working directory; empty = this process's
     // Changes to the inherited environment: "NAME=VALUE" sets NAME, a bare "NAME" removes it.
     std::vector<std::string> env;
+    bool clear_env = false;         // start from an empty environment (then apply `env`)
+    const ChildSetup* setup = nullptr;  // not owned; must outlive the constructor call
     std::string stdin_file;         // empty = /dev/null
     double timeout_s = 0;           // wall clock; <= 0 = no limit
     // Bytes kept per stream (stdout, stderr); the rest is read and dropped (the *_truncated
@@ -42,6 +60,20 @@ struct ProcessResult {
     bool ok() const { return !timed_out && !killed && signal == 0 && exit_code == 0; }
     // 128 + signal when ended by a signal, else exit_code (the shell's convention).
     int status_code() const { return signal ? 128 + signal : exit_code; }
+};
+
+// A command that could not be started: `step` names the set-up step that failed ("" = the exec
+// itself: the program is missing, not executable or not a valid executable).
+class ProcessStartError : public RuntimeFailure {
+public:
+    ProcessStartError(const std::string& what, std::string step, int err)
+        : RuntimeFailure(what), step_(std::move(step)), err_(err) {}
+    const std::string& step() const { return step_; }
+    int err() const { return err_; }
+
+private:
+    std::string step_;
+    int err_;
 };
 
 // One command in flight. Starting it throws RuntimeFailure("cannot start <argv[0]>: <reason>")

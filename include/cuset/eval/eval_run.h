@@ -26,7 +26,6 @@ struct EvalRequest {
     int64_t limit = 0;              // the first N tasks (after --task-ids); 0 = all
     std::vector<std::string> task_ids;
     bool keep_work = false;         // keep the per-sample work folders under OUT/work
-    std::string cuemu_dir;          // default: scripts/cuemu next to the binary's source tree
 };
 
 // The tasks a request selects, in file order (UsageError for an unknown id).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,27 @@ struct Figures {
     int64_t passk_tasks = 0, passk = 0;   // tasks with a judged sample; with a successful one
     int64_t correct1 = 0, correctk = 0;   // CUDABench's correctness (exit 0) at 1 and best-of-K
     std::vector<double> pass_at;          // [k-1]: unbiased pass@k over the tasks with n >= k
+    std::map<std::string, int64_t> unjudged_by_cause;  // "emulator: build failed" -> samples
     double mean_tokens = -1;              // per sample with a known count; -1 = unknown
     bool runs() const { return criterion == "functional"; }
 };
 
 Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode);
 
+// What an unjudged sample's figures leave out, as a group name: its status, and for the
+// emulator's or a stage's own failures the stage ("emulator: build failed", "gen-failed").
+std::string unjudged_cause(const SampleResult& s);
+
+// "86 pass of 87 judged, 13 unjudged of 100 (emulator: build failed 9, gen-failed 4)": a rate's
+// counts, so that no rate is read without them.
+std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::string, int64_t>& causes);
+std::string counts_text(int64_t passed, int64_t judged, int64_t all, const std::map<std::string, int64_t>& causes);
+
 struct EvalReport {
     JudgeMode mode = JudgeMode::kCompile;
     std::string notice;
+    std::string containment;  // what contained the judged commands
+    std::string python;       // gen.py's and compare.py's interpreter ("" = not used)
     std::string tasks_file, results_file;
     Figures overall;
     std::vector<std::pair<std::string, Figures>> families;  // by family name

@@ -1,0 +1,133 @@
+// The one runner of untrusted CUDA programs: a program a model wrote is compiled (nvcc), built for
+// the CPU emulator where asked, run, and checked against a task, every command inside the
+// sandbox (judge/sandbox.h). Callers (`eval`, `data check --compile/--run`) never spawn a
+// candidate themselves. Per program, in its own folder:
+//   compile   nvcc kernel.cu -o kernel (the flags CUDABench uses: none)
+//   emulate   the program rewritten for the emulator (emu/transform.h), built with the host C++
+//             compiler against the emulator's runtime (built once per machine and cached)
+//   generate  the task's gen.py, once per task, in a folder the candidate never sees
+//   run       ./kernel (or the emulated build) with only the task's inputs beside it
+//   check     compare.py in a fresh folder holding the reference outputs and a copy of only the
+//             program's declared output files, with an isolated Python (-I: no current folder or
+//             user site on its import path); functional = it exited 0 and its last line is "T"
+// A task without gen.py (a self-checking program, `data check --run`) stops after the run: exit 0
+// is its verdict. Failures of one program are its status; only a judge that cannot work (its Python
+// lacks a module a task script imports) ends the whole run (JudgeEnvironmentError).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/core/error.h"
+#include "cuset/judge/sandbox.h"
+#include "cuset/judge/toolchain.h"
+
+namespace cuset::judge {
+
+enum class JudgeMode { kCompile, kGpu, kEmulate };
+const char* judge_mode_name(JudgeMode m);  // "compile" | "gpu" | "emulate"
+const char* judge_label(JudgeMode m);      // the label figures carry: "compile-only" | "gpu" | "emulated"
+
+enum class Status {
+    kNoCode,          // no program (no fenced block in the answer)
+    kCompileError,
+    kCompileTimeout,
+    kCompiled,        // compile-only: compiled, nothing run
+    kGenFailed,       // the task's gen.py failed or timed out: not judged against a reference
+    kTaskError,       // the task's files cannot be told apart (judge/task_files.h): not judged
+    kRunFailed,       // the program exited non-zero, was killed or could not start
+    kRunTimeout,
+    kCompareFailed,   // compare.py failed (CUDABench: correct but not functional)
+    kNoVerdict,       // compare.py exited 0 without a last line "T" or "F"
+    kMismatch,        // compare.py's verdict "F"
+    kPass,            // functional (or, without gen.py, the program exited 0)
+    kUnjudged,        // emulate: the emulator could not build or run the program
+};
+const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
+// Statuses that judged nothing about the program (left out of the rates, counted apart).
+bool status_unjudged(Status s);
+
+// One command of the pipeline, for callers that report stages.
+struct StageReport {
+    bool ran = false, ok = false, timed_out = false;
+    int exit_code = -1, signal = 0;
+    double seconds = 0;
+    std::string line;  // first error line (compilers), last output line (programs)
+};
+
+struct Verdict {
+    Status status = Status::kNoCode;
+    bool compiled = false;
+    std::optional<bool> ran;         // exit 0 (CUDABench's correctness); nullopt = not run
+    std::optional<bool> functional;  // the checker's verdict; nullopt = not judged
+    bool emulated = false;
+    std::string error;               // what went wrong first ("" = nothing)
+    double seconds = 0;              // wall time of this program's stages
+    StageReport compile, run;
+    std::string containment;         // Runner::containment() when it was judged
+};
+
+// A task to check programs against: CUDABench's or one of cuset's own.
+struct CheckedTask {
+    std::string key;                           // unique per task: its gen.py runs once per key
+    std::string gen_py, compare_py;            // empty gen_py = a self-checking program
+    std::string reference_source;              // the reference program: names the inputs it reads
+    std::vector<std::string> declared_inputs;  // input names of the task record (data/<name>.bin)
+};
+
+struct RunnerOptions {
+    JudgeMode mode = JudgeMode::kCompile;
+    std::string nvcc;                     // absolute (find_nvcc)
+    std::vector<std::string> nvcc_flags;  // after "kernel.cu -o kernel"
+    std::string program_name = "kernel";  // the source is <name>.cu, the binary <name>
+    PythonInfo python;                    // runs gen.py and compare.py (find_python); unused by compile
+    std::string cxx = "g++";              // builds emulated programs
+    double compile_timeout_s = 60;        // CUDABench's
+    double run_timeout_s = 60;            // CUDABench's
+    double gen_timeout_s = 180;           // CUDABench's for gen.py
+    double compare_timeout_s = 60;
+    double emulate_timeout_s = 600;       // an emulated run (slower than a GPU's)
+    bool contain = true;                  // false: eval.sandbox off (unsafe: programs run as the user)
+    SandboxLimits limits;
+    std::string work_dir;                 // per-program and per-task folders go under it (required)
+    bool keep_work = false;               // keep each program's folder
+    std::string cache_dir;                // the emulator's runtime build ("" = <work_dir>/emu)
+};
+
+// An error of the judge's own environment (not of any program): it stops the run.
+class JudgeEnvironmentError : public RuntimeFailure {
+public:
+    explicit JudgeEnvironmentError(const std::string& what) : RuntimeFailure(what) {}
+};
+
+class Runner {
+public:
+    // Prepares the tools, the sandbox (UsageError with the fix where it cannot be made, unless
+    // `contain` is false) and, for emulation, the emulator's runtime (a failure is a notice:
+    // every compiled program is then unjudged).
+    explicit Runner(RunnerOptions opts);
+    ~Runner();
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    // Judges one program (nullopt = no program) in the folder <work_dir>/<name>; `task` may be
+    // null (compile, run: exit 0). Safe to call from several threads at once.
+    Verdict judge(const std::optional<std::string>& source, const CheckedTask* task, const std::string& name);
+
+    // How many programs will be judged against `key`: its gen.py folder is removed after the last.
+    void expect(const std::string& key, int64_t programs);
+
+    const RunnerOptions& options() const { return opts_; }
+    const std::string& notice() const;   // one line about skipped or unavailable stages ("" = none)
+    std::string containment() const;     // Sandbox::describe(), or "off (eval.sandbox)"
+
+private:
+    struct Impl;
+    RunnerOptions opts_;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cuset::judge

@@ -1,0 +1,602 @@
+// Compiling, running and checking one untrusted program, every command contained (judge/runner.h).
+#include "cuset/judge/runner.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+
+#include "cuset/core/hash.h"
+#include "cuset/core/log.h"
+#include "cuset/core/signals.h"
+#include "cuset/emu/runtime.h"
+#include "cuset/emu/transform.h"
+#include "cuset/judge/task_files.h"
+
+namespace fs = std::filesystem;
+
+namespace cuset::judge {
+
+namespace {
+
+constexpr size_t kCompileLogCap = size_t{1} << 20;  // head of a compiler log: its first error
+constexpr size_t kRunLogCap = size_t{256} << 10;    // tail of a program's output: its last line
+constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
+
+void write_text(const fs::path& p, const std::string& text) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw RuntimeFailure("cannot write '" + p.string() + "'");
+    ::chmod(p.c_str(), 0644);
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
+}
+
+std::string ending(const ProcessResult& r, double timeout_s) {
+    if (r.timed_out) return "timed out after " + seconds_text(timeout_s) + " s";
+    if (r.killed) return "stopped";
+    if (r.signal) return "killed by signal " + std::to_string(r.signal);
+    return "exit status " + std::to_string(r.exit_code);
+}
+
+StageReport report_of(const ProcessResult& r, bool compiler) {
+    StageReport s;
+    s.ran = true;
+    s.ok = r.ok();
+    s.timed_out = r.timed_out;
+    s.exit_code = r.exit_code;
+    s.signal = r.signal;
+    s.seconds = r.seconds;
+    s.line = compiler ? first_error_line(r.out) : last_output_line(r.out);
+    return s;
+}
+
+// A script's failure that is the judge's environment, not the task's or the program's.
+bool missing_module(const std::string& err) {
+    return err.find("ModuleNotFoundError") != std::string::npos || err.find("ImportError:") != std::string::npos;
+}
+
+// Removes a folder a sandboxed program may have left unreadable (mode 000 folders of its own).
+void remove_tree(const fs::path& dir) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (!ec) return;
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_directory(ec) && !it->is_symlink(ec)) ::chmod(it->path().c_str(), 0700);
+    ::chmod(dir.c_str(), 0700);
+    fs::remove_all(dir, ec);
+}
+
+// The regular files under `dir` (relative paths), not following links; `skip` left out.
+std::vector<std::string> regular_files(const fs::path& dir, const std::string& skip) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+        std::string rel = fs::relative(it->path(), dir, ec).string();
+        if (rel == skip) continue;
+        out.push_back(rel);
+        if (static_cast<int>(out.size()) > kMaxProducedFiles) break;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Copies `rel` from a folder a program wrote to `to_dir`, never following a link and only a
+// regular file of at most `max_bytes`: nothing the program placed can make the judge read
+// elsewhere. False when it is absent or not such a file.
+bool copy_output(const fs::path& from_dir, const std::string& rel, const fs::path& to_dir, int64_t max_bytes) {
+    int dfd = ::open(from_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return false;
+    fs::path rp(rel);
+    bool ok = true;
+    for (auto it = rp.begin(); ok && it != rp.end(); ++it) {
+        auto next = it;
+        ++next;
+        const bool last = next == rp.end();
+        int fd = ::openat(dfd, it->c_str(), (last ? O_RDONLY | O_NONBLOCK : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+        ::close(dfd);
+        dfd = fd;
+        if (fd < 0) ok = false;
+    }
+    if (!ok) return false;
+    struct stat st {};
+    if (::fstat(dfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > max_bytes) {
+        ::close(dfd);
+        return false;
+    }
+    const fs::path dst = to_dir / rp;
+    std::error_code ec;
+    fs::create_directories(dst.parent_path(), ec);
+    int out = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0) {
+        ::close(dfd);
+        return false;
+    }
+    char buf[1 << 16];
+    int64_t total = 0;
+    for (;;) {
+        ssize_t n = ::read(dfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || (total += n) > max_bytes) {
+            ok = n == 0;
+            break;
+        }
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = ::write(out, buf + w, static_cast<size_t>(n - w));
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                ok = false;
+                break;
+            }
+            w += k;
+        }
+        if (!ok) break;
+    }
+    ::close(dfd);
+    ::close(out);
+    return ok;
+}
+
+// The last non-empty line of a checker's standard output.
+std::string verdict_line(const std::string& out) {
+    size_t e = out.find_last_not_of(" \t\r\n");
+    if (e == std::string::npos) return "";
+    size_t b = out.find_last_of('\n', e);
+    std::string line = out.substr(b == std::string::npos ? 0 : b + 1, e + 1 - (b == std::string::npos ? 0 : b + 1));
+    size_t lb = line.find_first_not_of(" \t\r");
+    return lb == std::string::npos ? "" : line.substr(lb);
+}
+
+// What a task's gen.py made, once per task.
+struct Generated {
+    bool done = false;
+    Status status = Status::kPass;  // kGenFailed / kTaskError when the task cannot check programs
+    std::string error;
+    fs::path dir;                   // its folder (gen.py and the files it wrote)
+    TaskFiles files;
+    std::vector<std::string> produced;
+    int64_t pending = -1;           // programs still to judge against it (-1 = unknown)
+};
+
+}  // namespace
+
+const char* judge_mode_name(JudgeMode m) {
+    switch (m) {
+        case JudgeMode::kGpu: return "gpu";
+        case JudgeMode::kEmulate: return "emulate";
+        default: return "compile";
+    }
+}
+
+const char* judge_label(JudgeMode m) {
+    switch (m) {
+        case JudgeMode::kGpu: return "gpu";
+        case JudgeMode::kEmulate: return "emulated";
+        default: return "compile-only";
+    }
+}
+
+const char* status_name(Status s) {
+    switch (s) {
+        case Status::kNoCode: return "no-code";
+        case Status::kCompileError: return "compile-error";
+        case Status::kCompileTimeout: return "compile-timeout";
+        case Status::kCompiled: return "compiled";
+        case Status::kGenFailed: return "gen-failed";
+        case Status::kTaskError: return "task-error";
+        case Status::kRunFailed: return "run-failed";
+        case Status::kRunTimeout: return "run-timeout";
+        case Status::kCompareFailed: return "compare-failed";
+        case Status::kNoVerdict: return "no-verdict";
+        case Status::kMismatch: return "mismatch";
+        case Status::kPass: return "pass";
+        case Status::kUnjudged: return "unjudged";
+    }
+    return "?";
+}
+
+bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::kTaskError || s == Status::kUnjudged; }
+
+struct Runner::Impl {
+    const RunnerOptions& o;
+    std::unique_ptr<Sandbox> sandbox;
+    std::string notice;
+    std::string cuda_include;
+    // The emulator's runtime, built once: its folder (headers, precompiled header, object).
+    std::string emu_dir, emu_object, emu_error;
+    std::vector<std::string> emu_flags;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<std::string, Generated> generated;
+
+    explicit Impl(const RunnerOptions& opts) : o(opts) {}
+
+    // Runs one command in `work` (the folder it may write), `files` bound read-only beside it,
+    // to its end; a stop request kills it.
+    ProcessResult run(std::vector<std::string> argv, const fs::path& work, const std::vector<SandboxMount>& files,
+                      double timeout_s, size_t cap, bool keep_tail, bool merge) {
+        ProcessOptions po;
+        po.argv = std::move(argv);
+        po.timeout_s = timeout_s;
+        po.output_cap = cap;
+        po.keep_tail = keep_tail;
+        po.merge_stderr = merge;
+        Sandbox::Prepared prepared;
+        if (sandbox) {
+            prepared = sandbox->wrap(po, work.string(), files);
+            po = prepared.options;
+        } else {  // uncontained: the same layout by copies, the same clean environment
+            for (const SandboxMount& f : files) {
+                fs::path dst = work / fs::path(f.inside).lexically_relative(kSandboxWork);
+                std::error_code ec;
+                fs::create_directories(dst.parent_path(), ec);
+                fs::copy_file(f.host, dst, fs::copy_options::overwrite_existing, ec);
+                if (ec) throw RuntimeFailure("judge: cannot copy " + f.host + ": " + ec.message());
+            }
+            po.cwd = work.string();
+            po.clear_env = true;
+            po.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work.string(), "TMPDIR=" + work.string(),
+                      "LANG=C.UTF-8", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"};
+            for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
+                if (const char* v = std::getenv(keep)) po.env.push_back(std::string(keep) + "=" + v);
+        }
+        Process p(std::move(po));
+        while (!p.poll()) {
+            if (signals_stop_requested()) p.kill();
+            process_wait_any({&p}, 0.05);
+        }
+        return p.result();
+    }
+
+    // Builds the emulator's runtime once per machine into the cache (outside any sandbox: it is
+    // the project's own code): its headers, a precompiled header and the object.
+    void prepare_emulator() {
+        ProcessOptions v;
+        v.argv = {o.cxx, "--version"};
+        v.timeout_s = 30;
+        ProcessResult ver;
+        try {
+            ver = process_run(v);
+        } catch (const std::exception& e) {
+            emu_error = std::string("no host C++ compiler: ") + e.what();
+            return;
+        }
+        const std::string id = Hasher().add(emu::runtime_hash()).add(ver.out).add(cuda_include).hex();
+        const fs::path cache = o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir);
+        const fs::path dir = cache / ("runtime-" + id);
+        emu_dir = dir.string();
+        emu_flags = emu::build_flags(emu_dir, cuda_include);
+        emu_object = (dir / "cuemu.o").string();
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) {
+            emu_error = "cannot create " + dir.string() + ": " + ec.message();
+            return;
+        }
+        // One builder at a time per machine (other cuset processes wait); "ready" is written last.
+        const int lock = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (lock >= 0) ::flock(lock, LOCK_EX);
+        struct Unlock {
+            int fd;
+            ~Unlock() {
+                if (fd >= 0) ::close(fd);
+            }
+        } unlock{lock};
+        if (fs::exists(dir / "ready", ec)) return;
+        emu::write_runtime_files(dir.string());
+        auto build = [&](std::vector<std::string> tail, const char* what) {
+            std::vector<std::string> argv = {o.cxx};
+            argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
+            argv.insert(argv.end(), tail.begin(), tail.end());
+            ProcessOptions po;
+            po.argv = argv;
+            po.cwd = dir.string();
+            po.timeout_s = 600;
+            po.merge_stderr = true;
+            ProcessResult r = process_run(po);
+            if (!r.ok()) emu_error = std::string("the emulator's ") + what + " does not build (" + ending(r, 600) + "): " +
+                                     first_error_line(r.out);
+            return r.ok();
+        };
+        if (!build({"-c", (dir / "cuemu.cpp").string(), "-o", emu_object}, "runtime")) return;
+        // A precompiled header is an optimisation: a failure leaves the plain header in use.
+        if (!build({"-x", "c++-header", (dir / "cuemu.h").string(), "-o", (dir / "cuemu.h.gch").string()},
+                   "precompiled header")) {
+            fs::remove(dir / "cuemu.h.gch", ec);
+            emu_error.clear();
+        }
+        write_text(dir / "ready", "");
+    }
+
+    // The task's generated files: made by the first program that needs them, shared by the rest.
+    Generated& generate(const CheckedTask& task) {
+        std::unique_lock<std::mutex> lock(mu);
+        Generated& g = generated[task.key];
+        if (g.done) return g;
+        if (!g.dir.empty()) {  // another thread runs gen.py for this task
+            cv.wait(lock, [&] { return g.done; });
+            return g;
+        }
+        g.dir = fs::path(o.work_dir) / ("task-" + Hasher().add(task.key).hex());
+        lock.unlock();
+        Generated made;
+        try {
+            made = run_generator(task, g.dir);
+        } catch (...) {
+            lock.lock();
+            g.done = true;
+            g.status = Status::kGenFailed;
+            g.error = "gen.py: the judge failed";
+            cv.notify_all();
+            throw;
+        }
+        lock.lock();
+        made.dir = g.dir;
+        made.pending = g.pending;
+        made.done = true;
+        g = std::move(made);
+        cv.notify_all();
+        return g;
+    }
+
+    Generated run_generator(const CheckedTask& task, const fs::path& dir) {
+        Generated g;
+        remove_tree(dir);
+        std::error_code ec;
+        fs::create_directories(dir / "data", ec);
+        if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
+        write_text(dir / "gen.py", task.gen_py);
+        ProcessResult r = run({o.python.executable, "-I", "-B", "gen.py"}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        if (!r.ok()) {
+            if (!r.timed_out && missing_module(r.err))
+                throw JudgeEnvironmentError("the judge's Python " + o.python.executable + " (" + o.python.origin +
+                                            ") cannot run a task's gen.py: " + last_output_line(r.err) +
+                                            "; set eval.python to a Python with the modules the tasks import");
+            g.status = Status::kGenFailed;
+            const std::string why = r.timed_out ? ending(r, o.gen_timeout_s) : last_output_line(r.err);
+            g.error = "gen.py: " + (why.empty() ? ending(r, o.gen_timeout_s) : why);
+            return g;
+        }
+        g.produced = regular_files(dir, "gen.py");
+        g.files = classify_task_files(g.produced, task.reference_source, task.declared_inputs, task.compare_py);
+        if (!g.files.problem.empty()) {
+            g.status = Status::kTaskError;
+            g.error = "task: " + g.files.problem;
+        }
+        return g;
+    }
+
+    void done_with(const CheckedTask& task) {
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = generated.find(task.key);
+        if (it == generated.end() || it->second.pending < 0) return;
+        if (--it->second.pending == 0 && !o.keep_work) {
+            remove_tree(it->second.dir);
+            generated.erase(it);
+        }
+    }
+
+    void judge_in(const std::string& source, const CheckedTask* task, const fs::path& dir, Verdict& v) {
+        const fs::path box = dir / "box";
+        std::error_code ec;
+        fs::create_directories(box / "data", ec);
+        if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
+        const std::string& name = o.program_name;
+        write_text(box / (name + ".cu"), source);
+        std::vector<std::string> nvcc = {o.nvcc, name + ".cu", "-o", name};
+        nvcc.insert(nvcc.end(), o.nvcc_flags.begin(), o.nvcc_flags.end());
+        ProcessResult c = run(nvcc, box, {}, o.compile_timeout_s, kCompileLogCap, false, true);
+        v.compile = report_of(c, true);
+        if (c.timed_out) {
+            v.status = Status::kCompileTimeout;
+            v.error = "nvcc " + ending(c, o.compile_timeout_s);
+            return;
+        }
+        if (!c.ok()) {
+            v.status = Status::kCompileError;
+            v.error = v.compile.line.empty() ? "nvcc " + ending(c, o.compile_timeout_s) : v.compile.line;
+            return;
+        }
+        v.compiled = true;
+        if (o.mode == JudgeMode::kCompile) {
+            v.status = Status::kCompiled;
+            return;
+        }
+        std::string program = "./" + name;
+        double run_timeout = o.run_timeout_s;
+        if (o.mode == JudgeMode::kEmulate) {
+            if (!emu_error.empty()) {
+                v.status = Status::kUnjudged;
+                v.error = "emulator: " + emu_error;
+                return;
+            }
+            std::string rewritten;
+            try {
+                rewritten = emu::transform_program(source);
+            } catch (const std::exception& e) {
+                v.status = Status::kUnjudged;
+                v.error = std::string("emulator: cannot rewrite the program: ") + e.what();
+                return;
+            }
+            write_text(box / "kernel_emu.cpp", rewritten);
+            std::vector<std::string> argv = {o.cxx};
+            argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
+            argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
+            ProcessResult b = run(argv, box, {}, 600, kCompileLogCap, false, true);
+            if (!b.ok()) {
+                v.status = Status::kUnjudged;
+                v.error = "emulator: build failed: " + first_error_line(b.out);
+                return;
+            }
+            program = "./kernel_emu";
+            run_timeout = o.emulate_timeout_s;
+        }
+        const Generated* gen = nullptr;
+        std::vector<SandboxMount> inputs;
+        if (task && !task->gen_py.empty()) {
+            gen = &generate(*task);
+            if (gen->status != Status::kPass) {
+                v.status = gen->status;
+                v.error = gen->error;
+                return;
+            }
+            for (const std::string& f : gen->files.inputs)
+                inputs.push_back({(gen->dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+        }
+        ProcessResult r;
+        try {
+            r = run({program}, box, inputs, run_timeout, kRunLogCap, true, true);
+        } catch (const ProcessStartError& e) {  // the program itself cannot be executed: its failure
+            if (!e.step().empty()) throw;
+            v.ran = false;
+            v.functional = false;
+            v.status = Status::kRunFailed;
+            v.error = std::string("run: ") + e.what();
+            return;
+        }
+        v.run = report_of(r, false);
+        if (!r.ok()) {
+            v.ran = false;
+            v.functional = false;
+            v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
+            v.error = "run: " + ending(r, run_timeout) + (v.run.line.empty() ? "" : ": " + v.run.line);
+            return;
+        }
+        v.ran = true;
+        if (!gen) {  // a self-checking program: its exit status is the verdict
+            v.functional = true;
+            v.status = Status::kPass;
+            return;
+        }
+        // The checker: a fresh folder, the reference files read-only, a copy of the declared outputs.
+        const fs::path cmp = dir / "check";
+        fs::create_directories(cmp / "data", ec);
+        write_text(cmp / "compare.py", task->compare_py);
+        const int64_t cap = o.limits.file_mb * (int64_t{1} << 20);
+        for (const std::string& out : gen->files.outputs) copy_output(box, out, cmp, cap);
+        std::vector<SandboxMount> refs;
+        for (const std::string& f : gen->produced)
+            refs.push_back({(gen->dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+        ProcessResult k = run({o.python.executable, "-I", "-B", "compare.py"}, cmp, refs, o.compare_timeout_s, kRunLogCap,
+                              true, false);
+        if (!k.ok()) {
+            if (!k.timed_out && missing_module(k.err))
+                throw JudgeEnvironmentError("the judge's Python " + o.python.executable + " (" + o.python.origin +
+                                            ") cannot run a task's compare.py: " + last_output_line(k.err) +
+                                            "; set eval.python to a Python with the modules the tasks import");
+            v.functional = false;
+            v.status = Status::kCompareFailed;
+            const std::string why = k.timed_out ? "" : last_output_line(k.err);
+            v.error = "compare.py: " + (why.empty() ? ending(k, o.compare_timeout_s) : why);
+            return;
+        }
+        const std::string word = verdict_line(k.out);
+        if (word == "T") {
+            v.functional = true;
+            v.status = Status::kPass;
+        } else if (word == "F") {
+            v.functional = false;
+            v.status = Status::kMismatch;
+            const std::string first = k.out.substr(0, k.out.find('\n'));
+            v.error = "compare.py: F" + (first != "F" && !first.empty() ? " (" + first.substr(0, 200) + ")" : std::string());
+        } else {
+            v.functional = false;
+            v.status = Status::kNoVerdict;
+            v.error = word.empty() ? "compare.py printed no verdict" : "compare.py's last line is not T or F: " + word.substr(0, 200);
+        }
+    }
+};
+
+Runner::Runner(RunnerOptions opts) : opts_(std::move(opts)), impl_(std::make_unique<Impl>(opts_)) {
+    if (opts_.work_dir.empty()) throw RuntimeFailure("judge: no work folder given");
+    std::error_code ec;
+    fs::create_directories(opts_.work_dir, ec);
+    opts_.work_dir = fs::absolute(opts_.work_dir).lexically_normal().string();
+    if (opts_.cxx.find('/') == std::string::npos) {
+        const std::string cxx = find_program(opts_.cxx);
+        if (!cxx.empty()) opts_.cxx = cxx;
+    }
+    impl_->cuda_include = cuda_root_of(opts_.nvcc) + "/include";
+    if (opts_.contain) {
+        const std::string why = Sandbox::unavailable_reason();
+        if (!why.empty())
+            throw UsageError("the judge cannot contain the programs it runs (" + why + "): allow unprivileged user "
+                             "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
+                             "kernel.apparmor_restrict_unprivileged_userns=0), or judge without containment, at "
+                             "your own risk, with --set eval.sandbox=off");
+        SandboxOptions so;
+        so.limits = opts_.limits;
+        so.gpu = opts_.mode == JudgeMode::kGpu;
+        so.read_only = {cuda_root_of(opts_.nvcc)};
+        for (const std::string& r : opts_.python.roots) so.read_only.push_back(r);
+        if (opts_.mode == JudgeMode::kEmulate)
+            so.read_only.push_back(opts_.cache_dir.empty() ? opts_.work_dir + "/emu" : opts_.cache_dir);
+        if (opts_.mode == JudgeMode::kEmulate) fs::create_directories(so.read_only.back(), ec);
+        impl_->sandbox = std::make_unique<Sandbox>(so);
+    }
+    if (opts_.mode == JudgeMode::kEmulate) {
+        impl_->prepare_emulator();
+        if (!impl_->emu_error.empty()) impl_->notice = "emulation unavailable: " + impl_->emu_error + "; compiled programs are unjudged";
+    }
+    if (opts_.mode == JudgeMode::kCompile)
+        impl_->notice = "no GPU and no emulation: gen.py, the programs and compare.py were not run; every figure is compile-only";
+}
+
+Runner::~Runner() {
+    if (opts_.keep_work) return;
+    for (auto& [key, g] : impl_->generated) remove_tree(g.dir);
+}
+
+const std::string& Runner::notice() const { return impl_->notice; }
+
+std::string Runner::containment() const { return impl_->sandbox ? impl_->sandbox->describe() : "off (eval.sandbox)"; }
+
+void Runner::expect(const std::string& key, int64_t programs) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    Generated& g = impl_->generated[key];
+    g.pending = std::max<int64_t>(g.pending, 0) + programs;
+}
+
+Verdict Runner::judge(const std::optional<std::string>& source, const CheckedTask* task, const std::string& name) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Verdict v;
+    v.emulated = opts_.mode == JudgeMode::kEmulate;
+    v.containment = containment();
+    if (!source) {
+        v.status = Status::kNoCode;
+        v.error = "no fenced program in the answer";
+    } else {
+        const fs::path dir = fs::path(opts_.work_dir) / name;
+        remove_tree(dir);
+        try {
+            impl_->judge_in(*source, task, dir, v);
+        } catch (...) {
+            if (!opts_.keep_work) remove_tree(dir);
+            if (task) impl_->done_with(*task);
+            throw;
+        }
+        if (!opts_.keep_work) remove_tree(dir);
+    }
+    if (task) impl_->done_with(*task);
+    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return v;
+}
+
+}  // namespace cuset::judge

@@ -1,0 +1,167 @@
+// The sandbox holds what judge/sandbox.h promises, shown with shell commands run inside it: the
+// host's files are absent or read-only, only the work folder is writable, /tmp is private,
+// there is no network, nothing outlives the command, and the rlimits stop a fork bomb, a
+// memory hog and an endless file. Each check is made against a host-side fact the command
+// could not fake (a file on the host, a listening socket, the host's process table).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cuset/judge/sandbox.h"
+#include "cuset/judge/toolchain.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using cuset::ProcessOptions;
+using cuset::ProcessResult;
+using cuset::judge::Sandbox;
+using cuset::judge::SandboxMount;
+using cuset::judge::SandboxOptions;
+using cuset::test::read_file;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+
+namespace {
+
+// Containment is part of a machine set up by the README: its absence fails, never skips.
+void require_sandbox() {
+    const std::string why = Sandbox::unavailable_reason();
+    ASSERT_EQ(why, "") << "containment cannot be set up on this machine";
+}
+
+SandboxOptions small_limits() {
+    SandboxOptions o;
+    o.limits.processes = 32;
+    o.limits.memory_mb = 256;
+    o.limits.file_mb = 16;
+    o.limits.cpu_s = 30;
+    o.read_only = cuset::judge::find_python(CUSET_PYTHON, "CUSET_PYTHON").roots;
+    return o;
+}
+
+ProcessResult run_in(const Sandbox& sb, const std::string& work, const std::string& script,
+                     const std::vector<SandboxMount>& files = {}, double timeout_s = 60) {
+    ProcessOptions po;
+    po.argv = {"/bin/sh", "-c", script};
+    po.timeout_s = timeout_s;
+    po.merge_stderr = true;
+    Sandbox::Prepared p = sb.wrap(po, work, files);
+    return cuset::process_run(p.options);
+}
+
+int count_host_processes(const std::string& marker) {
+    auto r = cuset::test::run_command("ps -eo args | grep -c '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "' || true");
+    return std::stoi(r.out);
+}
+
+}  // namespace
+
+TEST(Sandbox, ShowsOnlyTheWorkFolderWritableAndTheHostAbsentOrReadOnly) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-fs");
+    fs::create_directories(dir + "/work/data");
+    write_file(dir + "/secret.txt", "host secret\n");
+    write_file(dir + "/input.bin", "input bytes\n");
+    Sandbox sb(small_limits());
+    ProcessResult r = run_in(sb, dir + "/work",
+                             "echo made > made.txt; cat data/in.bin; "
+                             "cat " + dir + "/secret.txt 2>/dev/null || echo no-secret; "
+                             "ls " + dir + " 2>/dev/null || echo no-scratch; "
+                             "echo x > data/in.bin 2>/dev/null || echo input-read-only; "
+                             "echo x > /usr/planted 2>/dev/null || echo usr-read-only; "
+                             "echo x > /planted 2>/dev/null || echo root-read-only; "
+                             "echo t > /tmp/t && echo tmp-writable; "
+                             "ls /home /root/.ssh 2>/dev/null || echo no-home; id -u",
+                             {{dir + "/input.bin", "/box/data/in.bin", false}});
+    ASSERT_TRUE(r.ok()) << r.out;
+    for (const char* want : {"input bytes", "no-secret", "no-scratch", "input-read-only", "usr-read-only", "root-read-only",
+                             "tmp-writable", "no-home"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+    EXPECT_EQ(read_file(dir + "/work/made.txt"), "made\n") << "the work folder is the host's";
+    EXPECT_EQ(read_file(dir + "/input.bin"), "input bytes\n");
+    EXPECT_FALSE(fs::exists("/usr/planted"));
+    EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1), "1000\n") << "an unprivileged user";
+    // The private /tmp died with the command.
+    EXPECT_FALSE(fs::exists("/tmp/t") && read_file("/tmp/t") == "t\n");
+}
+
+TEST(Sandbox, HasNoNetwork) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-net");
+    const int srv = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(srv, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    ASSERT_EQ(::bind(srv, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(srv, 4), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(srv, reinterpret_cast<sockaddr*>(&a), &len);
+    const int port = ntohs(a.sin_port);
+    Sandbox sb(small_limits());
+    ProcessResult r = run_in(sb, dir,
+                             std::string(CUSET_PYTHON) + " -I -c \"import socket; s = socket.socket(); s.settimeout(2); "
+                             "print('connect', s.connect_ex(('127.0.0.1', " + std::to_string(port) + ")))\"");
+    EXPECT_NE(r.out.find("connect "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("connect 0"), std::string::npos) << "a connection was made: " << r.out;
+    // The host side: nobody knocked.
+    timeval tv{0, 200000};
+    fd_set fds;
+    FD_ZERO(&fds);
+    FD_SET(srv, &fds);
+    EXPECT_EQ(::select(srv + 1, &fds, nullptr, nullptr, &tv), 0) << "the listening socket saw a connection";
+    ::close(srv);
+}
+
+TEST(Sandbox, NothingOutlivesTheCommand) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-outlive");
+    Sandbox sb(small_limits());
+    // A detached grandchild in its own session that would write a file 2 s later.
+    ProcessResult r = run_in(sb, dir, "(setsid sh -c 'sleep 2; echo late > late.txt; sleep 300' cuset-outlive-marker &) ; echo started");
+    ASSERT_TRUE(r.ok()) << r.out;
+    EXPECT_LT(r.seconds, 1.5) << "the command returned without waiting for its child";
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    EXPECT_FALSE(fs::exists(dir + "/late.txt")) << "a process outlived the command";
+    EXPECT_EQ(count_host_processes("cuset-outlive-marker"), 0);
+}
+
+TEST(Sandbox, LimitsStopAForkBombAMemoryHogAndAnEndlessFile) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-limits");
+    Sandbox sb(small_limits());
+    // Forks stop at the process limit (32); the bomb cannot take the machine's process table.
+    ProcessResult f = run_in(sb, dir, std::string(CUSET_PYTHON) + " -I -c \"import os, time\nn = 0\nfor i in range(200):\n"
+                                      "    try:\n        pid = os.fork()\n    except OSError:\n        continue\n"
+                                      "    if pid == 0:\n        time.sleep(5)\n        os._exit(0)\n    n += 1\n"
+                                      "print('started', n)\"", {}, 60);
+    ASSERT_NE(f.out.find("started"), std::string::npos) << f.out;
+    const int started = std::stoi(f.out.substr(f.out.find("started") + 8));
+    EXPECT_LE(started, 32) << f.out;
+    EXPECT_GE(started, 1) << f.out;
+    // Memory: a 1 GiB allocation fails under the 256 MiB limit.
+    ProcessResult m = run_in(sb, dir, std::string(CUSET_PYTHON) + " -I -c \"x = bytearray(1 << 30)\" 2>&1; echo rc=$?");
+    EXPECT_NE(m.out.find("MemoryError"), std::string::npos) << m.out;
+    // Files: writing 64 MiB stops at 16 MiB (SIGXFSZ), in the work folder and in /tmp.
+    ProcessResult w = run_in(sb, dir, "head -c 67108864 /dev/zero > big; head -c 67108864 /dev/zero > /tmp/big; "
+                                      "stat -c %s big /tmp/big");
+    EXPECT_NE(w.out.find("16777216\n16777216"), std::string::npos) << w.out;
+    EXPECT_EQ(fs::file_size(dir + "/big"), uintmax_t{16} << 20);
+}
+
+TEST(Sandbox, DescribesWhatIsInForce) {
+    Sandbox sb(small_limits());
+    const std::string d = sb.describe();
+    EXPECT_NE(d.find("namespaces (user, mount, pid, net, ipc, uts)"), std::string::npos) << d;
+    EXPECT_NE(d.find("memory 256 MiB"), std::string::npos) << d;
+    EXPECT_NE(d.find("32 processes"), std::string::npos) << d;
+}
