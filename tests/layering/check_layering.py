@@ -336,14 +336,16 @@ def read_cmake(root, rel_cmake, targets, errors):
         commands = expand_foreach(cmake_commands(f.read()))
 
     def source(arg):
+        """A file named by an argument, relative to the root; None for a computed one."""
+        at = base
         for var, to in (("${CMAKE_CURRENT_SOURCE_DIR}/", base), ("${CMAKE_CURRENT_LIST_DIR}/", base),
                         ("${PROJECT_SOURCE_DIR}/", ""), ("${CMAKE_SOURCE_DIR}/", "")):
             if arg.startswith(var):
-                arg = os.path.join(to, arg[len(var):])
+                at, arg = to, arg[len(var):]
                 break
         if "${" in arg or "$<" in arg or os.path.isabs(arg):
             return None  # generated (the binary folder) or computed
-        return os.path.normpath(os.path.join(base, arg))
+        return os.path.normpath(os.path.join(at, arg))
 
     def add_sources(t, args, line):
         for a in args:
@@ -359,8 +361,8 @@ def read_cmake(root, rel_cmake, targets, errors):
             skip += 1
         elif name in ("endfunction", "endmacro"):
             skip -= 1
-        if skip or not args:
-            continue
+        if not args or (skip and name not in ("target_sources", "target_precompile_headers")):
+            continue  # in a function body only the files named outright are checked
         if name in ("cuset_library", "add_library", "add_executable"):
             t = targets.setdefault(args[0], Target(args[0], rel_cmake, line))
             if "ALIAS" not in args and "IMPORTED" not in args:
@@ -377,7 +379,7 @@ def read_cmake(root, rel_cmake, targets, errors):
             add_sources(t, [os.path.join(folder, args[0] + ".cpp"), "test_util.cpp"] + values["SOURCES"], line)
             t.links += [("PRIVATE", lib, line) for lib in values["LIBS"]]
         elif name in ("target_sources", "target_precompile_headers"):
-            t = targets.get(args[0])
+            t = None if skip else targets.get(args[0])
             for a in args[1:]:
                 s = source(a) if a not in LINK_KEYWORDS and a != "REUSE_FROM" else None
                 if s and not os.path.exists(os.path.join(root, s)):
