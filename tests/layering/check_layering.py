@@ -44,6 +44,9 @@ def read_map(root, errors):
     """{library: [direct dependencies]} in the file's order."""
     deps = {}
     path = os.path.join(root, MAP_FILE)
+    if not os.path.isfile(path):
+        errors.append(f"{MAP_FILE}: no such file (the map of the libraries)")
+        return deps
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -412,6 +415,9 @@ def main(argv):
     deps = read_map(root, errors)
     order = list(deps)
     allowed = closure(deps)
+    if not deps:
+        print("\n".join(errors) or f"{MAP_FILE}: maps no library")
+        return 2
     may = {lib: {lib} | allowed[lib] for lib in order}  # what a file of lib may include
     everyone = set.intersection(*may.values()) if may else set()
     tree = Tree(root, deps)
