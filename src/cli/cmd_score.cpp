@@ -1,5 +1,5 @@
 // `cuset-train score` (per-token probabilities of a data set under a model) and `analyze` (the
-// METHOD.md sec. 7 sensitivity analysis over them), which share --model/--data/--split.
+// docs/method.md sec. 7 sensitivity analysis over them), which share --model/--data/--split.
 #include <memory>
 
 #include "commands.h"

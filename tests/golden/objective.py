@@ -7,7 +7,7 @@ Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd)
   ignore_index=-100) over all the step's logits at once (the token mean over the step's
   response tokens), with its gradients for every micro-batch's hidden states and the lm_head.
 - quantile: numpy.quantile(method='linear').
-- naive: ../shared/METHOD.md sections 2-5 written out the slow, obvious way (Python loops over
+- naive: docs/method.md sec. 2-5 written out the slow, obvious way (Python loops over
   samples and windows, numpy.quantile, autograd through the numerator with detached weights),
   for a packed micro-batch, one case per method / threshold mode / switch. It shares no code with
   src/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
@@ -117,7 +117,7 @@ def naive_reference(h, w, y):
 
 
 def naive_objective(h, w, y, sens, cached, o, ref):
-    """METHOD.md sec. 2-5, the obvious way. o: dict of options."""
+    """docs/method.md sec. 2-5, the obvious way. o: dict of options."""
     h = h.clone().requires_grad_()
     w = w.clone().requires_grad_()
     h_ref, w_ref, p_ref = ref
