@@ -47,7 +47,7 @@ Command add_analyze_command(CLI::App& root) {
     };
     auto o = std::make_shared<Opts>();
     CLI::App* sub = root.add_subcommand(
-        "analyze", "sensitivity analysis (METHOD.md sec. 7): confidence of sensitive vs other tokens, "
+        "analyze", "sensitivity analysis (docs/method.md sec. 7): confidence of sensitive vs other tokens, "
                    "KS test, low-confidence windows; analysis.json, analysis.svg and a table");
     add_config_options(sub, o->cfg);
     sub->add_option("--scores", o->req.scores, "an existing score file (default: score the data first)");
