@@ -1,4 +1,4 @@
-"""Reference values for tests/test_objective.cpp. Writes objective.json into the folder argv[1].
+"""Reference values for tests/train/test_objective.cpp. Writes objective.json into the folder argv[1].
 
 Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd) and numpy:
 - nll: per-token cross-entropy of h W^T with ignored labels, and the gradients of sum(g * l) for
@@ -10,7 +10,7 @@ Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd)
 - naive: docs/method.md sec. 2-5 written out the slow, obvious way (Python loops over
   samples and windows, numpy.quantile, autograd through the numerator with detached weights),
   for a packed micro-batch, one case per method / threshold mode / switch. It shares no code with
-  src/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
+  src/train/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
   The baselines eaft / asft / rho1 the same way, per token on full logits: EAFT's weight from
   torch.sort of the softmax (top k, renormalised, entropy / ln k, ** alpha, detached), ASFT's
   c l + alpha KL(pi_ref || pi_theta) with autograd through log_softmax, Rho-1's selection of the
