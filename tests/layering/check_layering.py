@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The dependency order of cuset's libraries, held: a header or source of library L may include
-`cuset/<M>/...` only when M comes at or before L in ORDER. The README's Layout section states
-the same order in one line, and this check fails when the two disagree.
+`cuset/<M>/...` only when M comes at or before L in ORDER. docs/layout.md states the same order
+in one line, and this check fails when the two disagree.
 
 Usage: check_layering.py SOURCE_DIR"""
 import os
 import re
 import sys
 
-ORDER = ["core", "text", "tagger", "data", "model", "train", "generate", "analysis", "eval", "cli"]
+ORDER = ["core", "emu", "judge", "text", "tagger", "data", "model", "train", "generate", "analysis", "eval", "cli"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"cuset/([a-z_]+)/[^"]+"', re.M)
 
 
@@ -48,10 +48,10 @@ def main():
                     elif rank[dep] > rank[lib]:
                         errors.append(f"{rel}:{line}: {lib} includes cuset/{dep}/, a higher library "
                                       f"(order: {' -> '.join(ORDER)})")
-    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    layout = open(os.path.join(root, "docs", "layout.md"), encoding="utf-8").read()
     stated = " -> ".join(ORDER)
-    if stated not in readme:
-        errors.append(f"README.md: the Layout section does not state the order '{stated}'")
+    if stated not in layout:
+        errors.append(f"docs/layout.md: the Libraries section does not state the order '{stated}'")
     for e in errors:
         print(e)
     print(f"layering: {len(errors)} violation(s) in the order {stated}")
