@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Functional check of the bundled CUDA programs on a machine without a GPU: the ```cuda program of
 # every record in the given JSONL files (default: data/cuda-sft/{train,eval}.jsonl) is rewritten by
-# scripts/cuemu/transform.py, compiled with the host C++ compiler against the cuemu runtime
-# (scripts/cuemu: every CUDA thread a fiber, real barrier and warp-collective semantics) and run; it
-# must exit 0 and print PASS. Not part of CI (several minutes); run it after editing the data set.
+# the emulator's source rewrite (cuset_emu's transform_program, through the emu_transform command
+# built with the tests: <build>/tests/emu_transform), compiled with the host C++ compiler against
+# the cuemu runtime (src/emu/runtime: every CUDA thread a fiber, real barrier and warp-collective
+# semantics) and run; it must exit 0 and print PASS. Not part of CI (several minutes); run it after
+# editing the data set.
 # On a GPU machine, `cuset-train data check FILE --run` is the real thing.
 #   scripts/emulate-cuda-sft.sh [--asan] [--orders] [--perturb] [FILE...]
 #     --asan     build with AddressSanitizer: out-of-bounds device accesses abort the program
@@ -11,13 +13,16 @@
 #                reverse, random, chaos, lag); a race-free program passes under all of them
 #     --perturb  mutation test of each program's own check: corrupt each device-to-host copy in
 #                turn (an exponent bit of a word in the middle of the buffer); the program must fail
-# The last line is "N passed, M failed". Exit status 77 when the CUDA headers or g++ are missing.
+# The last line is "N passed, M failed". Exit status 77 when the CUDA headers or g++ are missing,
+# 2 when emu_transform has not been built (cmake --build build --target emu_transform).
 # Environment: CUSET_CHECK_JOBS (default 2), CUSET_EMU_TIMEOUT (seconds per run, default 600), CXX
-# (default g++), CUDA_INCLUDE (default /usr/local/cuda/include; only headers are used).
+# (default g++), CUDA_INCLUDE (default /usr/local/cuda/include; only headers are used),
+# CUSET_BUILD_DIR (default build; where emu_transform is).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-EMU="$ROOT/scripts/cuemu"
+EMU="$ROOT/src/emu/runtime"
+TRANSFORM="$ROOT/${CUSET_BUILD_DIR:-build}/tests/emu_transform"
 ASAN=0
 PERTURB=0
 ORDERS=forward
@@ -39,6 +44,11 @@ if [[ ! -f "$CUDA_INCLUDE/cuda_runtime.h" ]] || ! command -v "$CXX" >/dev/null |
   exit 77
 fi
 
+if [[ ! -x "$TRANSFORM" ]]; then
+  echo "emulate-cuda-sft: $TRANSFORM not found; build it: cmake --build ${CUSET_BUILD_DIR:-build} --target emu_transform" >&2
+  exit 2
+fi
+
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cuda-sft-emu.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -51,7 +61,7 @@ if ((ASAN)); then FLAGS+=(-fsanitize=address -fno-omit-frame-pointer); fi
 run_one() {  # $1 = path/to/<id>.cu; leaves <id>.ok or <id>.fail
   local src="$1" stem="${1%.cu}" rc=0 copies k
   export ASAN_OPTIONS=detect_leaks=0
-  if ! python3 "$EMU/transform.py" "$src" >"$stem.cpp" 2>"$stem.log"; then
+  if ! "$TRANSFORM" "$src" >"$stem.cpp" 2>"$stem.log"; then
     echo "transform failed: $(tail -1 "$stem.log")" >"$stem.fail"; return
   fi
   if ! "$CXX" "${FLAGS[@]}" -include "$EMU/cuemu.h" "$stem.cpp" "$WORK/cuemu.o" -o "$stem.bin" >"$stem.log" 2>&1; then
@@ -75,7 +85,7 @@ run_one() {  # $1 = path/to/<id>.cu; leaves <id>.ok or <id>.fail
   rm -f "$stem.bin"
 }
 export -f run_one
-export WORK CXX EMU PERTURB ORDERS
+export WORK CXX EMU TRANSFORM PERTURB ORDERS
 export LIMIT="${CUSET_EMU_TIMEOUT:-600}"
 export FLAGS_STR="${FLAGS[*]}"
 

@@ -15,6 +15,8 @@
 #include "cuset/core/error.h"
 #include "cuset/core/process.h"
 #include "cuset/core/signals.h"
+#include "cuset/emu/runtime.h"
+#include "cuset/emu/transform.h"
 
 namespace fs = std::filesystem;
 
@@ -98,19 +100,21 @@ class Judge {
 public:
     Judge(const JudgeOptions& o) : o_(o) {}
 
-    // Builds scripts/cuemu/cuemu.cpp once; false (with emu_error_) when it cannot.
+    // Writes the emulator's runtime (cuset_emu's embedded files) under the work folder and builds
+    // its object once; false (with emu_error_) when it cannot.
     bool prepare_emulator() {
         fs::path dir = fs::path(o_.work_dir) / "cuemu";
-        fs::create_directories(dir);
+        emu_dir_ = dir.string();
         emu_obj_ = (dir / "cuemu.o").string();
-        fs::path src = fs::path(o_.cuemu_dir) / "cuemu.cpp";
-        if (!fs::exists(src)) {
-            emu_error_ = "no emulator at " + src.string();
+        try {
+            emu::write_runtime_files(emu_dir_);
+        } catch (const Error& e) {
+            emu_error_ = e.what();
             return false;
         }
         std::vector<std::string> argv = {o_.cxx};
         for (const std::string& f : emu_flags()) argv.push_back(f);
-        argv.insert(argv.end(), {"-c", src.string(), "-o", emu_obj_});
+        argv.insert(argv.end(), {"-c", (dir / "cuemu.cpp").string(), "-o", emu_obj_});
         ProcessResult r = run_command(command(argv, dir.string(), 600, true));
         if (!r.ok()) {
             emu_error_ = "emulator runtime build failed (" + ending(r, 600) + "): " + first_error_line(r.out);
@@ -141,10 +145,7 @@ public:
     }
 
 private:
-    std::vector<std::string> emu_flags() const {
-        return {"-std=c++17", "-O1", "-w", "-fpermissive", "-I", (fs::path(o_.cuemu_dir) / "include").string(),
-                "-I", o_.cuemu_dir, "-I", o_.cuda_include};
-    }
+    std::vector<std::string> emu_flags() const { return emu::build_flags(emu_dir_, o_.cuda_include); }
 
     void judge_in(const Job& job, const fs::path& dir, SampleResult& s) {
         const std::string d = dir.string();
@@ -176,17 +177,18 @@ private:
                 s.error = emu_error_;
                 return;
             }
-            ProcessResult t = run_command(command({o_.python, (fs::path(o_.cuemu_dir) / "transform.py").string(), "kernel.cu"},
-                                                  d, 120, false));
-            if (!t.ok()) {
+            std::string rewritten;
+            try {
+                rewritten = emu::transform_program(*job.code);
+            } catch (const Error& e) {
                 s.status = SampleStatus::kUnjudged;
-                s.error = "emulator: transform failed: " + last_line(t.err);
+                s.error = std::string("emulator: transform failed: ") + e.what();
                 return;
             }
-            write_text(dir / "kernel_emu.cpp", t.out);
+            write_text(dir / "kernel_emu.cpp", rewritten);
             std::vector<std::string> argv = {o_.cxx};
             for (const std::string& f : emu_flags()) argv.push_back(f);
-            argv.insert(argv.end(), {"-include", (fs::path(o_.cuemu_dir) / "cuemu.h").string(), "kernel_emu.cpp",
+            argv.insert(argv.end(), {"-include", (fs::path(emu_dir_) / "cuemu.h").string(), "kernel_emu.cpp",
                                      emu_obj_, "-o", "kernel_emu"});
             ProcessResult b = run_command(command(argv, d, 600, true));
             if (!b.ok()) {
@@ -236,7 +238,7 @@ private:
     }
 
     const JudgeOptions& o_;
-    std::string emu_obj_, emu_error_;
+    std::string emu_dir_, emu_obj_, emu_error_;
 };
 
 std::string safe_name(const std::string& s) {

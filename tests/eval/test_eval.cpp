@@ -398,7 +398,7 @@ TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
     std::string work = scratch_dir("eval_judge_noemu");
     JudgeOptions o = options(work, JudgeMode::kEmulate);
-    o.cuemu_dir = work + "/missing-cuemu";
+    o.cxx = work + "/missing-g++";  // the emulator's runtime cannot be built
     std::vector<Task> one = {fixture_tasks()[0]};
     JudgeSummary s = judge_results(one, reference_records(one), o);
     EXPECT_NE(s.notice.find("emulation unavailable"), std::string::npos) << s.notice;

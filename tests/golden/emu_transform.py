@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""Rewrites a CUDA program so that it compiles as plain C++ against cuemu (scripts/cuemu/cuemu.h):
-`k<<<cfg>>>(args)` becomes `cuemu::Launch(cfg).go([&]{ k(args); })`, `extern __shared__ T s[];`
-becomes a pointer to the block's dynamic shared memory, and cudaLaunch[Cooperative]Kernel calls
-become typed cuemu::launch_args calls. The data set's metadata comment is blanked out."""
+"""Golden outputs of the emulator's source rewrite (cuset::emu::transform_program, tests/emu):
+the original Python rewrite, kept here as the independent reference the C++ port must equal
+character for character. It rewrites a CUDA program so that it compiles as plain C++ against the
+cuemu runtime (src/emu/runtime/cuemu.h): `k<<<cfg>>>(args)` becomes
+`cuemu::Launch(cfg).go([&]{ k(args); })`, `extern __shared__ T s[];` becomes a pointer to the
+block's dynamic shared memory, and cudaLaunch[Cooperative]Kernel calls become typed
+cuemu::launch_args calls. The data set's metadata comment is blanked out.
+  emu_transform.py OUT_DIR [FILE.cu...]   (default: data/cuda-sft/src/*.cu)
+writes OUT_DIR/<stem>.cpp for each program (OUT_DIR/<stem>.error with the exception when the
+rewrite fails) and OUT_DIR/list.txt with the stems."""
 import re, sys
 
 def matching(s, i, open_c, close_c):
@@ -137,5 +143,28 @@ def transform(src):
     out.append(src[pos:])
     return ''.join(out)
 
+def main():
+    import glob
+    import os
+    out = sys.argv[1]
+    files = sys.argv[2:] or sorted(glob.glob("data/cuda-sft/src/*.cu"))
+    os.makedirs(out, exist_ok=True)
+    stems = []
+    for f in files:
+        stem = os.path.splitext(os.path.basename(f))[0]
+        stems.append(stem)
+        with open(f, encoding="utf-8") as fh:
+            src = fh.read()
+        try:
+            text, ext = transform(src), ".cpp"
+        except Exception as e:  # the C++ port throws where the reference fails
+            text, ext = f"{type(e).__name__}: {e}\n", ".error"
+        with open(os.path.join(out, stem + ext), "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    with open(os.path.join(out, "list.txt"), "w", encoding="utf-8") as fh:
+        fh.write("".join(s + "\n" for s in stems))
+    print(f"emu_transform: {len(stems)} programs rewritten into {out}")
+
+
 if __name__ == '__main__':
-    sys.stdout.write(transform(open(sys.argv[1]).read()))
+    main()

@@ -1,5 +1,6 @@
-// cuemu: runs small self-checking CUDA C++ programs on an x86-64 CPU, for functional checks of
-// data/cuda-sft where no GPU is available (scripts/emulate-cuda-sft.sh). Every CUDA thread is a
+// cuemu: runs CUDA C++ programs on an x86-64 CPU where no GPU is available: the judge's
+// `--judge emulate` and scripts/emulate-cuda-sft.sh, after cuset::emu::transform_program rewrote
+// them (src/emu; build flags in include/cuset/emu/runtime.h). Every CUDA thread is a
 // fiber; __syncthreads, warp shuffles/votes and grid syncs are cooperative barriers with CUDA's
 // semantics, and misuse (divergent collectives, reading exited lanes, deadlocks, bad launch
 // configurations) stops the program with exit status 86. It is not a GPU model: no timing, no
