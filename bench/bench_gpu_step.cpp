@@ -1,4 +1,4 @@
-// GPU benchmark (run by bench/gpu.sh on a machine with one NVIDIA GPU): training steps of a
+// GPU benchmark (run by bench/gpu-check.sh on a machine with one NVIDIA GPU): training steps of a
 // Qwen2.5-Coder-7B-shaped decoder (random weights, fewer layers; per-layer figures scaled to 28)
 // in bf16 with fp32 master weights and AdamW moments, activation checkpointing and the chunked
 // objective, as the trainer runs them. Prints, all measured in this run:

@@ -1,32 +1,39 @@
 #!/usr/bin/env bash
-# The one prepared script for a machine with an NVIDIA GPU (the device tool's H200: its own
-# python3 with torch + transformers, CMake, ninja, nvcc; no network). From the repository root:
-#   1. configure + build against that machine's PyTorch (python3's torch, share/cmake/Torch) with
-#      the C++ libraries carried in .gpu-deps (made here by bench/gpu-prepare.sh): only
-#      cuset-train, the GPU test program test_gpu and the benchmark bench_gpu_step;
+# The GPU check: builds cuset on a machine with an NVIDIA GPU, runs the GPU tests and measures the
+# GPU benchmarks, all into one log. From the repository root:
+#
+#   bench/gpu-check.sh [OUT_DIR] [--dry-run]
+#
+# OUT_DIR (default runs/gpu-check/ in the repository; created) receives gpu-check.log and the
+# JUnit report ctest-gpu.xml. The machine needs python3 with a CUDA build of PyTorch (whose
+# share/cmake/Torch is the LibTorch cuset builds against) and transformers, CMake, ninja, nvcc,
+# and the C++ libraries cuset uses: installed, or unpacked into .gpu-deps/root by
+# bench/gpu-prepare.sh on a machine with network access and copied over with the source tree.
+# The stages:
+#   1. configure + build into build-gpu/ against python3's PyTorch: only cuset-train, the GPU
+#      test program test_gpu and the GPU benchmarks;
 #   2. ctest -L gpu (tests/gpu/test_gpu.cpp: CUDA against the CPU, resume, score, generate,
 #      one-rank NCCL, the start-up memory check), JUnit report beside the log;
 #   3. bench_gpu_step: a Qwen2.5-Coder-7B-shaped bf16 step (tokens/s, MFU against the bf16 matmul
 #      rate measured in the same run, peak memory, cuset vs sft, the transformers step in the same
-#      run), 4 layers with the reference then 2 layers without (per-layer slope);
+#      run), 4 layers with the reference then 2 layers without (per-layer slope), and the same step
+#      with ZeRO's optimizer offloaded to the CPU;
 #   4. bench_gpu_decode: greedy decode of a 28-layer Qwen2.5-Coder-7B-shaped bf16 model through
 #      cuset's KV-cache loop, tokens/s at batch 1 and 32, and the fraction of the memory-bandwidth
 #      bound at batch 1 (weight bytes x steps/s over the copy bandwidth measured in the same run);
 #   5. the generation figure against transformers, when bench_generate can run on the GPU (a
 #      --device option).
-# Every stage runs under a time limit inside an overall budget (GPU_CHECK_BUDGET_S, default 540 s,
-# under the device tool's 10 minutes per command); a failed stage is recorded and the next stages
-# still run. Everything printed goes to one log, $OUT/gpu-check.log (build-gpu/gpu-check.log when
-# OUT is unset), which ends with one line per stage. Exit status: 0 when every stage passed.
+# Every stage runs under a time limit inside an overall budget (GPU_CHECK_BUDGET_S, default 540 s);
+# a failed stage is recorded and the next stages still run. Everything printed goes to
+# OUT_DIR/gpu-check.log, which ends with one line per stage. Exit status: 0 when every stage passed.
 #
-# With the device tool, after bench/gpu-prepare.sh here:
-#   run(command="bench/gpu-check.sh", carry=[".gpu-deps"], timeout_s=600)
 # Without a GPU (no nvidia-smi, or none listed) it is a dry run: it prints the plan and the tools
 # it found, says that nothing was built or measured, and exits 0. --dry-run forces that mode.
 # Environment: PYTHON (default python3), LAYERS (4), SEQ (4096), GPU_CHECK_BUDGET_S (540),
 # GPU_CHECK_BUILD_DIR (build-gpu), JOBS (nproc).
 set -uo pipefail
 
+CALLER_DIR="$PWD"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
 PY="${PYTHON:-python3}"
@@ -36,21 +43,25 @@ LAYERS="${LAYERS:-4}"
 SEQ="${SEQ:-4096}"
 JOBS="${JOBS:-$(nproc 2>/dev/null || echo 4)}"
 DRY=0
+OUT_DIR=""
 for a in "$@"; do
   case "$a" in
     --dry-run) DRY=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-    *) echo "gpu-check.sh: unknown argument '$a' (only --dry-run)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -*) echo "gpu-check.sh: unknown option '$a' (usage: bench/gpu-check.sh [OUT_DIR] [--dry-run])" >&2; exit 2 ;;
+    *)
+      if [[ -n "$OUT_DIR" ]]; then
+        echo "gpu-check.sh: one output folder only (usage: bench/gpu-check.sh [OUT_DIR] [--dry-run])" >&2
+        exit 2
+      fi
+      OUT_DIR="$a"
+      [[ "$OUT_DIR" == /* ]] || OUT_DIR="$CALLER_DIR/$OUT_DIR" ;;  # relative to where it was called
   esac
 done
+OUT_DIR="${OUT_DIR:-runs/gpu-check}"  # default: in the repository
 
-if [[ -n "${OUT:-}" ]]; then
-  mkdir -p "$OUT"
-  LOGDIR="$(cd "$OUT" && pwd)"
-else
-  mkdir -p "$BUILD"
-  LOGDIR="$(cd "$BUILD" && pwd)"
-fi
+mkdir -p "$OUT_DIR" || exit 1
+LOGDIR="$(cd "$OUT_DIR" && pwd)"
 LOG="$LOGDIR/gpu-check.log"
 : >"$LOG"
 exec > >(tee -a "$LOG") 2>&1
@@ -153,7 +164,7 @@ if (( DRY || ! HAVE_GPU )); then
   if [[ -d .gpu-deps/root ]]; then
     echo "  .gpu-deps/root present ($(du -sh .gpu-deps/root 2>/dev/null | cut -f1))"
   else
-    echo "  .gpu-deps/root missing: run bench/gpu-prepare.sh first (on a machine with Debian's registry)"
+    echo "  .gpu-deps/root missing: run bench/gpu-prepare.sh first (on a machine with network access)"
   fi
   finish 0
 fi

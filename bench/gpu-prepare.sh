@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Run HERE (a machine with Debian's package registry) before bench/gpu-check.sh: downloads the
-# Debian packages of the C++ libraries cuset builds against (GoogleTest too, for the GPU tests)
-# and unpacks them into .gpu-deps/root, so that the GPU machine (no network, its own PyTorch) can
-# build cuset without installing anything. .gpu-deps is excluded from git (it travels by `carry`).
-# Then, with the device tool: run(command="bench/gpu-check.sh", carry=[".gpu-deps"], timeout_s=600)
+# Prepares the C++ library packages for a GPU machine without network access, to run
+# bench/gpu-check.sh there. Run it on a Debian machine with network access (apt-get download):
+# it downloads the Debian packages of the C++ libraries cuset builds against (GoogleTest too, for
+# the GPU tests) and unpacks them into .gpu-deps/root, so that the GPU machine, which brings its
+# own PyTorch, builds cuset without installing anything. .gpu-deps is excluded from git; copy it
+# to the GPU machine with the source tree, then run bench/gpu-check.sh there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -1,4 +1,4 @@
-// `cuset-train analyze`: the score file's valid tokens into the METHOD.md sec. 7 report.
+// `cuset-train analyze`: the score file's valid tokens into the report of docs/method.md sec. 7.
 #include "cuset/analysis/analyze.h"
 
 #include <cmath>
@@ -35,7 +35,7 @@ int analyze_run(const Config& cfg, const AnalyzeRequest& req) {
         const ScoreRecord& r = records[i];
         ScoredSample s;
         s.id = static_cast<int64_t>(i);
-        // METHOD.md: valid tokens are the training targets; token 0 has no prediction.
+        // docs/method.md (Terms): valid tokens are the training targets; token 0 has no prediction.
         for (size_t t = 1; t < r.ids.size(); ++t) {
             if (!r.trainable[t] || !std::isfinite(r.prob[t])) continue;
             s.confidence.push_back(r.prob[t]);

@@ -166,7 +166,7 @@ std::string analysis_json(const AnalysisReport& r) {
     j["published"] = {{"ks_pvalue", kPublishedKsPvalue},
                       {"share_samples_with_low", kPublishedShareSamplesWithLow},
                       {"share_low_sensitive", kPublishedShareLowSensitive},
-                      {"note", "7B model on its own data, window 64, low threshold 0.5 (METHOD.md section 7)"}};
+                      {"note", "7B model on its own data, window 64, low threshold 0.5 (docs/method.md sec. 7)"}};
     return j.dump(2) + "\n";
 }
 

@@ -191,7 +191,7 @@ std::string analysis_svg(const AnalysisReport& r) {
         y += i == 0 ? 26 : 22;
     }
     y -= 2;
-    s += text(c0, y, "Published: a 7B model on its own data (METHOD.md section 7). KS p-value: scipy.stats.ks_2samp, "
+    s += text(c0, y, "Published: a 7B model on its own data (docs/method.md sec. 7). KS p-value: scipy.stats.ks_2samp, "
                      "method='asymp'.", "font-size=\"11\" fill=\"#666666\"");
 
     // Per-set and per-category summary.

@@ -1,5 +1,5 @@
 // `cuset-train score` (per-token probabilities of a data set under a model) and `analyze` (the
-// METHOD.md sec. 7 sensitivity analysis over them), which share --model/--data/--split.
+// docs/method.md sec. 7 sensitivity analysis over them), which share --model/--data/--split.
 #include <memory>
 
 #include "commands.h"
@@ -47,7 +47,7 @@ Command add_analyze_command(CLI::App& root) {
     };
     auto o = std::make_shared<Opts>();
     CLI::App* sub = root.add_subcommand(
-        "analyze", "sensitivity analysis (METHOD.md sec. 7): confidence of sensitive vs other tokens, "
+        "analyze", "sensitivity analysis (docs/method.md sec. 7): confidence of sensitive vs other tokens, "
                    "KS test, low-confidence windows; analysis.json, analysis.svg and a table");
     add_config_options(sub, o->cfg);
     sub->add_option("--scores", o->req.scores, "an existing score file (default: score the data first)");

@@ -136,7 +136,7 @@ Table make_table() {
             {"error", "replace"});
     bookkeeping(t.add("data.cache_dir", Kind::kString, CUSET_REF(data.cache_dir),
                       "tokenised-data cache folder; empty = no cache"));
-    // objective (../shared/METHOD.md)
+    // objective (docs/method.md)
     choices(t.add("objective.method", Kind::kEnum, CUSET_REF(objective.method),
                   "training objective"),
             {"cuset", "sft", "dft", "focal", "eaft", "asft", "rho1"});
@@ -199,7 +199,7 @@ Table make_table() {
     range(t.add("train.seed", Kind::kInt, CUSET_REF(train.seed), "seed for init, shuffling"),
           0, 9.007199254740992e15);
     // How a step is split is not part of the hash: the step's gradient does not depend on it
-    // (METHOD.md sec. 4), so a run may resume with another split of the same global batch.
+    // (docs/method.md sec. 4), so a run may resume with another split of the same global batch.
     bookkeeping(range(t.add("train.micro_batch_size", Kind::kInt, CUSET_REF(train.micro_batch_size),
                             "samples (or packed rows) per forward pass"),
                       1, 1 << 20));
@@ -275,7 +275,7 @@ Table make_table() {
                       "folder holding run folders"));
     bookkeeping(t.add("run.name", Kind::kString, CUSET_REF(run.name),
                       "run folder name; empty = the config file's stem"));
-    // analysis (METHOD.md section 7)
+    // analysis (docs/method.md sec. 7)
     bookkeeping(range(t.add("analysis.window", Kind::kInt, CUSET_REF(analysis.window),
                             "valid tokens per low-confidence window"),
                       1, 1 << 24));

@@ -1,4 +1,4 @@
-// spdlog behind the printf-style logging functions of cuset/log.h.
+// spdlog behind the printf-style logging functions of cuset/core/log.h.
 #include "cuset/core/log.h"
 
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// The CuSeT objective (../shared/METHOD.md sec. 1-5): per-token cross-entropy from hidden states
+// The CuSeT objective (docs/method.md sec. 1-5): per-token cross-entropy from hidden states
 // in chunks, the confidence/sensitivity mask, region weights, the sft/dft/focal/eaft/asft/rho1
 // baselines, and the step normalisation. EAFT's top-k entropy and ASFT's KL to the reference
 // model are computed per chunk, from that chunk's logits (and the reference's), like the loss. It runs no model and no collective; the trainer brings those.

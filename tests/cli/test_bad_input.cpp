@@ -1,6 +1,6 @@
 // The bad-input suite: generated cases for each class of bad input found by the reliability
 // review ("lose nothing, hang on nothing"), run through the real binary. Each case checks the
-// exit code (README "Exit codes"), a one-line message naming the file or key, that every input
+// exit code (docs/exit-codes.md), a one-line message naming the file or key, that every input
 // file is byte-identical after the run, that no temporary file is left behind, and that the run
 // ends in bounded time (a `timeout` wrapper; 124 means it hung).
 #include <gtest/gtest.h>

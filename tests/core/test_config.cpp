@@ -41,7 +41,7 @@ std::string load_error(const std::string& text, const std::vector<cuset::Overrid
 
 TEST(Config, DefaultsFollowMethodSpec) {
     Config c = cuset::config_load("", {});
-    // ../shared/METHOD.md defaults.
+    // The defaults of docs/method.md.
     EXPECT_EQ(c.objective.method, "cuset");
     EXPECT_EQ(c.objective.confidence_source, "online");
     EXPECT_EQ(c.objective.threshold_mode, "sample_quantile");

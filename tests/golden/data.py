@@ -1,4 +1,4 @@
-"""Reference fixture for tests/test_data.cpp: a small byte-level BPE tokenizer in the Qwen2.5
+"""Reference fixture for tests/data/test_data.cpp: a small byte-level BPE tokenizer in the Qwen2.5
 layout (ChatML special tokens, Qwen2's pre-tokenizer split, byte-level pieces), trained with
 Hugging Face `tokenizers` on CUDA text, and the ids that `transformers`' apply_chat_template
 gives for one conversation with that tokenizer.

@@ -1,4 +1,4 @@
-"""Reference values for tests/test_model.cpp from PyPI transformers (the reference decoder).
+"""Reference values for tests/model/test_model.cpp from PyPI transformers (the reference decoder).
 
 For each case a small random model is created, saved with save_pretrained (safetensors) into
 <out>/<case>/model, reloaded with AutoModelForCausalLM.from_pretrained (so the reference reads the

@@ -1,4 +1,4 @@
-"""Reference values for tests/test_objective.cpp. Writes objective.json into the folder argv[1].
+"""Reference values for tests/train/test_objective.cpp. Writes objective.json into the folder argv[1].
 
 Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd) and numpy:
 - nll: per-token cross-entropy of h W^T with ignored labels, and the gradients of sum(g * l) for
@@ -7,10 +7,10 @@ Everything in float64 with PyTorch (torch.nn.functional.cross_entropy, autograd)
   ignore_index=-100) over all the step's logits at once (the token mean over the step's
   response tokens), with its gradients for every micro-batch's hidden states and the lm_head.
 - quantile: numpy.quantile(method='linear').
-- naive: ../shared/METHOD.md sections 2-5 written out the slow, obvious way (Python loops over
+- naive: docs/method.md sec. 2-5 written out the slow, obvious way (Python loops over
   samples and windows, numpy.quantile, autograd through the numerator with detached weights),
   for a packed micro-batch, one case per method / threshold mode / switch. It shares no code with
-  src/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
+  src/train/objective.cpp; it checks the vectorised, chunked C++ on cases too big to work by hand.
   The baselines eaft / asft / rho1 the same way, per token on full logits: EAFT's weight from
   torch.sort of the softmax (top k, renormalised, entropy / ln k, ** alpha, detached), ASFT's
   c l + alpha KL(pi_ref || pi_theta) with autograd through log_softmax, Rho-1's selection of the
@@ -117,7 +117,7 @@ def naive_reference(h, w, y):
 
 
 def naive_objective(h, w, y, sens, cached, o, ref):
-    """METHOD.md sec. 2-5, the obvious way. o: dict of options."""
+    """docs/method.md sec. 2-5, the obvious way. o: dict of options."""
     h = h.clone().requires_grad_()
     w = w.clone().requires_grad_()
     h_ref, w_ref, p_ref = ref

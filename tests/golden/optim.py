@@ -1,4 +1,4 @@
-"""Reference values for tests/test_optim.cpp from torch.optim.AdamW and
+"""Reference values for tests/train/test_optim.cpp from torch.optim.AdamW and
 torch.nn.utils.clip_grad_norm_ (PyPI torch). Writes optim.json into the folder argv[1].
 
 Cases: fp32 parameters with weight decay on some of them, a schedule of learning rates and a

@@ -1,4 +1,4 @@
-"""Reference values for tests/test_stats.cpp (PyPI scipy, numpy, mpmath). Writes stats.json and
+"""Reference values for tests/analysis/test_stats.cpp (PyPI scipy, numpy, mpmath). Writes stats.json and
 the KS sample pairs (raw little-endian float64, ks_<case>_a.f64 / _b.f64) into the folder argv[1].
 
 - ks: scipy.stats.ks_2samp(a, b, method='asymp') on sample pairs: small, unequal sizes, tied

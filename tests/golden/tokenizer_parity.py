@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference fixtures for the tokenizer and chat-format tests (tests/test_tokenizer.cpp).
+"""Reference fixtures for the tokenizer and chat-format tests (tests/text/test_tokenizer.cpp).
 
 Trains small byte-level BPE tokenizers with the Hugging Face `tokenizers` library, using the exact
 pipelines of the model families cuset supports, and writes, for a corpus of texts, the ids, byte

@@ -1,4 +1,4 @@
-// The sensitivity tagger against hand-labelled spans: every construct of METHOD.md sec. 6
+// The sensitivity tagger against hand-labelled spans: every construct of docs/method.md sec. 6
 // (kernels, launches, configuration statements, launch APIs, finer categories, Markdown
 // regions), negative cases, broken and truncated code, span properties and tag_tokens.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The CuSeT objective (../shared/METHOD.md sec. 1-5): hand-worked examples with known
+// The CuSeT objective (docs/method.md sec. 1-5): hand-worked examples with known
 // probabilities, golden values from PyTorch/numpy (tests/golden/objective.py), chunked vs full
 // logits, split invariance of a step, and the edge cases. All on the CPU.
 //
@@ -522,7 +522,7 @@ ObjectiveOptions options_from_json(const json& j, int64_t chunk) {
 }
 
 // A packed micro-batch (3 rows, 5 samples, one without tokens) against the naive Python
-// implementation of METHOD.md, every method and switch, every path (chunk 0 = full logits,
+// implementation of docs/method.md, every method and switch, every path (chunk 0 = full logits,
 // 4 and 7 split samples and groups differently, 1024 = one group).
 TEST(ObjectiveGolden, MatchesNaiveImplementation) {
     const json& g = golden()["naive"];

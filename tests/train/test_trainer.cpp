@@ -200,7 +200,7 @@ TEST(Trainer, NonFiniteStepsStopWithExit4) {
 }
 
 TEST(Trainer, StepLossIndependentOfMicroBatchSplit) {
-    // The step loss and gradient norm are global over the step (METHOD.md sec. 4): 4 x 1, 2 x 2
+    // The step loss and gradient norm are global over the step (docs/method.md sec. 4): 4 x 1, 2 x 2
     // and 1 x 4 agree up to fp32 summation order (relative 1e-5).
     std::string dir = scratch_dir("trainer-split");
     for (const char* method : {"sft", "cuset"}) {

@@ -1,4 +1,4 @@
-// `cuset-train analyze`: METHOD.md sec. 7 over a score file (made first with `score` when none
+// `cuset-train analyze`: docs/method.md sec. 7 over a score file (made first with `score` when none
 // is given): analysis.json, analysis.svg and the console table.
 #pragma once
 
@@ -15,7 +15,7 @@ struct AnalyzeRequest {
     std::string out;     // output folder; "" = the run folder
 };
 
-// METHOD.md sec. 7 over a score file: analysis.json, analysis.svg and the console table.
+// docs/method.md sec. 7 over a score file: analysis.json, analysis.svg and the console table.
 int analyze_run(const Config& cfg, const AnalyzeRequest& req);
 
 }  // namespace cuset

@@ -1,4 +1,4 @@
-// report: the sensitivity analysis of METHOD.md section 7 over scored samples (confidence of
+// report: the sensitivity analysis of docs/method.md sec. 7 over scored samples (confidence of
 // sensitive vs other tokens, KS test, low-confidence windows) and its analysis.json, console
 // table and files. It neither runs a model nor reads score files (the caller does).
 #pragma once
@@ -24,7 +24,7 @@ const std::vector<CategoryName>& category_names();  // kernel=1 ... bounds_check
 struct ScoredSample {
     int64_t id = 0;
     std::vector<float> confidence;     // [n] p(target token) under the model
-    std::vector<uint8_t> sensitive;    // [n] 0 or 1 (METHOD.md sensitivity)
+    std::vector<uint8_t> sensitive;    // [n] 0 or 1 (sensitivity, docs/method.md)
     std::vector<uint32_t> categories;  // [n] tagger category bits; may be empty (= all 0)
 };
 

@@ -1,5 +1,5 @@
 // stats: numpy-compatible descriptive statistics of confidences (mean, quantiles, histograms,
-// empirical CDFs) and the low-confidence windows of METHOD.md section 7. Plain C++ on std::vector.
+// empirical CDFs) and the low-confidence windows of docs/method.md sec. 7. Plain C++ on std::vector.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,7 @@ std::vector<double> ecdf_at(const std::vector<double>& sorted, const std::vector
 
 // ---------------------------------------------------------------- low-confidence windows
 
-// Windows of one sample (METHOD.md section 7): `window` consecutive valid tokens, stride 1; a
+// Windows of one sample (docs/method.md sec. 7): `window` consecutive valid tokens, stride 1; a
 // sample shorter than `window` has one window over all its tokens (as in training); none when
 // empty. Low: mean confidence < low_threshold. Sensitive: more than `overlap` of its tokens
 // sensitive. O(n) with prefix sums.

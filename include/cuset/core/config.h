@@ -1,5 +1,5 @@
 // The typed run configuration: one schema with defaults, read from YAML and `--set` overrides.
-// Every key is declared once in src/config.cpp (path, type, range, help); parsing, validation,
+// Every key is declared once in src/core/config.cpp (path, type, range, help); parsing, validation,
 // printing and error messages all come from that table. No module reads YAML itself.
 #pragma once
 

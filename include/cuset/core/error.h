@@ -9,7 +9,7 @@
 
 namespace cuset {
 
-// Process exit codes, documented in README.md ("Exit codes").
+// Process exit codes, documented in docs/exit-codes.md.
 enum class ExitCode : int {
     kOk = 0,
     kUsage = 2,      // command line or configuration error

@@ -1,6 +1,6 @@
 // Logging: messages go to stderr (colours on a terminal) and, once a run folder exists, to a log
 // file in it. printf-style on purpose: LibTorch ships its own {fmt}, so no module includes
-// spdlog or {fmt} headers next to LibTorch's; spdlog lives only in src/log.cpp.
+// spdlog or {fmt} headers next to LibTorch's; spdlog lives only in src/core/log.cpp.
 #pragma once
 
 #include <string>

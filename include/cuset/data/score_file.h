@@ -21,7 +21,7 @@ struct ScoreRecord {
     std::vector<int32_t> ids;        // [T]
     std::vector<float> prob;         // [T]
     std::vector<uint8_t> roles;      // [T] Role
-    std::vector<uint8_t> trainable;  // [T] 1 = training target (valid in METHOD.md's sense)
+    std::vector<uint8_t> trainable;  // [T] 1 = training target (valid in docs/method.md's sense)
     std::vector<uint32_t> tag_bits;  // [T] tagger category bits (0 = not sensitive)
 };
 

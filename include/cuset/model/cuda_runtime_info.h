@@ -1,5 +1,5 @@
 // What the CUDA runtime linked into cuset reports (only when built with CUSET_WITH_CUDA).
-// Compiled by nvcc from src/cuda/runtime_info.cu.
+// Compiled by nvcc from src/model/cuda_runtime_info.cu.
 #pragma once
 
 namespace cuset::cuda {

@@ -1,4 +1,4 @@
-// The CUDA-sensitivity tagger (METHOD.md sec. 6): which bytes of a response are CUDA-sensitive
+// The CUDA-sensitivity tagger (docs/method.md sec. 6): which bytes of a response are CUDA-sensitive
 // (kernel bodies, launch configurations) and the finer categories inside kernels, as sorted
 // byte spans, and their projection onto tokens. It reads text only: no model, no tokenizer.
 #pragma once

@@ -1,4 +1,4 @@
-// The CuSeT training objective (../shared/METHOD.md sections 1-5) and its baselines (sft, dft,
+// The CuSeT training objective (docs/method.md sec. 1-5) and its baselines (sft, dft,
 // focal, eaft, asft, rho1): per-token cross-entropy from final hidden states without materialising [N, V] logits,
 // the confidence/sensitivity mask, region-aware sample weights, and the step normalisation.
 // It does not run the model, read score caches or talk to other ranks: callers pass those in.
