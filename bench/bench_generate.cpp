@@ -23,7 +23,6 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generate_run.h"
 #include "cuset/generate/generator.h"
@@ -134,8 +133,10 @@ int main(int argc, char** argv) {
 
     // Prompts: the eval set's first 8 prompts as chatml generation prompts (tiny-coder's
     // tokenizer; the random model reads the same ids).
-    cuset::Config cfg = cuset::config_load("", {{"model.path", src + "/data/tiny-coder"}, {"data.chat_format", "chatml"}});
-    cuset::TextPipeline pipe = cuset::text_pipeline_from(cfg);
+    cuset::TextOptions text;
+    text.tokenizer = src + "/data/tiny-coder";
+    text.chat_format.format = "chatml";
+    cuset::TextPipeline pipe = cuset::text_pipeline_from(text);
     std::vector<std::vector<int32_t>> prompts;
     std::ifstream in(src + "/data/cuda-sft/eval.jsonl");
     for (std::string line; std::getline(in, line) && prompts.size() < 8;) {

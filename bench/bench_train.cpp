@@ -23,6 +23,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include "cuset/app/options.h"
 #include "cuset/data/batching.h"
 #include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
     at::set_num_threads(threads);
     cuset::cpu_allocator_keep_pages();  // as Trainer does on the CPU
     cuset::Config cfg = cuset::config_load(config, {});
-    cuset::TextPipeline text = cuset::text_pipeline_from(cfg);
+    cuset::TextPipeline text = cuset::text_pipeline_from(cuset::text_options_from(cfg));
     cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cfg, "train");
     cuset::PreparedData data = cuset::data_prepare(split.samples, {cfg.data.max_seq_len, cfg.data.truncation});
     cuset::OrderOptions oo;

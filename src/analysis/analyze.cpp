@@ -14,7 +14,7 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-int analyze_run(const Config& cfg, const AnalyzeRequest& req) {
+int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text) {
     {  // analysis.json / analysis.svg never over an input (the score file, its index, the data)
         const fs::path out_dir = req.out.empty() ? fs::path(run_dir_of(cfg)) : fs::path(req.out);
         std::vector<std::string> inputs = {req.scores, req.scores.empty() ? "" : req.scores + ".idx", req.score.data};
@@ -26,7 +26,7 @@ int analyze_run(const Config& cfg, const AnalyzeRequest& req) {
         fs::create_directories(req.out);
         sr.out = (fs::path(req.out) / "scores.bin").string();
     }
-    std::string scores = req.scores.empty() ? score_run(cfg, sr) : req.scores;
+    std::string scores = req.scores.empty() ? score_run(cfg, sr, text) : req.scores;
     ScoreHeader header;
     std::vector<ScoreRecord> records = score_load_all(scores, &header);
     std::vector<ScoredSample> samples;

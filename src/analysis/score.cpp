@@ -24,7 +24,7 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-std::string score_run(const Config& cfg, const ScoreRequest& req) {
+std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text) {
     at::NoGradGuard no_grad;
     Config c = cfg;
     if (!req.model.empty()) c.model.path = req.model;
@@ -45,7 +45,7 @@ std::string score_run(const Config& cfg, const ScoreRequest& req) {
     // The model first: a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
     const std::string& adapter = c.model.lora.path;  // attached whenever set (model.lora.enabled is for training)
     Decoder model = model_load_for_inference(c.model.path, adapter, dtype, device);
-    TextPipeline pipe = text_pipeline_from(c);
+    TextPipeline pipe = text_pipeline_from(text);
     TokenizedSplit split = dataset_tokenize(data, pipe, c, req.split);
     if (pipe.tokenizer->vocab_size() > model->config().vocab_size)  // as training checks it
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",

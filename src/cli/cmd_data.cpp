@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/data/data_check.h"
@@ -43,10 +44,11 @@ Command add_data_command(CLI::App& root) {
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
     auto s = std::make_shared<DataShowOptions>();
+    auto show_config = std::make_shared<std::string>();
     auto sets = std::make_shared<std::vector<std::string>>();
     CLI::App* show = data->add_subcommand(
         "show", "print one sample as the trainer sees it: tokens by role, trainable and sensitive marks, counts");
-    show->add_option("--config,-c", s->config, "YAML configuration (data.train/eval, tokenizer, chat format)")->required();
+    show->add_option("--config,-c", *show_config, "YAML configuration (data.train/eval, tokenizer, chat format)")->required();
     show->add_option("--set", *sets, "override one key: --set data.chat_format=chatml (repeatable)")
         ->type_name("KEY=VALUE");
     show->add_option("--index,-i", s->index, "sample index in the file (0-based)")->capture_default_str();
@@ -58,11 +60,17 @@ Command add_data_command(CLI::App& root) {
     return {data, [=] {
                 if (check->parsed()) {
                     log_init(*check_level);
-                    return data_check(*c).rejected > 0 ? static_cast<int>(ExitCode::kBadInput) : 0;
+                    std::vector<Override> overrides;  // --tokenizer names model.tokenizer
+                    if (!c->tokenizer.empty()) overrides.push_back({"model.tokenizer", c->tokenizer});
+                    const Config cfg = config_load(c->config, overrides);
+                    return data_check(*c, cfg, text_options_from(cfg)).rejected > 0 ? static_cast<int>(ExitCode::kBadInput)
+                                                                                     : 0;
                 }
                 log_init("info");
-                for (const std::string& a : *sets) s->overrides.push_back(override_parse(a));
-                data_show(*s, std::cout);
+                std::vector<Override> overrides;
+                for (const std::string& a : *sets) overrides.push_back(override_parse(a));
+                const Config cfg = config_load(*show_config, overrides);
+                data_show(cfg, text_options_from(cfg), *s, std::cout);
                 return 0;
             }};
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/eval/eval_run.h"
@@ -50,7 +51,7 @@ Command add_eval_command(CLI::App& root) {
                 if (sub->count("--gpu-name")) c.sets.push_back("eval.gpu_name=" + o->gpu_name);
                 if (!o->python.empty()) c.sets.push_back("eval.python=" + o->python);
                 Config cfg = load_config(c);
-                eval::EvalOutcome res = eval::eval_run(cfg, o->req);
+                eval::EvalOutcome res = eval::eval_run(cfg, o->req, text_options_from(cfg, o->req.model));
                 std::fputs(eval::report_table(res.report).c_str(), stdout);
                 std::fflush(stdout);
                 log_info("eval: eval.json and eval.html written to %s", res.out_dir.c_str());

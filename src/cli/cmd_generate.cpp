@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/core/error.h"
 #include "cuset/generate/generate_run.h"
 
@@ -40,7 +41,8 @@ Command add_generate_command(CLI::App& root) {
                                           {"generate.max_new_tokens", &o->max_new_tokens},
                                           {"generate.seed", &o->seed}})
                     if (!value->empty()) c.sets.push_back(std::string(key) + "=" + *value);
-                generate_run(load_config(c), o->req);
+                const Config cfg = load_config(c);
+                generate_run(cfg, o->req, text_options_from(cfg, o->req.model));
                 return 0;
             }};
 }

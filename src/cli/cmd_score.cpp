@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/analysis/analyze.h"
 #include "cuset/analysis/score.h"
 
@@ -35,7 +36,7 @@ Command add_score_command(CLI::App& root) {
         ->check(CLI::IsMember({"bin", "jsonl"}));
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                score_run(cfg, o->req);
+                score_run(cfg, o->req, text_options_from(cfg, o->req.model));
                 return 0;
             }};
 }
@@ -55,7 +56,7 @@ Command add_analyze_command(CLI::App& root) {
     sub->add_option("--out", o->req.out, "output folder (default: the run folder)");
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                return analyze_run(cfg, o->req);
+                return analyze_run(cfg, o->req, text_options_from(cfg, o->req.score.model));
             }};
 }
 

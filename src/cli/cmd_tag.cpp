@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/tagger/tagger_view.h"

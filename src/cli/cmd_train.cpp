@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cuset/app/options.h"
 #include "cuset/analysis/run_report.h"
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
@@ -105,7 +106,7 @@ void eval_after_training(const Config& cfg) {
     if (ckpt.empty()) throw RuntimeFailure("eval.after_training: " + summary_file + " names no final checkpoint");
     log_info("eval.after_training: CUDABench level %lld, %lld sample(s) per task, on %s", (long long)cfg.eval.level,
              (long long)cfg.eval.samples, ckpt.c_str());
-    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt));
+    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt), text_options_from(cfg, ckpt));
     std::fputs(eval::report_table(res.report).c_str(), stdout);
     std::fflush(stdout);
     const nlohmann::json report = nlohmann::json::parse(eval::report_json(res.report).dump());
@@ -155,13 +156,13 @@ int run_train(const TrainCli& o) {
     }
     if (o.dry_run) {
         log_info("configuration %s is valid", cfg.source_file.empty() ? "<defaults>" : cfg.source_file.c_str());
-        train_dry_run(cfg);
+        train_dry_run(cfg, train_options_from(cfg));
         return 0;
     }
     if (o.extend && o.resume.empty())
         throw UsageError("--extend continues a checkpoint: use it with --resume auto or --resume PATH");
     check_after_training(cfg);
-    TrainOptions to;
+    TrainOptions to = train_options_from(cfg);
     to.resume = o.resume;
     to.extend = o.extend;
     to.command_line = command_line_for_card();

@@ -308,16 +308,16 @@ struct TextSetup {
     std::string notice;  // why token statistics are skipped
 };
 
-TextSetup load_text(const DataCheckOptions& o, const Config& cfg) {
+TextSetup load_text(const DataCheckOptions& o, const TextOptions& text) {
     TextSetup t;
-    t.tokenizer_path = tokenizer_path_of(cfg);
+    t.tokenizer_path = text.tokenizer;
     bool asked = !o.config.empty() || !o.tokenizer.empty();
     if (!asked && !fs::exists(t.tokenizer_path)) {
         t.notice = "no tokenizer at " + t.tokenizer_path + " (give --tokenizer PATH or --config FILE)";
         return t;
     }
     try {
-        t.pipe = text_pipeline_from(cfg);
+        t.pipe = text_pipeline_from(text);
     } catch (const Error& e) {
         if (asked) throw;  // the user named this tokenizer: its problem is the answer
         t.pipe = TextPipeline{};
@@ -409,7 +409,7 @@ bool data_extract_program(std::string_view text, std::string* program) {
     });
 }
 
-DataCheckSummary data_check(const DataCheckOptions& o) {
+DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const TextOptions& text_options) {
     if (o.input.empty()) throw UsageError("data check: no input file given");
     if (!fs::is_regular_file(o.input)) throw InputError("cannot open data file " + o.input);
     for (const std::string* p : {&o.out, &o.report})
@@ -419,11 +419,8 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))  // NaN and inf included
         throw UsageError("--timeout must be a positive number of seconds");
 
-    std::vector<Override> overrides;
-    if (!o.tokenizer.empty()) overrides.push_back({"model.tokenizer", o.tokenizer});
-    Config cfg = config_load(o.config, overrides);
-    const bool replace_utf8 = data_load_options_from(cfg).replace_invalid_utf8;
-    const TaggerOptions tagger_opts = tagger_options_from(cfg);
+    const bool replace_utf8 = text_options.load.replace_invalid_utf8;
+    const TaggerOptions& tagger_opts = text_options.tagger;
 
     // nvcc is looked for before any work, so a missing compiler fails fast.
     const bool compile = o.compile || o.run;  // --run builds first
@@ -471,7 +468,7 @@ DataCheckSummary data_check(const DataCheckOptions& o) {
     }
 
     // 3. Token lengths with the configured tokenizer and chat format; tagger coverage.
-    TextSetup text = load_text(o, cfg);
+    TextSetup text = load_text(o, text_options);
     Progress scan(text.pipe.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples",
                   progress_bar_wanted(o.progress));
     for (size_t i = 0; i < samples.size(); ++i) {

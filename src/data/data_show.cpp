@@ -49,21 +49,20 @@ std::string escape_piece(const std::string& s) {
 
 }  // namespace
 
-void data_show(const DataShowOptions& o, std::ostream& out) {
+void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions& o, std::ostream& out) {
     if (o.split != "train" && o.split != "eval")
         throw UsageError("--split must be train or eval, not '" + o.split + "'");
-    Config cfg = config_load(o.config, o.overrides);
     const std::string& path = o.split == "train" ? cfg.data.train : cfg.data.eval;
     if (path.empty()) throw UsageError("data." + o.split + " is empty in the configuration: nothing to show");
 
-    std::vector<Conversation> convs = data_load_jsonl(path, data_load_options_from(cfg));
+    std::vector<Conversation> convs = data_load_jsonl(path, text.load);
     if (o.index < 0 || o.index >= static_cast<int64_t>(convs.size()))
         throw UsageError(strprintf("--index %lld is out of range: %s has %zu samples (0..%zu)",
                                    (long long)o.index, path.c_str(), convs.size(), convs.size() - 1));
     const Conversation& conv = convs[static_cast<size_t>(o.index)];
 
-    const std::string tok_path = tokenizer_path_of(cfg);
-    TextPipeline pipe = text_pipeline_from(cfg);
+    const std::string& tok_path = text.tokenizer;
+    TextPipeline pipe = text_pipeline_from(text);
     Tokenizer* tok = pipe.tokenizer.get();
     const ChatFormatter& formatter = *pipe.formatter;
 

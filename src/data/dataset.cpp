@@ -13,29 +13,22 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-TextPipeline text_pipeline_from(const Config& cfg) {
+TextPipeline text_pipeline_from(const TextOptions& o) {
     TextPipeline p;
-    std::string path = tokenizer_path_of(cfg);
-    p.tokenizer = tokenizer_load(path);
-    p.tokenizer_dir = tokenizer_dir(path);
-    ChatFormatOptions o = chat_format_options_from(cfg);
-    p.formatter = std::make_unique<ChatFormatter>(*p.tokenizer, o, p.tokenizer_dir);
-    p.tagger = tagger_options_from(cfg);
+    p.tokenizer = tokenizer_load(o.tokenizer);
+    p.tokenizer_dir = tokenizer_dir(o.tokenizer);
+    const ChatFormatOptions& f = o.chat_format;
+    p.formatter = std::make_unique<ChatFormatter>(*p.tokenizer, f, p.tokenizer_dir);
+    p.tagger = o.tagger;
+    p.load = o.load;
     Hasher h;
     h.add(hash_file(p.tokenizer->source()));
-    h.add(p.formatter->name()).add(o.system_prompt);
-    h.add(o.templ.prefix).add(o.templ.system).add(o.templ.user).add(o.templ.assistant).add(o.templ.end_of_turn);
+    h.add(p.formatter->name()).add(f.system_prompt);
+    h.add(f.templ.prefix).add(f.templ.system).add(f.templ.user).add(f.templ.assistant).add(f.templ.end_of_turn);
     h.add_u64(p.tagger.device_functions);
-    h.add(cfg.data.invalid_utf8);
+    h.add(p.load.replace_invalid_utf8 ? "replace" : "error");  // data.invalid_utf8, as the key has always had it
     p.key = h.hex();
     return p;
-}
-
-DataLoadOptions data_load_options_from(const Config& cfg) {
-    DataLoadOptions o;
-    o.skip_invalid = cfg.data.skip_invalid;
-    o.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
-    return o;
 }
 
 TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const Config& cfg,
@@ -67,7 +60,7 @@ TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pip
             return out;
         }
     }
-    std::vector<Conversation> convs = data_load_jsonl(path, data_load_options_from(cfg), &out.report);
+    std::vector<Conversation> convs = data_load_jsonl(path, pipe.load, &out.report);
     if (out.report.skipped > 0)
         log_warn("%s data: skipped %lld malformed line(s) of %s (data.skip_invalid)", what.c_str(),
                  (long long)out.report.skipped, path.c_str());

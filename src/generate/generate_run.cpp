@@ -152,7 +152,7 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
     return ids;
 }
 
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text) {
     at::NoGradGuard no_grad;
     Config c = cfg;
     if (!req.model.empty()) c.model.path = req.model;
@@ -172,7 +172,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req) {
     // model.lora.path's adapter whenever it is set (model.lora.enabled is for training); the model
     // first, so that a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
     Decoder model = model_load_for_inference(c.model.path, c.model.lora.path, dtype, device);
-    TextPipeline pipe = text_pipeline_from(c);
+    TextPipeline pipe = text_pipeline_from(text);
     const Tokenizer& tok = *pipe.tokenizer;
     const ModelConfig& mc = model->config();
 

@@ -58,23 +58,6 @@ double LoraOptions::scale() const {
     return rslora ? alpha / std::sqrt(static_cast<double>(r)) : alpha / static_cast<double>(r);
 }
 
-LoraOptions lora_options_from(const LoraKeys& k) {
-    LoraOptions o;
-    o.r = k.r;
-    o.alpha = k.alpha;
-    o.dropout = k.dropout;
-    o.rslora = k.rslora;
-    o.init = k.init;
-    o.target_modules.clear();
-    std::stringstream ss(k.target_modules);
-    for (std::string m; std::getline(ss, m, ',');) {
-        m.erase(0, m.find_first_not_of(" \t"));
-        m.erase(m.find_last_not_of(" \t") + 1);
-        if (!m.empty()) o.target_modules.push_back(m);
-    }
-    return o;
-}
-
 LoraAdapter::LoraAdapter(int64_t in, int64_t out, const LoraOptions& o, c10::Device device,
                          const torch::nn::Module* owner_module)
     : scale(o.scale()), dropout(o.dropout), owner(owner_module) {

@@ -104,14 +104,6 @@ const char* role_name(Role r) {
     return "?";
 }
 
-ChatFormatOptions chat_format_options_from(const Config& cfg) {
-    ChatFormatOptions o;
-    o.format = cfg.data.chat_format;
-    o.system_prompt = cfg.data.system_prompt;
-    o.templ = cfg.data.templ;
-    return o;
-}
-
 std::string chat_format_detect(const std::string& dir) {
     fs::path d(dir);
     std::string tmpl;
@@ -340,7 +332,7 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
             }
         }
     } else {  // custom
-        const TemplateKeys& t = opts_.templ;
+        const CustomTemplate& t = opts_.templ;
         b.tmpl(t.prefix);
         bool has;
         auto part = [&](const std::string& tpl, int32_t id, const std::string& content, bool assistant) {

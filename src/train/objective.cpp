@@ -16,6 +16,7 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "cuset/core/config.h"  // config_check_range: the schema's bounds
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -607,41 +608,6 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
 }  // namespace
 
 // ------------------------------------------------------------------ public API
-
-ObjectiveOptions objective_options_from(const Config& cfg) {
-    const ObjectiveKeys& k = cfg.objective;
-    ObjectiveOptions o;
-    if (k.method == "sft") o.method = Method::kSft;
-    else if (k.method == "cuset") o.method = Method::kCuset;
-    else if (k.method == "dft") o.method = Method::kDft;
-    else if (k.method == "focal") o.method = Method::kFocal;
-    else if (k.method == "eaft") o.method = Method::kEaft;
-    else if (k.method == "asft") o.method = Method::kAsft;
-    else if (k.method == "rho1") o.method = Method::kRho1;
-    else throw UsageError("objective.method: unknown method '" + k.method + "'");
-    if (k.confidence_source == "online") o.cached_confidence = false;
-    else if (k.confidence_source == "cached") o.cached_confidence = true;
-    else throw UsageError("objective.confidence.source: unknown source '" + k.confidence_source + "'");
-    o.mask_confidence = k.mask_confidence;
-    o.mask_sensitivity = k.mask_sensitivity;
-    o.drop_weight = k.drop_weight;
-    if (k.threshold_mode == "sample_quantile") o.threshold_mode = ThresholdMode::kSampleQuantile;
-    else if (k.threshold_mode == "fixed") o.threshold_mode = ThresholdMode::kFixed;
-    else if (k.threshold_mode == "batch_quantile") o.threshold_mode = ThresholdMode::kBatchQuantile;
-    else throw UsageError("objective.mask.threshold.mode: unknown mode '" + k.threshold_mode + "'");
-    o.q = k.threshold_q;
-    o.threshold_value = k.threshold_value;
-    o.region_enabled = k.region_enabled;
-    o.window = k.region_window;
-    o.alpha = k.region_alpha;
-    o.focal_gamma = k.focal_gamma;
-    o.eaft_alpha = k.eaft_alpha;
-    o.eaft_k = k.eaft_k;
-    o.asft_alpha = k.asft_alpha;
-    o.rho1_keep_fraction = k.rho1_keep_fraction;
-    o.chunk_size = k.chunk_size;
-    return o;
-}
 
 const char* method_name(Method m) {
     switch (m) {

@@ -309,7 +309,7 @@ void Trainer::setup() {
 }
 
 void Trainer::load_data() {
-    pipe_ = text_pipeline_from(cfg_);
+    pipe_ = text_pipeline_from(opts_.text);
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe_.tokenizer->source().c_str(),
              pipe_.tokenizer->backend().c_str(), (long long)pipe_.tokenizer->vocab_size(),
              pipe_.formatter->name().c_str());
@@ -349,7 +349,7 @@ void Trainer::build_model_and_optimizer() {
         // A new adapter (A from the seeded generator, B = 0), or model.lora.path's, or the
         // checkpoint's on resume; an existing adapter brings its own shape (r, alpha, targets).
         const std::string from = !resume_from_.empty() ? resume_from_ : cfg_.model.lora.path;
-        lora_ = lora_options_from(cfg_.model.lora);
+        lora_ = opts_.lora;
         try {
             if (!from.empty()) {
                 LoraOptions file = lora_read_config(from);
@@ -458,7 +458,7 @@ void Trainer::build_model_and_optimizer() {
             throw UsageError("config error: 'distributed.offload_optimizer' needs distributed.zero_stage 1-3");
         optim_ = std::make_unique<AdamW>(std::move(params), ao);
     }
-    objective_ = std::make_unique<Objective>(objective_options_from(cfg_));
+    objective_ = std::make_unique<Objective>(opts_.objective);
     // Evaluation has no score file: it always takes confidences from its own forward pass.
     ObjectiveOptions eo = objective_->options();
     eo.cached_confidence = false;
@@ -977,7 +977,7 @@ int Trainer::run() {
 // The dry run's memory estimate from config.json alone (no weights read; model/lora.h): the
 // resident training state (frozen weights, adapters and their state for LoRA) plus, with
 // activation checkpointing, the activations of one micro-batch of data.max_seq_len tokens.
-static void log_memory_estimate(const Config& cfg) {
+static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     ModelConfig mc;
     try {
         mc = model_config_load(cfg.model.path);
@@ -987,7 +987,7 @@ static void log_memory_estimate(const Config& cfg) {
     const c10::ScalarType dtype = cfg.model.dtype != "auto" ? dtype_from_name(cfg.model.dtype)
                                   : cfg.train.device == "cpu" ? at::kFloat : at::kBFloat16;
     std::optional<LoraOptions> lora;
-    if (cfg.model.lora.enabled) lora = lora_options_from(cfg.model.lora);
+    if (cfg.model.lora.enabled) lora = opts.lora;
     const TrainingMemory m = training_memory(mc, dtype, lora ? &*lora : nullptr);
     std::string what = lora ? strprintf("LoRA r %lld on %zu projection kinds: %.1fM trainable, %.2fB frozen",
                                         (long long)lora->r, lora->target_modules.size(), m.n_trainable / 1e6, m.n_frozen / 1e9)
@@ -1038,14 +1038,14 @@ static void log_memory_estimate(const Config& cfg) {
              (long long)cfg.objective.chunk_size, need / 1e9, fits);
 }
 
-void train_dry_run(const Config& cfg) {
-    log_memory_estimate(cfg);
+void train_dry_run(const Config& cfg, const TrainOptions& opts) {
+    log_memory_estimate(cfg, opts);
     std::string summary = model_inspect(cfg.model.path);
     log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());
-    TextPipeline pipe = text_pipeline_from(cfg);
+    TextPipeline pipe = text_pipeline_from(opts.text);
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
              pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
-    DataLoadOptions lo = data_load_options_from(cfg);
+    const DataLoadOptions& lo = pipe.load;
     for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
         if (f.empty()) continue;
         LoadReport rep;

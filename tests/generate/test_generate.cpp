@@ -16,7 +16,6 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "cuset/core/config.h"
 #include "cuset/core/error.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generate_run.h"
@@ -54,9 +53,13 @@ std::vector<std::vector<int32_t>> rows_of(const at::Tensor& ids, const at::Tenso
 // random models (their ids < 160 decode to something; only stop strings would need meaning).
 std::unique_ptr<cuset::Tokenizer> tokenizer_for(const std::string&) { return cuset::tokenizer_load(kTiny); }
 
-cuset::Config tiny_config() {
-    cuset::Config cfg = cuset::config_load("", {{"model.path", kTiny}, {"data.chat_format", "chatml"}});
-    return cfg;
+// tiny-coder's tokenizer with the chatml format, as a configuration with model.path = tiny-coder
+// and data.chat_format = chatml gives it.
+cuset::TextOptions tiny_text() {
+    cuset::TextOptions t;
+    t.tokenizer = kTiny;
+    t.chat_format.format = "chatml";
+    return t;
 }
 
 }  // namespace
@@ -152,7 +155,7 @@ TEST(GenerateGreedy, RowsLeavingTheBatchKeepTheOthersExact) {
 TEST(GeneratePrompt, EqualsApplyChatTemplate) {
     auto ref = cuset::safetensors_load(kGolden + "/greedy_tiny_coder.safetensors", at::kCPU);
     auto want = rows_of(ref.at("prompt_ids"), ref.at("prompt_mask"));
-    cuset::TextPipeline pipe = cuset::text_pipeline_from(tiny_config());
+    cuset::TextPipeline pipe = cuset::text_pipeline_from(tiny_text());
     auto lines = lines_of(kGolden + "/tiny_coder_prompts.jsonl");
     ASSERT_EQ(lines.size(), want.size());
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -18,7 +18,6 @@
 #include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
 
-#include "cuset/core/config.h"
 #include "cuset/core/error.h"
 #include "cuset/train/objective.h"
 
@@ -887,60 +886,6 @@ TEST(ObjectiveApi, ConfidencesOfValidTargets) {
         expect_close(c, at::tensor(std::vector<double>{.9, .2, .6, .1, .8, .5, .05, .7, .3}), kHandTol, 0,
                      "confidences");
     }
-}
-
-TEST(ObjectiveApi, OptionsFromConfig) {
-    cuset::Config cfg;
-    EXPECT_EQ(cuset::objective_options_from(cfg).method, Method::kCuset);
-    EXPECT_EQ(cuset::objective_options_from(cfg).window, 256);
-    EXPECT_EQ(cuset::objective_options_from(cfg).q, 0.2);
-    cfg.objective.method = "focal";
-    cfg.objective.confidence_source = "cached";
-    cfg.objective.mask_confidence = false;
-    cfg.objective.mask_sensitivity = false;
-    cfg.objective.drop_weight = 0.25;
-    cfg.objective.threshold_mode = "batch_quantile";
-    cfg.objective.threshold_q = 0.3;
-    cfg.objective.threshold_value = 0.6;
-    cfg.objective.region_enabled = false;
-    cfg.objective.region_window = 64;
-    cfg.objective.region_alpha = 2.0;
-    cfg.objective.focal_gamma = 3.0;
-    cfg.objective.chunk_size = 0;
-    ObjectiveOptions o = cuset::objective_options_from(cfg);
-    EXPECT_EQ(o.method, Method::kFocal);
-    EXPECT_TRUE(o.cached_confidence);
-    EXPECT_FALSE(o.mask_confidence);
-    EXPECT_FALSE(o.mask_sensitivity);
-    EXPECT_EQ(o.drop_weight, 0.25);
-    EXPECT_EQ(o.threshold_mode, ThresholdMode::kBatchQuantile);
-    EXPECT_EQ(o.q, 0.3);
-    EXPECT_EQ(o.threshold_value, 0.6);
-    EXPECT_FALSE(o.region_enabled);
-    EXPECT_EQ(o.window, 64);
-    EXPECT_EQ(o.alpha, 2.0);
-    EXPECT_EQ(o.focal_gamma, 3.0);
-    EXPECT_EQ(o.chunk_size, 0);
-    cfg.objective.method = "eaft";
-    cfg.objective.eaft_alpha = 0.5;
-    cfg.objective.eaft_k = 7;
-    cfg.objective.asft_alpha = 0.25;
-    cfg.objective.rho1_keep_fraction = 0.3;
-    o = cuset::objective_options_from(cfg);
-    EXPECT_EQ(o.method, Method::kEaft);
-    EXPECT_EQ(o.eaft_alpha, 0.5);
-    EXPECT_EQ(o.eaft_k, 7);
-    EXPECT_EQ(o.asft_alpha, 0.25);
-    EXPECT_EQ(o.rho1_keep_fraction, 0.3);
-    cfg.objective.method = "asft";
-    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_reference_model());
-    cfg.objective.method = "rho1";
-    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_two_passes());
-    EXPECT_TRUE(Objective(cuset::objective_options_from(cfg)).needs_reference_scores());
-    o.eaft_k = 1;  // ln 1 = 0: out of the schema's range
-    EXPECT_THROW(Objective{o}, cuset::UsageError);
-    cfg.objective.method = "mystery";
-    EXPECT_THROW(cuset::objective_options_from(cfg), cuset::UsageError);
 }
 
 TEST(ObjectiveApi, StatsMerge) {

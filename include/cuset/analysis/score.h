@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
 #include "cuset/data/score_file.h"
 
 namespace cuset {
@@ -18,7 +19,10 @@ struct ScoreRequest {
     std::string format = "bin";  // bin | jsonl
 };
 
-// Runs the model over the data set and writes the score file. Returns its path.
-std::string score_run(const Config& cfg, const ScoreRequest& req);
+// Runs the model over the data set, through the text pipeline of `text` (built by the application
+// layer for the model scored with: req.model, else model.path), and writes the score file. Returns
+// its path. Of `cfg` it reads model.*, data.* and run.* (the files it reads and writes),
+// objective.chunk_size, train.micro_batch_size and log.progress.
+std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text);
 
 }  // namespace cuset

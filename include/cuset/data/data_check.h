@@ -8,14 +8,17 @@
 #include <string>
 #include <string_view>
 
+#include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
+
 namespace cuset {
 
 struct DataCheckOptions {
     std::string input;        // JSONL file to check
     std::string out;          // filtered JSONL (the kept samples, byte for byte); "" = not written
     std::string report;       // JSON report; "" = not written
-    std::string config;       // YAML config for the tokenizer, chat format and data.* keys; "" = defaults
-    std::string tokenizer;    // tokenizer folder or file; overrides the config's
+    std::string config;       // the YAML config the caller loaded `cfg` from; "" = defaults
+    std::string tokenizer;    // the tokenizer the caller put into the config (model.tokenizer); "" = the config's
     bool compile = false;     // compile each sample's fenced program with nvcc
     bool run = false;         // build and run it where a GPU is present (exit code 0 = pass); implies compile
     int jobs = 0;             // parallel nvcc/program processes; 0 = number of cores
@@ -35,10 +38,13 @@ struct DataCheckSummary {
     int64_t warnings = 0;  // kept samples with a warning (too long, no kernel or launch found)
 };
 
-// Checks opts.input, prints a summary and one line per rejected or warned sample on stdout,
-// writes opts.out and opts.report when set. Throws UsageError for bad options (an output path
-// that is the input, --compile without nvcc), InputError when the input cannot be read.
-DataCheckSummary data_check(const DataCheckOptions& opts);
+// Checks opts.input with the text pipeline of `text` (token lengths are measured when a tokenizer
+// was asked for, or the default one is there), prints a summary and one line per rejected or warned
+// sample on stdout, writes opts.out and opts.report when set. Of `cfg` it reads data.max_seq_len,
+// data.truncation and eval.sandbox.* (what a typed struct would merely copy). Throws UsageError for
+// bad options (an output path that is the input, --compile without nvcc), InputError when the
+// input cannot be read.
+DataCheckSummary data_check(const DataCheckOptions& opts, const Config& cfg, const TextOptions& text);
 
 // Program of a response for --compile: the fenced block tagged cuda/cu (or, failing that, an
 // untagged or C/C++ block holding a __global__ function) that contains main(); the first

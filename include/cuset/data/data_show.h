@@ -7,23 +7,22 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
 
 namespace cuset {
 
 struct DataShowOptions {
-    std::string config;               // YAML configuration ("" = defaults)
-    std::vector<Override> overrides;  // --set key=value
     std::string split = "train";      // train | eval: data.train or data.eval
     int64_t index = 0;                // 0-based sample index among the file's valid samples
     std::string color = "auto";       // auto (a terminal and no NO_COLOR) | always | never
     bool tokens = false;              // also one line per token (index, id, role, flags, piece)
 };
 
-// Writes the view to `out`. Throws UsageError for an index out of range or an empty split,
-// InputError for unreadable data or tokenizer files.
-void data_show(const DataShowOptions& opts, std::ostream& out);
+// Writes the view of a sample of `cfg`'s data.train or data.eval (of `cfg` it reads data.*, its
+// own section) through the text pipeline of `text` to `out`. Throws UsageError for an index out of
+// range or an empty split, InputError for unreadable data or tokenizer files.
+void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions& opts, std::ostream& out);
 
 }  // namespace cuset

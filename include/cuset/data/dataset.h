@@ -7,29 +7,36 @@
 #include <string>
 #include <vector>
 
-#include "cuset/text/chat_format.h"
 #include "cuset/core/config.h"
+#include "cuset/text/chat_format.h"
 #include "cuset/data/data.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/tokenizer.h"
 
 namespace cuset {
 
+// What a text pipeline is made of, built by the application layer from the configuration
+// (app/options.h: model.tokenizer or model.path, data.chat_format, data.system_prompt,
+// data.template.*, tagger.*, data.skip_invalid, data.invalid_utf8).
+struct TextOptions {
+    std::string tokenizer;          // tokenizer folder or file (tokenizer.json / tokenizer.model)
+    ChatFormatOptions chat_format;
+    TaggerOptions tagger;
+    DataLoadOptions load;           // how data files are read (data_load_jsonl)
+};
+
 struct TextPipeline {
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<ChatFormatter> formatter;
     TaggerOptions tagger;
+    DataLoadOptions load;
     std::string tokenizer_dir;  // folder holding the tokenizer files (copied into checkpoints)
-    std::string key;            // hash of the tokenizer file, chat format and tagger settings
+    std::string key;            // hash of the tokenizer file, chat format, tagger settings and UTF-8 rule
 };
 
-// The one text pipeline of a configuration, for training, `data show`, `data check`, score and
-// analyze alike: the tokenizer of tokenizer_path_of(cfg) (model.tokenizer, or model.path), the
-// chat format of chat_format_options_from(cfg), the tagger of tagger_options_from(cfg).
-TextPipeline text_pipeline_from(const Config& cfg);
-
-// data.skip_invalid and data.invalid_utf8 of a configuration, for data_load_jsonl().
-DataLoadOptions data_load_options_from(const Config& cfg);
+// The one text pipeline of a run, for training, `data show`, `data check`, score, analyze and
+// generate alike: the tokenizer, the chat format and the tagger of `o`.
+TextPipeline text_pipeline_from(const TextOptions& o);
 
 struct TokenizedSplit {
     std::vector<TokenizedSample> samples;
@@ -38,8 +45,10 @@ struct TokenizedSplit {
     bool from_cache = false;
 };
 
-// Loads `path` (JSONL) and tokenises every sample, or reads the cache in data.cache_dir when its
-// key (data bytes + pipeline key) matches. `what` names the split in messages ("train", "eval").
+// Loads `path` (JSONL, read with pipe.load) and tokenises every sample, or reads the cache in
+// data.cache_dir when its key (data bytes + pipeline key) matches. `what` names the split in
+// messages ("train", "eval"). Of `cfg` it reads data.cache_dir and log.progress only (settings a
+// typed struct would merely copy).
 TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const Config& cfg,
                                 const std::string& what);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
 #include "cuset/eval/report.h"
 
 namespace cuset::eval {
@@ -41,6 +42,9 @@ struct EvalOutcome {
     EvalReport report;
     std::string out_dir;
 };
-EvalOutcome eval_run(const Config& cfg, const EvalRequest& req);
+// `text`: the text pipeline's options for generating (built by the application layer for the
+// model generated with: req.model, else model.path). Of `cfg` it reads eval.*, generate.* (through
+// generate_run), model.* and run.*.
+EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text);
 
 }  // namespace cuset::eval

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
 #include "cuset/text/chat_format.h"
 
 namespace cuset {
@@ -51,6 +52,9 @@ bool prompt_parse(const std::string& line, PromptRecord* out, std::string* probl
 std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter& fmt, const std::string& model_dir,
                                       const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings);
 
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req);
+// Generates for req.prompts with the text pipeline of `text` (built by the application layer for
+// the model generated with: req.model, else model.path). Of `cfg` it reads generate.* (its own
+// section), model.path, model.tokenizer and model.lora.path (the files it loads), log.progress.
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text);
 
 }  // namespace cuset

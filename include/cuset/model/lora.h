@@ -18,7 +18,6 @@
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
-#include "cuset/core/config.h"
 #include "cuset/model/model.h"
 
 namespace cuset {
@@ -34,9 +33,6 @@ struct LoraOptions {
 
     double scale() const;  // alpha / r, or alpha / sqrt(r) with rslora
 };
-
-// model.lora.* of a configuration (target_modules split at commas).
-LoraOptions lora_options_from(const LoraKeys& keys);
 
 class LoraAdapter : public DenseAdapter {
 public:

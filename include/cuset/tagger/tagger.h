@@ -9,8 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "cuset/core/config.h"
-
 namespace cuset {
 
 enum TagBits : uint32_t {
@@ -37,15 +35,8 @@ inline bool operator==(const TagSpan& a, const TagSpan& b) {
 }
 
 struct TaggerOptions {
-    bool device_functions = true;  // config tagger.device_functions: tag __device__ functions too
+    bool device_functions = true;  // tag __device__ functions too (tagger.device_functions)
 };
-
-// tagger.* of a configuration.
-inline TaggerOptions tagger_options_from(const Config& cfg) {
-    TaggerOptions o;
-    o.device_functions = cfg.tagger.device_functions;
-    return o;
-}
 
 // Sorted, non-overlapping spans; overlapping categories are split into disjoint pieces whose
 // bits are the OR of what covers them; touching pieces with equal bits are merged.

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "cuset/core/config.h"
 #include "cuset/text/tokenizer.h"
 
 namespace cuset {
@@ -36,14 +35,20 @@ struct FormattedSample {
     std::vector<std::pair<int32_t, int32_t>> spans;  // [T] byte span inside messages[message[t]].content; {-1,-1} = none
 };
 
+// The turns of the `custom` format (a user's own template); `{content}` is replaced by the text.
+struct CustomTemplate {
+    std::string prefix;                      // once at the start (e.g. a BOS piece)
+    std::string system = "{content}\n";
+    std::string user = "User: {content}\n";
+    std::string assistant = "Assistant: {content}";
+    std::string end_of_turn;                 // appended after the response, trainable
+};
+
 struct ChatFormatOptions {
     std::string format = "auto";  // auto | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
     std::string system_prompt;    // used when the conversation has no system message ("" = the format's own default)
-    TemplateKeys templ;           // data.template.* for `custom`
+    CustomTemplate templ;         // the turns of `custom`
 };
-
-// data.chat_format, data.system_prompt and data.template.* of a configuration.
-ChatFormatOptions chat_format_options_from(const Config& cfg);
 
 // Token roles. A token whose bytes overlap an assistant message's content is kResponse (its span
 // is the overlap, so a token merging a template newline with the content's first byte counts as

@@ -13,8 +13,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "cuset/core/config.h"
-
 namespace cuset {
 
 // Label value of a target that is not trained on (prompt, padding, template): costs nothing.
@@ -49,9 +47,6 @@ struct ObjectiveOptions {
     double rho1_keep_fraction = 0.6;
     int64_t chunk_size = 1024;  // tokens per lm_head+loss chunk; 0 = full logits (reference path)
 };
-
-// The objective.* keys of a configuration. Throws UsageError on a value it does not know.
-ObjectiveOptions objective_options_from(const Config& cfg);
 
 const char* method_name(Method m);
 

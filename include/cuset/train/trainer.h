@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "cuset/core/config.h"
+#include "cuset/data/dataset.h"
+#include "cuset/model/lora.h"
 #include "cuset/train/comm.h"
+#include "cuset/train/objective.h"
 
 namespace cuset {
 
@@ -22,15 +25,24 @@ struct TrainOptions {
     bool extend = false;
     // The command that started this session, for the checkpoints' model card ("" = not recorded).
     std::string command_line;
+
+    // The libraries' typed options, built by the application layer from the configuration
+    // (app/options.h). The trainer reads its own sections of the configuration (train.*,
+    // checkpoint.*, log.*, run.*, distributed.*, data.* of batching) itself: a typed struct would
+    // merely copy them.
+    TextOptions text;             // the text pipeline (tokenizer, chat format, tagger, data loading)
+    ObjectiveOptions objective;   // objective.*
+    LoraOptions lora;             // model.lora.*, used when model.lora.enabled
 };
 
-// Runs the job; returns the process exit code (0) or throws cuset::Error (StoppedBySignal after
-// saving on SIGINT/SIGTERM, RuntimeFailure after too many non-finite steps, ...).
+// Runs the job of `cfg` with the typed options of `opts`; returns the process exit code (0) or
+// throws cuset::Error (StoppedBySignal after saving on SIGINT/SIGTERM, RuntimeFailure after too
+// many non-finite steps, ...).
 int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm = Comm());
 
 // `--dry-run`: checks what a run would read without training — the model folder (config and
 // every safetensors header, no weights loaded), the tokenizer and chat format, the data files —
 // and logs a summary. Throws the same errors a run would.
-void train_dry_run(const Config& cfg);
+void train_dry_run(const Config& cfg, const TrainOptions& opts);
 
 }  // namespace cuset

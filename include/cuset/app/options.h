@@ -1,0 +1,44 @@
+// The application layer: the libraries' typed options, built from the run configuration. A
+// library takes its own options (TaggerOptions, ChatFormatOptions, ObjectiveOptions, ...) and
+// never reads another library's section of the configuration; cuset-train's commands build those
+// options here and hand them over.
+#pragma once
+
+#include <string>
+
+#include "cuset/core/config.h"
+#include "cuset/data/data.h"
+#include "cuset/data/dataset.h"
+#include "cuset/model/lora.h"
+#include "cuset/tagger/tagger.h"
+#include "cuset/text/chat_format.h"
+#include "cuset/train/objective.h"
+#include "cuset/train/trainer.h"
+
+namespace cuset {
+
+// tagger.* of a configuration.
+TaggerOptions tagger_options_from(const Config& cfg);
+
+// data.chat_format, data.system_prompt and data.template.* of a configuration.
+ChatFormatOptions chat_format_options_from(const Config& cfg);
+
+// data.skip_invalid and data.invalid_utf8 of a configuration, for data_load_jsonl().
+DataLoadOptions data_load_options_from(const Config& cfg);
+
+// The text pipeline of a configuration: the tokenizer of tokenizer_path_of(cfg) (model.tokenizer,
+// or model.path; `model`, when not empty, stands for model.path: the model a command runs instead,
+// its --model), the chat format, the tagger and the data loading above.
+TextOptions text_options_from(const Config& cfg, const std::string& model = "");
+
+// The objective.* keys of a configuration. Throws UsageError on a value it does not know.
+ObjectiveOptions objective_options_from(const Config& cfg);
+
+// model.lora.* of a configuration (target_modules split at commas).
+LoraOptions lora_options_from(const Config& cfg);
+
+// The trainer's typed options of a configuration (TrainOptions::text, objective, lora); the
+// session's own fields (resume, extend, command_line) are left at their defaults.
+TrainOptions train_options_from(const Config& cfg);
+
+}  // namespace cuset

@@ -1,0 +1,112 @@
+// The libraries' typed options from a run configuration (the application layer, app/options.h).
+#include "cuset/app/options.h"
+
+#include <sstream>
+
+#include "cuset/core/error.h"
+
+namespace cuset {
+
+TaggerOptions tagger_options_from(const Config& cfg) {
+    TaggerOptions o;
+    o.device_functions = cfg.tagger.device_functions;
+    return o;
+}
+
+ChatFormatOptions chat_format_options_from(const Config& cfg) {
+    ChatFormatOptions o;
+    o.format = cfg.data.chat_format;
+    o.system_prompt = cfg.data.system_prompt;
+    const TemplateKeys& t = cfg.data.templ;
+    o.templ.prefix = t.prefix;
+    o.templ.system = t.system;
+    o.templ.user = t.user;
+    o.templ.assistant = t.assistant;
+    o.templ.end_of_turn = t.end_of_turn;
+    return o;
+}
+
+DataLoadOptions data_load_options_from(const Config& cfg) {
+    DataLoadOptions o;
+    o.skip_invalid = cfg.data.skip_invalid;
+    o.replace_invalid_utf8 = cfg.data.invalid_utf8 == "replace";
+    return o;
+}
+
+TextOptions text_options_from(const Config& cfg, const std::string& model) {
+    TextOptions o;
+    if (model.empty()) {
+        o.tokenizer = tokenizer_path_of(cfg);
+    } else {
+        Config c = cfg;
+        c.model.path = model;
+        o.tokenizer = tokenizer_path_of(c);
+    }
+    o.chat_format = chat_format_options_from(cfg);
+    o.tagger = tagger_options_from(cfg);
+    o.load = data_load_options_from(cfg);
+    return o;
+}
+
+ObjectiveOptions objective_options_from(const Config& cfg) {
+    const ObjectiveKeys& k = cfg.objective;
+    ObjectiveOptions o;
+    if (k.method == "sft") o.method = Method::kSft;
+    else if (k.method == "cuset") o.method = Method::kCuset;
+    else if (k.method == "dft") o.method = Method::kDft;
+    else if (k.method == "focal") o.method = Method::kFocal;
+    else if (k.method == "eaft") o.method = Method::kEaft;
+    else if (k.method == "asft") o.method = Method::kAsft;
+    else if (k.method == "rho1") o.method = Method::kRho1;
+    else throw UsageError("objective.method: unknown method '" + k.method + "'");
+    if (k.confidence_source == "online") o.cached_confidence = false;
+    else if (k.confidence_source == "cached") o.cached_confidence = true;
+    else throw UsageError("objective.confidence.source: unknown source '" + k.confidence_source + "'");
+    o.mask_confidence = k.mask_confidence;
+    o.mask_sensitivity = k.mask_sensitivity;
+    o.drop_weight = k.drop_weight;
+    if (k.threshold_mode == "sample_quantile") o.threshold_mode = ThresholdMode::kSampleQuantile;
+    else if (k.threshold_mode == "fixed") o.threshold_mode = ThresholdMode::kFixed;
+    else if (k.threshold_mode == "batch_quantile") o.threshold_mode = ThresholdMode::kBatchQuantile;
+    else throw UsageError("objective.mask.threshold.mode: unknown mode '" + k.threshold_mode + "'");
+    o.q = k.threshold_q;
+    o.threshold_value = k.threshold_value;
+    o.region_enabled = k.region_enabled;
+    o.window = k.region_window;
+    o.alpha = k.region_alpha;
+    o.focal_gamma = k.focal_gamma;
+    o.eaft_alpha = k.eaft_alpha;
+    o.eaft_k = k.eaft_k;
+    o.asft_alpha = k.asft_alpha;
+    o.rho1_keep_fraction = k.rho1_keep_fraction;
+    o.chunk_size = k.chunk_size;
+    return o;
+}
+
+LoraOptions lora_options_from(const Config& cfg) {
+    const LoraKeys& k = cfg.model.lora;
+    LoraOptions o;
+    o.r = k.r;
+    o.alpha = k.alpha;
+    o.dropout = k.dropout;
+    o.rslora = k.rslora;
+    o.init = k.init;
+    o.target_modules.clear();
+    std::stringstream ss(k.target_modules);
+    for (std::string m; std::getline(ss, m, ',');) {
+        m.erase(0, m.find_first_not_of(" \t"));
+        m.erase(m.find_last_not_of(" \t") + 1);
+        if (!m.empty()) o.target_modules.push_back(m);
+    }
+    return o;
+}
+
+TrainOptions train_options_from(const Config& cfg) {
+    TrainOptions o;
+    o.text = text_options_from(cfg);
+    o.objective = objective_options_from(cfg);
+    o.lora = lora_options_from(cfg);
+    return o;
+}
+
+}  // namespace cuset
