@@ -7,6 +7,7 @@
 
 #include "cuset/analysis/report.h"
 #include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/data/score_file.h"
 
@@ -14,7 +15,7 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text) {
+int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text, const Runtime* runtime) {
     {  // analysis.json / analysis.svg never over an input (the score file, its index, the data)
         const fs::path out_dir = req.out.empty() ? fs::path(run_dir_of(cfg)) : fs::path(req.out);
         std::vector<std::string> inputs = {req.scores, req.scores.empty() ? "" : req.scores + ".idx", req.score.data};
@@ -26,7 +27,8 @@ int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions&
         fs::create_directories(req.out);
         sr.out = (fs::path(req.out) / "scores.bin").string();
     }
-    std::string scores = req.scores.empty() ? score_run(cfg, sr, text) : req.scores;
+    if (req.scores.empty() && !runtime) throw RuntimeFailure("analyze: scoring first needs the runtime to score on");
+    std::string scores = req.scores.empty() ? score_run(cfg, sr, text, *runtime) : req.scores;
     ScoreHeader header;
     std::vector<ScoreRecord> records = score_load_all(scores, &header);
     std::vector<ScoredSample> samples;

@@ -24,7 +24,7 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text) {
+std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text, const Runtime& runtime) {
     at::NoGradGuard no_grad;
     Config c = cfg;
     if (!req.model.empty()) c.model.path = req.model;
@@ -39,9 +39,9 @@ std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOpti
         refuse_output_equal_to_input(req.out, inputs, "score");
         if (req.format != "jsonl") refuse_output_equal_to_input(req.out + ".idx", inputs, "score (its index)");
     }
-    c10::Device device = device_resolve(c.train.device);
-    if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
-    c10::ScalarType dtype = dtype_resolve(c.model.dtype, device);
+    const c10::Device device = runtime.device;
+    const c10::ScalarType dtype = runtime.dtype;
+    runtime_use_threads(runtime);
     // The model first: a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
     const std::string& adapter = c.model.lora.path;  // attached whenever set (model.lora.enabled is for training)
     Decoder model = model_load_for_inference(c.model.path, adapter, dtype, device);

@@ -101,8 +101,17 @@ LoraOptions lora_options_from(const Config& cfg) {
     return o;
 }
 
-TrainOptions train_options_from(const Config& cfg) {
+Runtime runtime_from(const Config& cfg, int64_t world, int64_t local_rank) {
+    return runtime_resolve(cfg.train.device, cfg.model.dtype, cfg.train.threads, world, local_rank);
+}
+
+Runtime runtime_planned_from(const Config& cfg) {
+    return runtime_resolve(cfg.train.device, cfg.model.dtype, cfg.train.threads, 1, 0, /*check=*/false);
+}
+
+TrainOptions train_options_from(const Config& cfg, const Runtime& runtime) {
     TrainOptions o;
+    o.runtime = runtime;
     o.text = text_options_from(cfg);
     o.objective = objective_options_from(cfg);
     o.lora = lora_options_from(cfg);

@@ -4,6 +4,7 @@
 // (the work is in eval/eval_run.cpp).
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "cuset/app/options.h"
@@ -51,7 +52,11 @@ Command add_eval_command(CLI::App& root) {
                 if (sub->count("--gpu-name")) c.sets.push_back("eval.gpu_name=" + o->gpu_name);
                 if (!o->python.empty()) c.sets.push_back("eval.python=" + o->python);
                 Config cfg = load_config(c);
-                eval::EvalOutcome res = eval::eval_run(cfg, o->req, text_options_from(cfg, o->req.model));
+                // The runtime only when generating (judging a file needs no device).
+                std::optional<Runtime> runtime;
+                if (generating) runtime = runtime_from(cfg);
+                eval::EvalOutcome res = eval::eval_run(cfg, o->req, text_options_from(cfg, o->req.model),
+                                                       runtime ? &*runtime : nullptr);
                 std::fputs(eval::report_table(res.report).c_str(), stdout);
                 std::fflush(stdout);
                 log_info("eval: eval.json and eval.html written to %s", res.out_dir.c_str());

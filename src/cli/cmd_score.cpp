@@ -1,6 +1,7 @@
 // `cuset-train score` (per-token probabilities of a data set under a model) and `analyze` (the
 // docs/method.md sec. 7 sensitivity analysis over them), which share --model/--data/--split.
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "cuset/app/options.h"
@@ -36,7 +37,7 @@ Command add_score_command(CLI::App& root) {
         ->check(CLI::IsMember({"bin", "jsonl"}));
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                score_run(cfg, o->req, text_options_from(cfg, o->req.model));
+                score_run(cfg, o->req, text_options_from(cfg, o->req.model), runtime_from(cfg));
                 return 0;
             }};
 }
@@ -56,7 +57,11 @@ Command add_analyze_command(CLI::App& root) {
     sub->add_option("--out", o->req.out, "output folder (default: the run folder)");
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                return analyze_run(cfg, o->req, text_options_from(cfg, o->req.score.model));
+                // The runtime only when analyze scores first (a score file needs no device).
+                std::optional<Runtime> runtime;
+                if (o->req.scores.empty()) runtime = runtime_from(cfg);
+                return analyze_run(cfg, o->req, text_options_from(cfg, o->req.score.model),
+                                   runtime ? &*runtime : nullptr);
             }};
 }
 

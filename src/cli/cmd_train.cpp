@@ -92,9 +92,10 @@ void check_after_training(const Config& cfg) {
     eval::resolve_judge(cfg.eval.judge, &how);
 }
 
-// After training (rank 0): CUDABench on the final checkpoint, and its overall figures in
-// summary.json under "cudabench", so that the runs of a sweep compare on the benchmark.
-void eval_after_training(const Config& cfg) {
+// After training (rank 0): CUDABench on the final checkpoint, generated with the training's
+// runtime, and its overall figures in summary.json under "cudabench", so that the runs of a sweep
+// compare on the benchmark.
+void eval_after_training(const Config& cfg, const Runtime& runtime) {
     const std::string summary_file = (std::filesystem::path(run_dir_of(cfg)) / "summary.json").string();
     nlohmann::json summary;
     try {
@@ -106,7 +107,7 @@ void eval_after_training(const Config& cfg) {
     if (ckpt.empty()) throw RuntimeFailure("eval.after_training: " + summary_file + " names no final checkpoint");
     log_info("eval.after_training: CUDABench level %lld, %lld sample(s) per task, on %s", (long long)cfg.eval.level,
              (long long)cfg.eval.samples, ckpt.c_str());
-    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt), text_options_from(cfg, ckpt));
+    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt), text_options_from(cfg, ckpt), &runtime);
     std::fputs(eval::report_table(res.report).c_str(), stdout);
     std::fflush(stdout);
     const nlohmann::json report = nlohmann::json::parse(eval::report_json(res.report).dump());
@@ -132,7 +133,7 @@ int train_and_report(const Config& cfg, const TrainOptions& to, bool main_rank, 
         throw;
     }
     if (main_rank) write_run_report(cfg);
-    if (rc == 0 && main_rank && cfg.eval.after_training) eval_after_training(cfg);
+    if (rc == 0 && main_rank && cfg.eval.after_training) eval_after_training(cfg, to.runtime);
     return rc;
 }
 
@@ -156,21 +157,21 @@ int run_train(const TrainCli& o) {
     }
     if (o.dry_run) {
         log_info("configuration %s is valid", cfg.source_file.empty() ? "<defaults>" : cfg.source_file.c_str());
-        train_dry_run(cfg, train_options_from(cfg));
+        train_dry_run(cfg, train_options_from(cfg, runtime_planned_from(cfg)));
         return 0;
     }
     if (o.extend && o.resume.empty())
         throw UsageError("--extend continues a checkpoint: use it with --resume auto or --resume PATH");
     check_after_training(cfg);
-    TrainOptions to = train_options_from(cfg);
+    // torchrun / Slurm: join the process group first; the trainer shards the data by rank.
+    DistEnv env = dist_env_from_environment();
+    TrainOptions to = train_options_from(cfg, runtime_from(cfg, env.world, env.local_rank));
     to.resume = o.resume;
     to.extend = o.extend;
     to.command_line = command_line_for_card();
-    // torchrun / Slurm: join the process group first; the trainer shards the data by rank.
-    DistEnv env = dist_env_from_environment();
     if (env.world > 1) {
         if (env.rank != 0) log_init("warn");  // rank 0 reports; the others only warn
-        auto dist = distributed_init(env, cfg, device_for_rank(cfg.train.device, env.world, env.local_rank));
+        auto dist = distributed_init(env, cfg, to.runtime.device);
         return train_and_report(cfg, to, env.rank == 0, dist->comm());
     }
     return train_and_report(cfg, to, true, Comm());

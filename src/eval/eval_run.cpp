@@ -80,7 +80,7 @@ JudgeMode resolve_judge(const std::string& name, std::string* how) {
     return gpu ? JudgeMode::kGpu : JudgeMode::kCompile;
 }
 
-EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text) {
+EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text, const Runtime* runtime) {
     if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
     if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
     if (req.samples < 1) throw UsageError("--samples must be at least 1");
@@ -167,7 +167,8 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         g.out = (fs::path(out) / "generations.jsonl").string();
         log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d", static_cast<long long>(req.samples),
                  tasks.size(), req.level);
-        generate_run(gcfg, g, text);
+        if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
+        generate_run(gcfg, g, text, *runtime);
         Generated gen = read_generations(g.out);
         std::string run_id = new_run_id();
         for (const Task& t : tasks) {

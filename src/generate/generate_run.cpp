@@ -152,7 +152,8 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
     return ids;
 }
 
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text) {
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text,
+                             const Runtime& runtime) {
     at::NoGradGuard no_grad;
     Config c = cfg;
     if (!req.model.empty()) c.model.path = req.model;
@@ -165,10 +166,9 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
         refuse_output_equal_to_input(req.out, inputs, "generate");
     }
     const GenerateKeys& g = c.generate;
-    c10::Device device = device_resolve(c.train.device);
-    if (c.train.threads > 0) at::set_num_threads(static_cast<int>(c.train.threads));
-    c10::ScalarType dtype = c.model.dtype == "auto" ? (device.is_cuda() ? at::kBFloat16 : at::kFloat)
-                                                    : dtype_from_name(c.model.dtype);
+    const c10::Device device = runtime.device;
+    const c10::ScalarType dtype = runtime.dtype;
+    runtime_use_threads(runtime);
     // model.lora.path's adapter whenever it is set (model.lora.enabled is for training); the model
     // first, so that a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
     Decoder model = model_load_for_inference(c.model.path, c.model.lora.path, dtype, device);

@@ -20,14 +20,16 @@
 #include "cuset/model/cuda_runtime_info.h"
 #endif
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/SDPBackend.h>
 
 namespace cuset {
 
-c10::Device device_resolve(const std::string& spec) {
+c10::Device device_resolve(const std::string& spec, bool check) {
     if (spec == "auto") return torch::cuda::is_available() ? c10::Device("cuda:0") : c10::Device("cpu");
     if (spec == "cpu") return c10::Device("cpu");
     if (spec.rfind("cuda", 0) == 0) {
+        if (!check) return c10::Device(spec == "cuda" ? "cuda:0" : spec);
         if (!torch::cuda::is_available())
             throw UsageError("config error: key 'train.device' is '" + spec +
                              "' but no CUDA device is available (use cpu or auto)");
@@ -41,8 +43,8 @@ c10::Device device_resolve(const std::string& spec) {
                      spec + "'");
 }
 
-c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank) {
-    c10::Device d = device_resolve(spec);
+c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank, bool check) {
+    c10::Device d = device_resolve(spec, check);
     if (d.is_cuda() && world > 1) d = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
     return d;
 }
@@ -50,6 +52,19 @@ c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t loca
 c10::ScalarType dtype_resolve(const std::string& name, c10::Device device) {
     if (name == "auto") return device.is_cuda() ? at::kBFloat16 : at::kFloat;
     return dtype_from_name(name);
+}
+
+Runtime runtime_resolve(const std::string& device, const std::string& dtype, int64_t threads, int64_t world,
+                        int64_t local_rank, bool check) {
+    Runtime rt;
+    rt.device = device_for_rank(device, world, local_rank, check);
+    rt.dtype = dtype_resolve(dtype, rt.device);
+    rt.threads = threads;
+    return rt;
+}
+
+void runtime_use_threads(const Runtime& rt) {
+    if (rt.threads > 0) at::set_num_threads(static_cast<int>(rt.threads));
 }
 
 void cpu_allocator_keep_pages() {

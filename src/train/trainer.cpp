@@ -299,10 +299,10 @@ void Trainer::setup() {
     }
     comm_.barrier();
     signals_install();
-    if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
-    device_ = device_for_rank(cfg_.train.device, comm_.world, comm_.local_rank);
+    runtime_use_threads(opts_.runtime);
+    device_ = opts_.runtime.device;
     if (device_.is_cpu()) cpu_allocator_keep_pages();
-    dtype_ = dtype_resolve(cfg_.model.dtype, device_);
+    dtype_ = opts_.runtime.dtype;
     log_info("run %s | device %s | dtype %s | %d CPU threads | rank %lld of %lld", run_dir_.c_str(),
              device_.str().c_str(), dtype_name(dtype_).c_str(), at::get_num_threads(),
              (long long)comm_.rank, (long long)comm_.world);
@@ -984,8 +984,7 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     } catch (const InputError&) {
         return;  // model_inspect() below reports it
     }
-    const c10::ScalarType dtype = cfg.model.dtype != "auto" ? dtype_from_name(cfg.model.dtype)
-                                  : cfg.train.device == "cpu" ? at::kFloat : at::kBFloat16;
+    const c10::ScalarType dtype = opts.runtime.dtype;  // the run's (the same rule, resolved once)
     std::optional<LoraOptions> lora;
     if (cfg.model.lora.enabled) lora = opts.lora;
     const TrainingMemory m = training_memory(mc, dtype, lora ? &*lora : nullptr);
@@ -1039,6 +1038,8 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
 }
 
 void train_dry_run(const Config& cfg, const TrainOptions& opts) {
+    log_info("the run would compute on device %s | dtype %s", opts.runtime.device.str().c_str(),
+             dtype_name(opts.runtime.dtype).c_str());
     log_memory_estimate(cfg, opts);
     std::string summary = model_inspect(cfg.model.path);
     log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());

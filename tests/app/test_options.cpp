@@ -9,6 +9,7 @@
 #include "cuset/app/options.h"
 #include "cuset/core/config.h"
 #include "cuset/core/error.h"
+#include "cuset/model/device.h"
 #include "cuset/train/objective.h"
 
 using cuset::Method;
@@ -125,10 +126,40 @@ TEST(AppOptions, LoraAndTrainerOptionsFromConfig) {
     EXPECT_EQ(l.init, "gaussian");
     EXPECT_EQ(l.target_modules, (std::vector<std::string>{"q_proj", "v_proj", "down_proj"}));
     cfg.objective.method = "sft";
-    cuset::TrainOptions t = cuset::train_options_from(cfg);
+    cuset::Runtime rt;
+    rt.dtype = at::kBFloat16;
+    rt.threads = 3;
+    cuset::TrainOptions t = cuset::train_options_from(cfg, rt);
+    EXPECT_EQ(t.runtime.dtype, at::kBFloat16);
+    EXPECT_EQ(t.runtime.threads, 3);
     EXPECT_EQ(t.objective.method, Method::kSft);
     EXPECT_EQ(t.lora.r, 8);
     EXPECT_EQ(t.text.tokenizer, cuset::tokenizer_path_of(cfg));
     EXPECT_TRUE(t.resume.empty());
     EXPECT_FALSE(t.extend);
+}
+
+// One rule for the runtime: model.dtype auto is float32 on the CPU, bfloat16 on CUDA; the dry run's
+// plan takes a CUDA device as named where there is none, the run refuses it.
+TEST(AppOptions, RuntimeFromConfig) {
+    cuset::Config cfg;
+    cfg.train.device = "cpu";
+    cfg.train.threads = 2;
+    cuset::Runtime rt = cuset::runtime_from(cfg);
+    EXPECT_TRUE(rt.device.is_cpu());
+    EXPECT_EQ(rt.dtype, at::kFloat);
+    EXPECT_EQ(rt.threads, 2);
+    cfg.model.dtype = "float16";
+    EXPECT_EQ(cuset::runtime_from(cfg).dtype, at::kHalf);
+    cfg.model.dtype = "auto";
+    cfg.train.device = "auto";
+    const cuset::Runtime run = cuset::runtime_from(cfg), plan = cuset::runtime_planned_from(cfg);
+    EXPECT_EQ(plan.device, run.device);
+    EXPECT_EQ(plan.dtype, run.dtype);
+    EXPECT_EQ(run.dtype, run.device.is_cuda() ? at::kBFloat16 : at::kFloat);
+    cfg.train.device = "cuda:1";
+    const cuset::Runtime gpu_plan = cuset::runtime_planned_from(cfg);
+    EXPECT_TRUE(gpu_plan.device.is_cuda());
+    EXPECT_EQ(gpu_plan.device.index(), 1);
+    EXPECT_EQ(gpu_plan.dtype, at::kBFloat16);
 }

@@ -116,6 +116,28 @@ TEST(Cli, DryRunAcceptsShippedConfig) {
     EXPECT_NE(r.err.find("eval.jsonl: 24 samples"), std::string::npos) << r.err;
 }
 
+// train.device auto and model.dtype auto on this machine: the dry run plans in the dtype the
+// training run then computes in (float32 without a GPU), in its runtime line and its memory
+// estimate alike.
+TEST(Cli, DryRunPlansInTheTrainingRunsDtype) {
+    const std::string dir = scratch_dir("cli-dry-run-dtype");
+    const std::string args = "--config configs/demo.yaml --set train.device=auto --set model.dtype=auto "
+                             "--set train.max_steps=1 --set data.eval= --set data.max_seq_len=128 "
+                             "--set data.cache_dir= --set log.progress=never --set run.output_dir=" + dir;
+    auto dry = run_cuset(args + " --dry-run");
+    ASSERT_EQ(dry.exit_code, 0) << dry.err;
+    auto train = run_cuset(args + " --run-name r");
+    ASSERT_EQ(train.exit_code, 0) << train.err;
+    std::smatch planned, estimated, used;
+    ASSERT_TRUE(std::regex_search(dry.err, planned, std::regex("would compute on device (\\S+) \\| dtype (\\S+)"))) << dry.err;
+    ASSERT_TRUE(std::regex_search(dry.err, estimated, std::regex("memory estimate \\(full fine-tune: [^,]*, (\\S+)\\)")))
+        << dry.err;
+    ASSERT_TRUE(std::regex_search(train.err, used, std::regex("\\| device (\\S+) \\| dtype (\\S+) \\|"))) << train.err;
+    EXPECT_EQ(planned[1], used[1]);
+    EXPECT_EQ(planned[2], used[2]);
+    EXPECT_EQ(estimated[1], used[2]);
+}
+
 TEST(Cli, DryRunChecksTheModelFolder) {
     // A shipped configuration for a model that is not downloaded here: exit 3, one line naming it.
     auto r = run_cuset("--config configs/qwen7b.yaml --dry-run");

@@ -16,8 +16,8 @@ struct AnalyzeRequest {
 };
 
 // docs/method.md sec. 7 over a score file: analysis.json, analysis.svg and the console table.
-// Without req.scores it scores first (score_run with `text`). Of `cfg` it reads analysis.* and
-// run.*.
-int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text);
+// Without req.scores it scores first (score_run with `text` on `*runtime`, which must then be
+// given; it is not used otherwise). Of `cfg` it reads analysis.* and run.*.
+int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text, const Runtime* runtime);
 
 }  // namespace cuset

@@ -8,6 +8,7 @@
 #include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 #include "cuset/data/score_file.h"
+#include "cuset/model/device.h"
 
 namespace cuset {
 
@@ -20,9 +21,10 @@ struct ScoreRequest {
 };
 
 // Runs the model over the data set, through the text pipeline of `text` (built by the application
-// layer for the model scored with: req.model, else model.path), and writes the score file. Returns
-// its path. Of `cfg` it reads model.*, data.* and run.* (the files it reads and writes),
-// objective.chunk_size, train.micro_batch_size and log.progress.
-std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text);
+// layer for the model scored with: req.model, else model.path), on `runtime`'s device, dtype and
+// threads, and writes the score file. Returns its path. Of `cfg` it reads model.*, data.* and
+// run.* (the files it reads and writes), objective.chunk_size, train.micro_batch_size and
+// log.progress.
+std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text, const Runtime& runtime);
 
 }  // namespace cuset

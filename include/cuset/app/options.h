@@ -9,6 +9,7 @@
 #include "cuset/core/config.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
+#include "cuset/model/device.h"
 #include "cuset/model/lora.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
@@ -37,8 +38,16 @@ ObjectiveOptions objective_options_from(const Config& cfg);
 // model.lora.* of a configuration (target_modules split at commas).
 LoraOptions lora_options_from(const Config& cfg);
 
-// The trainer's typed options of a configuration (TrainOptions::text, objective, lora); the
-// session's own fields (resume, extend, command_line) are left at their defaults.
-TrainOptions train_options_from(const Config& cfg);
+// The runtime of a configuration's run (train.device, model.dtype, train.threads) for one rank of
+// `world` (device_for_rank). UsageError when train.device asks for CUDA that is not there.
+Runtime runtime_from(const Config& cfg, int64_t world = 1, int64_t local_rank = 0);
+
+// The runtime the dry run plans with: runtime_from's rule, but a CUDA device that is not there is
+// taken as named (the plan of a GPU run checked on another machine).
+Runtime runtime_planned_from(const Config& cfg);
+
+// The trainer's typed options of a configuration (TrainOptions::text, objective, lora, and
+// `runtime`); the session's own fields (resume, extend, command_line) are left at their defaults.
+TrainOptions train_options_from(const Config& cfg, const Runtime& runtime);
 
 }  // namespace cuset

@@ -12,6 +12,7 @@
 #include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 #include "cuset/eval/report.h"
+#include "cuset/model/device.h"
 
 namespace cuset::eval {
 
@@ -42,9 +43,10 @@ struct EvalOutcome {
     EvalReport report;
     std::string out_dir;
 };
-// `text`: the text pipeline's options for generating (built by the application layer for the
-// model generated with: req.model, else model.path). Of `cfg` it reads eval.*, generate.* (through
-// generate_run), model.* and run.*.
-EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text);
+// `text` and `runtime`: the text pipeline's options and the runtime for generating (built by the
+// application layer for the model generated with: req.model, else model.path); `runtime` must be
+// given when the request generates (no req.results, no req.reference) and is not used otherwise.
+// Of `cfg` it reads eval.*, generate.* (through generate_run), model.* and run.*.
+EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text, const Runtime* runtime);
 
 }  // namespace cuset::eval

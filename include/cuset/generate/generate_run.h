@@ -13,6 +13,7 @@
 
 #include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
+#include "cuset/model/device.h"
 #include "cuset/text/chat_format.h"
 
 namespace cuset {
@@ -53,8 +54,10 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
                                       const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings);
 
 // Generates for req.prompts with the text pipeline of `text` (built by the application layer for
-// the model generated with: req.model, else model.path). Of `cfg` it reads generate.* (its own
-// section), model.path, model.tokenizer and model.lora.path (the files it loads), log.progress.
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text);
+// the model generated with: req.model, else model.path) on `runtime`'s device, dtype and threads.
+// Of `cfg` it reads generate.* (its own section), model.path, model.tokenizer and model.lora.path
+// (the files it loads), log.progress.
+GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text,
+                             const Runtime& runtime);
 
 }  // namespace cuset

@@ -10,16 +10,33 @@
 namespace cuset {
 
 // "auto" -> cuda when a GPU is available, else cpu; "cpu", "cuda", "cuda:N" as given.
-// Throws UsageError when CUDA is asked for but not available.
-c10::Device device_resolve(const std::string& spec);
+// Throws UsageError when CUDA is asked for but not available, unless `check` is false (a plan
+// for a run that is not started here, the dry run: a CUDA device is then taken as named).
+c10::Device device_resolve(const std::string& spec, bool check = true);
 
-// The device of one rank: device_resolve(spec), and with several ranks (world > 1) on CUDA,
-// cuda:<local_rank> (one GPU per process of a node).
-c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank);
+// The device of one rank: device_resolve(spec, check), and with several ranks (world > 1) on
+// CUDA, cuda:<local_rank> (one GPU per process of a node).
+c10::Device device_for_rank(const std::string& spec, int64_t world, int64_t local_rank, bool check = true);
 
 // The compute dtype of model.dtype: "auto" -> bfloat16 on CUDA, float32 on the CPU; else
 // dtype_from_name(name) (float32, bfloat16, float16).
 c10::ScalarType dtype_resolve(const std::string& name, c10::Device device);
+
+// Where one process computes, in which dtype and on how many CPU threads: resolved once per run
+// by the application layer (app/options.h: train.device, model.dtype, train.threads) and handed to
+// whatever computes (the trainer and its dry run, generate, score, eval).
+struct Runtime {
+    c10::Device device = c10::Device(c10::kCPU);
+    c10::ScalarType dtype = c10::ScalarType::Float;
+    int64_t threads = 0;  // intra-op CPU threads; 0 = LibTorch's default
+};
+
+// device_for_rank(device, world, local_rank, check) and dtype_resolve(dtype, that device).
+Runtime runtime_resolve(const std::string& device, const std::string& dtype, int64_t threads, int64_t world = 1,
+                        int64_t local_rank = 0, bool check = true);
+
+// Gives LibTorch rt.threads intra-op threads (when > 0), before a command computes.
+void runtime_use_threads(const Runtime& rt);
 
 // Peak bytes allocated by LibTorch on `device` since the last device_reset_peak() (the CUDA
 // caching allocator's statistics); -1 on the CPU, where LibTorch keeps no such count.

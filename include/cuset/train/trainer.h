@@ -9,6 +9,7 @@
 
 #include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
+#include "cuset/model/device.h"
 #include "cuset/model/lora.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/objective.h"
@@ -33,6 +34,7 @@ struct TrainOptions {
     TextOptions text;             // the text pipeline (tokenizer, chat format, tagger, data loading)
     ObjectiveOptions objective;   // objective.*
     LoraOptions lora;             // model.lora.*, used when model.lora.enabled
+    Runtime runtime;              // device, dtype and CPU threads of this rank
 };
 
 // Runs the job of `cfg` with the typed options of `opts`; returns the process exit code (0) or
@@ -42,7 +44,8 @@ int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm = Co
 
 // `--dry-run`: checks what a run would read without training — the model folder (config and
 // every safetensors header, no weights loaded), the tokenizer and chat format, the data files —
-// and logs a summary. Throws the same errors a run would.
+// and logs a summary with the memory plan in opts.runtime's dtype (the dtype the run computes in).
+// Throws the same errors a run would.
 void train_dry_run(const Config& cfg, const TrainOptions& opts);
 
 }  // namespace cuset
