@@ -16,9 +16,9 @@
 #include "cuset/data/batching.h"
 #include "cuset/data/dataset.h"
 #include "cuset/model/device.h"
+#include "cuset/model/lm_head.h"
 #include "cuset/model/lora.h"
 #include "cuset/model/model.h"
-#include "cuset/train/objective.h"
 
 namespace cuset {
 

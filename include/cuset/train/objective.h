@@ -13,10 +13,9 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace cuset {
+#include "cuset/model/lm_head.h"  // kIgnoreIndex, token_nll
 
-// Label value of a target that is not trained on (prompt, padding, template): costs nothing.
-constexpr int64_t kIgnoreIndex = -100;
+namespace cuset {
 
 enum class Method { kSft, kCuset, kDft, kFocal, kEaft, kAsft, kRho1 };
 enum class ThresholdMode { kSampleQuantile, kFixed, kBatchQuantile };
@@ -49,17 +48,6 @@ struct ObjectiveOptions {
 };
 
 const char* method_name(Method m);
-
-// Per-token NLL l = -log softmax(h W^T)[y], computed in fp32 (fp64 when the inputs are fp64)
-// whatever the input dtype, in chunks of `chunk_size` tokens with a custom autograd function
-// whose backward recomputes each chunk's logits, so [N, V] logits and their gradient never exist
-// at once. chunk_size = 0: plain full logits through at::cross_entropy (the reference).
-//   hidden [N, D] (model dtype), weight [V, D] (same dtype), labels [N] int64, kIgnoreIndex =
-//   ignored: only valid rows are computed. Returns [N] fp32 (fp64 for fp64 inputs), 0 at ignored.
-// Gradients flow to hidden and weight. A non-finite logit throws RuntimeFailure; a label outside
-// [0, V) throws InputError.
-at::Tensor token_nll(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& labels,
-                     int64_t chunk_size);
 
 struct MicroBatchTargets {
     at::Tensor labels;        // [B, T] int64: target of position t (already shifted), -100 = not valid
