@@ -29,6 +29,7 @@
 #include "cuset/train/objective.h"
 #include "cuset/train/optim.h"
 #include "cuset/train/distributed.h"  // dist_env_from_environment (the dry run's world size)
+#include "cuset/train/memory_plan.h"
 #include "cuset/train/zero.h"
 #include "cuset/train/train_step.h"
 #include "cuset/core/progress.h"
@@ -387,60 +388,36 @@ void Trainer::build_model_and_optimizer() {
              mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
              (long long)mc.vocab_size, n_params / 1e6,
              cfg_.model.activation_checkpointing ? ", activation checkpointing" : "");
-    // Weights, gradients (model dtype), fp32 master copies (when not fp32) and AdamW's two fp32
-    // moments stay resident for the whole run: refuse early when they cannot fit the GPU.
-    const double bytes_w = static_cast<double>(c10::elementSize(dtype_));
     if (cfg_.objective.method == "asft") {  // pi_ref: the frozen initial model (model.path, also on resume)
         reference_ = model_load(cfg_.model.path, dtype_, device_);
         for (auto& [name, p] : reference_->trainable_parameters()) p.set_requires_grad(false);
     }
-    // LoRA: the frozen base in the model dtype (no gradients, masters or moments) and the fp32
-    // adapters with their fp32 gradients and two moments (16 bytes an element; model/lora.h).
-    int64_t n_frozen = 0;
-    if (lora_)
-        for (const auto& [name, p] : hf_named_parameters(model_)) n_frozen += p.numel();
-    const double bytes_ref = reference_ ? (lora_ ? n_frozen : n_params) * bytes_w : 0.0;
     const int64_t stage = cfg_.distributed.zero_stage;
     if (stage >= 3 && lora_)
         throw UsageError("config error: 'distributed.zero_stage' 3 shards the weights a LoRA run keeps frozen and whole; "
                          "use zero_stage 0-2 with model.lora.enabled");
-    int64_t n_whole = 0;  // stage 3: embeddings, final norm and lm_head stay whole
+    // The training state stays resident for the whole run: refuse early when it cannot fit the
+    // GPU (train/memory_plan.h, from the elements of the model as loaded).
+    int64_t n_frozen = 0, n_whole = 0;  // the frozen LoRA base; what ZeRO stage 3 keeps whole
+    if (lora_)
+        for (const auto& [name, p] : hf_named_parameters(model_)) n_frozen += p.numel();
     for (const OptimParam& p : params)
         if (p.name.rfind("model.layers.", 0) != 0) n_whole += p.param.numel();
-    const int64_t total = device_total_memory(device_);
-    const ShardBytes plan = zero_plan(static_cast<double>(n_params), static_cast<double>(n_whole), bytes_w, comm_.world,
-                                      stage, cfg_.distributed.offload_optimizer);
-    const double resident = (lora_ ? n_frozen * bytes_w + n_params * 16.0 : plan.device_total()) + bytes_ref;
-    if (lora_) {
-        log_info("resident training state: %.1f GB (frozen weights %.1f GB, fp32 LoRA adapters + gradients + AdamW "
-                 "moments %.3f GB)%s%s", resident / 1e9, n_frozen * bytes_w / 1e9, n_params * 16.0 / 1e9,
-                 reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
-                 total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
-    } else {
-        log_info("resident training state per rank: %.2f GB = weights %.2f + gradients %.2f + fp32 masters %.2f + AdamW "
-                 "moments %.2f GB%s (ZeRO stage %lld over %lld rank(s)%s)%s%s",
-                 resident / 1e9, plan.weights / 1e9, plan.gradients / 1e9, plan.masters / 1e9, plan.moments / 1e9,
-                 plan.host > 0 ? strprintf("; %.2f GB in CPU memory", plan.host / 1e9).c_str() : "", (long long)stage,
-                 (long long)comm_.world, cfg_.distributed.offload_optimizer ? ", optimizer offloaded" : "",
-                 reference_ ? strprintf(", frozen asft reference model %.1f GB", bytes_ref / 1e9).c_str() : "",
-                 total > 0 ? strprintf(" of %.1f GB on %s", total / 1e9, device_.str().c_str()).c_str() : "");
-    }
-    if (total > 0 && resident > 0.97 * total) {
-        std::string hint = "use a smaller model or GPUs with more memory";
-        // The least sharding that fits, from the one configured on.
-        const std::pair<int64_t, bool> ladder[] = {{1, false}, {2, false}, {3, false}, {2, true}, {3, true}};
-        if (!lora_)
-            for (const auto& [s2, off] : ladder) {
-                if (s2 < stage || (s2 == stage && off <= cfg_.distributed.offload_optimizer)) continue;
-                const double need = zero_plan(double(n_params), double(n_whole), bytes_w, comm_.world, s2, off).device_total() + bytes_ref;
-                if (need > 0.97 * total) continue;
-                hint = strprintf("set distributed.zero_stage=%lld%s (%.1f GB per rank on %lld rank(s))", (long long)s2,
-                                 off ? " and distributed.offload_optimizer=true" : "", need / 1e9, (long long)comm_.world);
-                break;
-            }
-        throw RuntimeFailure(strprintf("the model's training state needs %.1f GB per rank but %s has %.1f GB; %s",
-                                       resident / 1e9, device_.str().c_str(), total / 1e9, hint.c_str()));
-    }
+    MemoryCounts counts;
+    counts.trainable = static_cast<double>(n_params);
+    counts.whole = static_cast<double>(n_whole);
+    counts.frozen = static_cast<double>(n_frozen);
+    MemorySetup setup;
+    setup.dtype = dtype_;
+    setup.lora = lora_.has_value();
+    setup.reference = static_cast<bool>(reference_);
+    setup.world = comm_.world;
+    setup.zero_stage = stage;
+    setup.offload = cfg_.distributed.offload_optimizer;
+    const MemoryPlan plan = memory_plan(counts, setup);
+    const double total = static_cast<double>(device_total_memory(device_));
+    log_info("%s", memory_plan_text(plan, setup, total, device_.str()).c_str());
+    memory_plan_check(plan, counts, setup, total, device_.str());
     AdamWOptions ao;
     ao.lr = cfg_.train.lr;
     ao.beta1 = cfg_.train.beta1;
@@ -974,9 +951,9 @@ int Trainer::run() {
 
 }  // namespace
 
-// The dry run's memory estimate from config.json alone (no weights read; model/lora.h): the
-// resident training state (frozen weights, adapters and their state for LoRA) plus, with
-// activation checkpointing, the activations of one micro-batch of data.max_seq_len tokens.
+// The dry run's memory estimate from config.json alone (no weights read): the breakdown by kind
+// (model/lora.h), the trainer's memory plan (train/memory_plan.h) plus, with activation
+// checkpointing, the activations of one micro-batch of data.max_seq_len tokens.
 static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     ModelConfig mc;
     try {
@@ -994,30 +971,40 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     log_info("memory estimate (%s, %s): resident training state %.2f GB = weights %.2f + gradients %.2f + "
              "optimizer %.2f + adapters %.2f GB", what.c_str(), dtype_name(dtype).c_str(), m.total() / 1e9,
              m.weights / 1e9, m.gradients / 1e9, m.optimizer / 1e9, m.adapters / 1e9);
-    double state = m.total();
+    // The trainer's plan (train/memory_plan.h), from config.json's counts: per rank under ZeRO
+    // (train/zero.h) on the launcher's world size (1 without torchrun), and for every stage on 8
+    // ranks, the usual node.
+    const MemoryCounts counts = memory_counts_of(mc, lora ? &*lora : nullptr);
+    MemorySetup setup;
+    setup.dtype = dtype;
+    setup.lora = lora.has_value();
+    setup.reference = cfg.objective.method == "asft";
+    try {
+        setup.world = dist_env_from_environment().world;
+    } catch (const Error&) {
+    }
+    setup.zero_stage = cfg.distributed.zero_stage;
+    setup.offload = cfg.distributed.offload_optimizer;
+    const MemoryPlan plan = memory_plan(counts, setup);
+    const double state = plan.resident;
+    if (plan.reference > 0) log_info("memory estimate: frozen asft reference model %.2f GB", plan.reference / 1e9);
     if (!lora) {
-        // Per rank under ZeRO (train/zero.h), on the launcher's world size (1 without torchrun),
-        // and for every stage on 8 ranks, the usual node.
-        const double n = static_cast<double>(m.n_trainable), b = static_cast<double>(c10::elementSize(dtype));
-        const double whole = static_cast<double>(mc.vocab_size * mc.hidden_size * (mc.tie_word_embeddings ? 1 : 2) +
-                                                 mc.hidden_size);
-        int64_t world = 1;
-        try {
-            world = dist_env_from_environment().world;
-        } catch (const Error&) {
-        }
-        const ShardBytes z = zero_plan(n, whole, b, world, cfg.distributed.zero_stage, cfg.distributed.offload_optimizer);
-        state = z.device_total();
+        const ShardBytes& z = plan.shard;
         log_info("memory plan per rank (ZeRO stage %lld%s, %lld rank(s)): weights %.2f + gradients %.2f + fp32 masters "
                  "%.2f + AdamW moments %.2f = %.2f GB on the device%s",
-                 (long long)cfg.distributed.zero_stage, cfg.distributed.offload_optimizer ? ", optimizer offloaded" : "",
-                 (long long)world, z.weights / 1e9, z.gradients / 1e9, z.masters / 1e9, z.moments / 1e9, state / 1e9,
+                 (long long)setup.zero_stage, setup.offload ? ", optimizer offloaded" : "", (long long)setup.world,
+                 z.weights / 1e9, z.gradients / 1e9, z.masters / 1e9, z.moments / 1e9, z.device_total() / 1e9,
                  z.host > 0 ? strprintf(", %.2f GB in CPU memory", z.host / 1e9).c_str() : "");
+        auto on_8 = [&](int64_t stage, bool offload) {
+            MemorySetup e = setup;
+            e.world = 8;
+            e.zero_stage = stage;
+            e.offload = offload;
+            return memory_plan(counts, e).shard.device_total() / 1e9;
+        };
         std::string row;
-        for (int64_t st = 0; st <= 3; ++st)
-            row += strprintf("%sstage %lld %.1f", st ? ", " : "", (long long)st, zero_plan(n, whole, b, 8, st, false).device_total() / 1e9);
-        log_info("memory plan per rank on 8 ranks (GB): %s; stage 3 + offload %.1f", row.c_str(),
-                 zero_plan(n, whole, b, 8, 3, true).device_total() / 1e9);
+        for (int64_t st = 0; st <= 3; ++st) row += strprintf("%sstage %lld %.1f", st ? ", " : "", (long long)st, on_8(st, false));
+        log_info("memory plan per rank on 8 ranks (GB): %s; stage 3 + offload %.1f", row.c_str(), on_8(3, true));
     }
     if (!cfg.model.activation_checkpointing) {
         log_info("memory estimate: activations not estimated (only with model.activation_checkpointing)");
@@ -1026,12 +1013,12 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     const double act = activation_memory_checkpointed(mc, dtype, cfg.train.micro_batch_size, cfg.data.max_seq_len,
                                                       cfg.objective.chunk_size);
     const double need = state + act;
-    // The trainer's own margin: it refuses a resident state above 97% of the GPU.
-    const char* fits = need <= 0.97 * 24e9 ? "fits one 24 GB GPU"
-                       : need <= 0.97 * 48e9 ? "needs a 48 GB GPU"
-                       : need <= 0.97 * 80e9 ? "needs an 80 GB GPU"
-                       : need <= 0.97 * 141e9 ? "needs a 141 GB GPU"
-                                              : "does not fit one GPU";
+    // The trainer's own margin: it refuses a resident state above kMemoryMargin of the GPU.
+    const char* fits = need <= kMemoryMargin * 24e9 ? "fits one 24 GB GPU"
+                       : need <= kMemoryMargin * 48e9 ? "needs a 48 GB GPU"
+                       : need <= kMemoryMargin * 80e9 ? "needs an 80 GB GPU"
+                       : need <= kMemoryMargin * 141e9 ? "needs a 141 GB GPU"
+                                                       : "does not fit one GPU";
     log_info("memory estimate: activations %.2f GB (micro-batch %lld x %lld tokens, checkpointed, loss chunk %lld); "
              "total %.1f GB: %s", act / 1e9, (long long)cfg.train.micro_batch_size, (long long)cfg.data.max_seq_len,
              (long long)cfg.objective.chunk_size, need / 1e9, fits);

@@ -3,8 +3,8 @@
 // (data/tiny-coder, fp32) through the real train_step, and must reach the losses and weights of
 // stage 0 in one process on the same global batch. Also: ranks with different numbers of
 // micro-batches (stage 3 runs passes without data to keep the collectives in step), the state
-// layout written by one world size read back by another, and the resident bytes per rank against
-// the arithmetic of zero_plan().
+// layout written by one world size read back by another, the resident bytes per rank against
+// the arithmetic of zero_plan(), and the memory plan built on it (train/memory_plan.h).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -21,9 +21,12 @@
 #include <ATen/ATen.h>
 
 #include "cuset/core/config.h"
+#include "cuset/core/error.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/distributed.h"
+#include "cuset/train/memory_plan.h"
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
 #include "cuset/train/zero.h"
@@ -321,4 +324,63 @@ TEST(Zero, ResidentBytesShrinkAsThePlanSays) {
     EXPECT_LT(got[2][0].device_total(), got[1][0].device_total());
     EXPECT_LT(got[3][0].device_total(), got[2][0].device_total());
     EXPECT_LT(got[1][0].device_total(), s0.device_total());
+}
+
+// The memory plan the trainer checks and the dry run prints (train/memory_plan.h): a full
+// fine-tune's is zero_plan's (plus the asft reference model), its counts from config.json are the
+// loaded model's, LoRA's is the frozen base plus 16 bytes an adapter element, and a plan too large
+// for the device names the least sharding that fits.
+TEST(MemoryPlan, FullFineTuneLoraReferenceAndTheFix) {
+    cuset::MemoryCounts n;
+    n.trainable = 1e9;
+    n.whole = 1e8;
+    cuset::MemorySetup s;
+    s.dtype = at::kBFloat16;
+    s.world = 8;
+    const cuset::MemoryPlan p = cuset::memory_plan(n, s);
+    EXPECT_DOUBLE_EQ(p.resident, cuset::zero_plan(1e9, 1e8, 2, 8, 0, false).device_total());
+    EXPECT_DOUBLE_EQ(p.resident, 16e9);
+    s.reference = true;
+    EXPECT_DOUBLE_EQ(cuset::memory_plan(n, s).resident, 16e9 + 2e9);
+    s.reference = false;
+    EXPECT_NO_THROW(cuset::memory_plan_check(p, n, s, 20e9, "cuda:0"));
+    EXPECT_NO_THROW(cuset::memory_plan_check(p, n, s, -1, "cpu"));
+    try {
+        cuset::memory_plan_check(p, n, s, 10e9, "cuda:0");
+        ADD_FAILURE() << "no error";
+    } catch (const cuset::RuntimeFailure& e) {
+        // Stage 1 on 8 ranks: weights 2 + gradients 2 + 0.5 + masters 0.5 + moments 1 = 6 GB.
+        EXPECT_NE(std::string(e.what()).find("needs 16.0 GB per rank but cuda:0 has 10.0 GB; set "
+                                             "distributed.zero_stage=1 (6.0 GB per rank on 8 rank(s))"),
+                  std::string::npos)
+            << e.what();
+    }
+    const std::string text = cuset::memory_plan_text(p, s, 20e9, "cuda:0");
+    EXPECT_NE(text.find("resident training state per rank: 16.00 GB"), std::string::npos) << text;
+    EXPECT_NE(text.find("of 20.0 GB on cuda:0"), std::string::npos) << text;
+
+    cuset::Decoder m = cuset::model_load(demo_model(), at::kFloat, c10::Device(c10::kCPU));
+    double trainable = 0, whole = 0;
+    for (const auto& [name, t] : m->trainable_parameters()) {
+        trainable += static_cast<double>(t.numel());
+        if (name.rfind("model.layers.", 0) != 0) whole += static_cast<double>(t.numel());
+    }
+    const cuset::MemoryCounts c = cuset::memory_counts_of(m->config(), nullptr);
+    EXPECT_EQ(c.trainable, trainable);
+    EXPECT_EQ(c.whole, whole);
+    EXPECT_EQ(c.frozen, 0);
+    EXPECT_DOUBLE_EQ(cuset::memory_plan(c, cuset::MemorySetup{}).resident,
+                     cuset::training_memory(m->config(), at::kFloat, nullptr).total());
+
+    cuset::LoraOptions lo;
+    const cuset::MemoryCounts l = cuset::memory_counts_of(m->config(), &lo);
+    EXPECT_EQ(l.frozen, trainable);
+    EXPECT_EQ(l.trainable, static_cast<double>(cuset::lora_adapter_numel(m->config(), lo)));
+    cuset::MemorySetup ls;
+    ls.lora = true;
+    ls.reference = true;
+    const cuset::MemoryPlan lp = cuset::memory_plan(l, ls);
+    EXPECT_DOUBLE_EQ(lp.resident, l.frozen * 4 + l.trainable * 16 + l.frozen * 4);
+    ls.reference = false;
+    EXPECT_DOUBLE_EQ(cuset::memory_plan(l, ls).resident, cuset::training_memory(m->config(), at::kFloat, &lo).total());
 }
