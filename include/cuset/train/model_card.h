@@ -1,0 +1,24 @@
+// The model card of a checkpoint: its README.md, a Hugging Face model card (YAML front matter,
+// then how the model was made: base model, objective, steps, batch, schedule, data with their
+// hashes, the evaluations, the settings and the command line).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuset/core/config.h"
+#include "cuset/train/checkpoint.h"
+
+namespace cuset {
+
+// The card of a checkpoint at state `st` of a run of `cfg` on `world` ranks. Only what the
+// training itself determines, so that two runs reaching the same state write the same card (no run
+// name, paths of the run folder, times or host). data_hash: the tokenised training data's;
+// file_hashes: (data file, its hash); command_line: "" = not recorded.
+std::string model_card(const Config& cfg, const TrainerState& st, int64_t world, const std::string& data_hash,
+                       const std::vector<std::pair<std::string, std::string>>& file_hashes,
+                       const std::string& command_line);
+
+}  // namespace cuset
