@@ -11,6 +11,7 @@
 #include "cuset/core/log.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/objective.h"  // gradients_scale
+#include "cuset/train/zero.h"       // make_optimizer's ZeroAdamW
 
 namespace cuset {
 
@@ -179,6 +180,13 @@ double gradients_clip(const std::vector<at::Tensor>& params, double max_norm) {
 
 bool decays_by_default(const std::string& name, const at::Tensor& param) {
     return param.dim() >= 2 && name.find("norm") == std::string::npos;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const AdamWOptions& adam,
+                                          const ZeroOptions& zero, const Comm& comm, Decoder& model) {
+    if (zero.stage > 0) return std::make_unique<ZeroAdamW>(std::move(params), adam, comm, zero, model);
+    if (zero.offload) throw UsageError("config error: 'distributed.offload_optimizer' needs distributed.zero_stage 1-3");
+    return std::make_unique<AdamW>(std::move(params), adam);
 }
 
 std::vector<OptimParam> optim_params_of(const std::vector<std::pair<std::string, at::Tensor>>& named, bool decay_all) {

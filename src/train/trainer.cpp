@@ -345,17 +345,11 @@ void Trainer::build_model_and_optimizer() {
     ao.beta2 = cfg_.train.beta2;
     ao.eps = cfg_.train.eps;
     ao.weight_decay = cfg_.train.weight_decay;
-    if (stage > 0) {
-        ZeroOptions zo;
-        zo.stage = stage;
-        zo.offload = cfg_.distributed.offload_optimizer;
-        zo.bucket_bytes = static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20));
-        optim_ = std::make_unique<ZeroAdamW>(std::move(params), ao, comm_, zo, model_);
-    } else {
-        if (cfg_.distributed.offload_optimizer)
-            throw UsageError("config error: 'distributed.offload_optimizer' needs distributed.zero_stage 1-3");
-        optim_ = std::make_unique<AdamW>(std::move(params), ao);
-    }
+    ZeroOptions zo;
+    zo.stage = stage;
+    zo.offload = cfg_.distributed.offload_optimizer;
+    zo.bucket_bytes = static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20));
+    optim_ = make_optimizer(std::move(params), ao, zo, comm_, model_);
     objective_ = std::make_unique<Objective>(opts_.objective);
     // Evaluation has no score file: it always takes confidences from its own forward pass.
     ObjectiveOptions eo = objective_->options();

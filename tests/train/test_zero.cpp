@@ -107,15 +107,14 @@ cuset::AdamWOptions adam() {
     return o;
 }
 
-// AdamW over replicas at stage 0, ZeroAdamW otherwise.
+// The trainer's optimizer (cuset::make_optimizer): AdamW over replicas at stage 0, ZeroAdamW otherwise.
 std::unique_ptr<cuset::Optimizer> make_optimizer(cuset::Decoder& model, const cuset::Comm& comm, int64_t stage,
                                                  int64_t bucket_bytes, bool offload = false) {
-    if (stage == 0) return std::make_unique<cuset::AdamW>(params_of(model), adam());
     cuset::ZeroOptions zo;
     zo.stage = stage;
     zo.bucket_bytes = bucket_bytes;
     zo.offload = offload;
-    return std::make_unique<cuset::ZeroAdamW>(params_of(model), adam(), comm, zo, model);
+    return cuset::make_optimizer(params_of(model), adam(), zo, comm, model);
 }
 
 struct RunResult {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@
 namespace cuset {
 
 struct Comm;
+class Decoder;
+struct ZeroOptions;
 
 struct AdamWOptions {
     double lr = 1e-3;  // peak; the schedule scales it per step
@@ -116,6 +119,12 @@ double gradients_clip(const std::vector<at::Tensor>& params, double max_norm);
 
 // Weight decay applies to matrices; by default not to norms or biases (1-D tensors).
 bool decays_by_default(const std::string& name, const at::Tensor& param);
+
+// The optimizer of a run over `params` of `model`: AdamW over replicas at zero.stage 0, ZeroAdamW
+// (train/zero.h, sharded over the ranks of `comm`) at stages 1-3. UsageError for zero.offload at
+// stage 0.
+std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const AdamWOptions& adam,
+                                          const ZeroOptions& zero, const Comm& comm, Decoder& model);
 
 // Named trainable tensors (Decoder::trainable_parameters()) as optimizer parameters, each set to
 // require gradients; decayed by decays_by_default, or all of them with decay_all
