@@ -136,6 +136,8 @@ private:
     EvalResult evaluate(const PreparedData& data);
     void eval_and_record(const char* when);
     void save_checkpoint();
+    NamedTensors state_with_rng() const;
+    void restore_rng_state(const OptimizerFiles& files);
     void log_step(const StepResult& r, double elapsed);
     void write_summary(double train_seconds);
     std::vector<Row> rows_for_epoch(int64_t epoch);
@@ -486,16 +488,7 @@ void Trainer::restore(const std::string& ckpt) {
     // any world size and ZeRO stage): each rank reads the elements it holds now.
     const OptimizerFiles files = optimizer_files_open(ckpt);
     optim_->load_state(state_reader_of(files.tensors), s.step);
-    auto rng = files.find("rng.cpu", comm_.rank, files.world == comm_.world);
-    if (rng.defined()) {
-        at::Generator gen = at::detail::getDefaultCPUGenerator();
-        gen.set_state(rng.to(at::kByte).clone());
-    }
-    auto rng_cuda = files.find("rng.cuda", comm_.rank, files.world == comm_.world);
-    if (rng_cuda.defined() && device_.is_cuda()) {
-        at::Generator gen = at::globalContext().defaultGenerator(device_);  // a handle on the device's generator
-        gen.set_state(rng_cuda.clone());
-    }
+    restore_rng_state(files);
     int64_t world = state_.world_size;
     const int64_t planned_total = state_.total_steps;
     const std::string planned_hash = state_.config_hash;
@@ -653,10 +646,7 @@ void Trainer::save_checkpoint() {
     }
     if (zero) {
         if (comm_.world > 1) tmp = broadcast_string(comm_, tmp);
-        NamedTensors st = optim_->state_tensors();
-        st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
-        if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
-        safetensors_save((fs::path(tmp) / optimizer_shard_name(comm_.rank, comm_.world)).string(), st,
+        safetensors_save((fs::path(tmp) / optimizer_shard_name(comm_.rank, comm_.world)).string(), state_with_rng(),
                          {{"format", "cuset-zero-shard"}, {"zero_stage", std::to_string(zero->stage())}});
         zero->gather_all();  // stage 3: the whole weights, for the model folder
     }
@@ -668,10 +658,7 @@ void Trainer::save_checkpoint() {
             model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
         }
         if (!zero) {
-            NamedTensors st = optim_->state_tensors();
-            st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
-            if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
-            safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), st);
+            safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), state_with_rng());
         }
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
         if (file_hashes_.empty())
@@ -687,6 +674,31 @@ void Trainer::save_checkpoint() {
     if (zero) zero->release_all();
     comm_.barrier();
     last_saved_step_ = state_.step;
+}
+
+// What a checkpoint's optimizer file holds: the optimizer's state tensors (this rank's shard with
+// ZeRO) and the generators' states, "rng.cpu" and on a GPU "rng.cuda", so that a resumed run
+// draws what this one would have drawn next (restore_rng_state puts them back).
+NamedTensors Trainer::state_with_rng() const {
+    NamedTensors st = optim_->state_tensors();
+    st.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+    if (device_.is_cuda()) st.emplace_back("rng.cuda", at::globalContext().defaultGenerator(device_).get_state());
+    return st;
+}
+
+// The generators' states of this rank's optimizer file (rank 0's when the checkpoint was written
+// by another number of ranks).
+void Trainer::restore_rng_state(const OptimizerFiles& files) {
+    auto rng = files.find("rng.cpu", comm_.rank, files.world == comm_.world);
+    if (rng.defined()) {
+        at::Generator gen = at::detail::getDefaultCPUGenerator();
+        gen.set_state(rng.to(at::kByte).clone());
+    }
+    auto rng_cuda = files.find("rng.cuda", comm_.rank, files.world == comm_.world);
+    if (rng_cuda.defined() && device_.is_cuda()) {
+        at::Generator gen = at::globalContext().defaultGenerator(device_);  // a handle on the device's generator
+        gen.set_state(rng_cuda.clone());
+    }
 }
 
 void Trainer::log_step(const StepResult& r, double elapsed) {
