@@ -19,45 +19,11 @@
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 
+#include "counting_allocator.h"
 #include "cuset/model/model.h"
 #include "cuset/train/objective.h"
 
 namespace {
-
-// Counts the bytes of every CPU tensor allocation; peak since the last reset.
-class CountingAllocator final : public c10::Allocator {
-public:
-    explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-
-    c10::DataPtr allocate(size_t n) override {
-        c10::DataPtr p = inner_->allocate(n);
-        void* data = p.get();
-        const int64_t now = current_ += static_cast<int64_t>(n);
-        int64_t peak = peak_.load();
-        while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-        }
-        return {data, new Block{std::move(p), static_cast<int64_t>(n), this}, &CountingAllocator::release,
-                c10::Device(c10::DeviceType::CPU)};
-    }
-    void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
-    int64_t current() const { return current_.load(); }
-    int64_t peak() const { return peak_.load(); }
-    void reset_peak() { peak_.store(current_.load()); }
-
-private:
-    struct Block {
-        c10::DataPtr inner;
-        int64_t n;
-        CountingAllocator* self;
-    };
-    static void release(void* ctx) {
-        auto* b = static_cast<Block*>(ctx);
-        b->self->current_ -= b->n;
-        delete b;
-    }
-    c10::Allocator* inner_;
-    std::atomic<int64_t> current_{0}, peak_{0};
-};
 
 double cpu_seconds() {
     timespec ts{};
@@ -89,7 +55,7 @@ int main(int argc, char** argv) {
         }
     }
     at::set_num_threads(static_cast<int>(threads));
-    static CountingAllocator counter(c10::GetCPUAllocator());
+    static bench::CountingAllocator counter(c10::GetCPUAllocator());
     c10::SetCPUAllocator(&counter, /*priority=*/100);
 
     nlohmann::json j = {{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", hidden},
