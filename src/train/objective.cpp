@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -482,8 +483,43 @@ void ObjectiveStats::merge(const ObjectiveStats& o) {
 }
 
 namespace {
+
 double ratio(double a, int64_t b) { return b > 0 ? a / static_cast<double>(b) : kNaN; }
+
+// Every field of `s` with its index in the buffer: the one list to_buffer and from_buffer walk.
+template <class Stats, class Visit>
+void for_each_field(Stats& s, Visit visit) {
+    using F = ObjectiveStats::Field;
+    visit(F::kNValid, s.n_valid);
+    visit(F::kNKept, s.n_kept);
+    visit(F::kNSensitive, s.n_sensitive);
+    visit(F::kNKeptOnlySensitive, s.n_kept_only_sensitive);
+    visit(F::kSumTau, s.sum_tau);
+    visit(F::kNTau, s.n_tau);
+    visit(F::kNSamples, s.n_samples);
+    visit(F::kWMin, s.w_min);
+    visit(F::kWMax, s.w_max);
+    visit(F::kWSum, s.w_sum);
+    visit(F::kConfSumSensitive, s.conf_sum_sensitive);
+    visit(F::kConfSumPlain, s.conf_sum_plain);
+    visit(F::kNllSumValid, s.nll_sum_valid);
+    visit(F::kTokWSum, s.tok_w_sum);
+    visit(F::kKlSum, s.kl_sum);
+}
+
 }  // namespace
+
+std::vector<double> ObjectiveStats::to_buffer() const {
+    std::vector<double> v(kFields);
+    for_each_field(*this, [&](Field f, const auto& x) { v[f] = static_cast<double>(x); });
+    return v;
+}
+
+ObjectiveStats ObjectiveStats::from_buffer(const double* v) {
+    ObjectiveStats s;
+    for_each_field(s, [&](Field f, auto& x) { x = static_cast<std::decay_t<decltype(x)>>(v[f]); });
+    return s;
+}
 
 double ObjectiveStats::kept_fraction() const { return ratio(n_kept, n_valid); }
 double ObjectiveStats::sensitive_fraction() const { return ratio(n_sensitive, n_valid); }

@@ -24,32 +24,10 @@ MicroBatchTargets targets_of(const MicroBatch& mb) {
 
 ObjectiveStats stats_over_ranks(const Comm& comm, const ObjectiveStats& s) {
     if (comm.world == 1) return s;
-    constexpr size_t kFields = 15;
-    std::vector<double> all = gather_over_ranks(
-        comm, {double(s.n_valid), double(s.n_kept), double(s.n_sensitive), double(s.n_kept_only_sensitive), s.sum_tau,
-               double(s.n_tau), double(s.n_samples), s.w_min, s.w_max, s.w_sum, s.conf_sum_sensitive, s.conf_sum_plain,
-               s.nll_sum_valid, s.tok_w_sum, s.kl_sum});
+    constexpr size_t kFields = ObjectiveStats::kFields;
+    std::vector<double> all = gather_over_ranks(comm, s.to_buffer());
     ObjectiveStats out;
-    for (size_t b = 0; b + kFields <= all.size(); b += kFields) {
-        const double* v = all.data() + b;
-        ObjectiveStats one;
-        one.n_valid = static_cast<int64_t>(v[0]);
-        one.n_kept = static_cast<int64_t>(v[1]);
-        one.n_sensitive = static_cast<int64_t>(v[2]);
-        one.n_kept_only_sensitive = static_cast<int64_t>(v[3]);
-        one.sum_tau = v[4];
-        one.n_tau = static_cast<int64_t>(v[5]);
-        one.n_samples = static_cast<int64_t>(v[6]);
-        one.w_min = v[7];
-        one.w_max = v[8];
-        one.w_sum = v[9];
-        one.conf_sum_sensitive = v[10];
-        one.conf_sum_plain = v[11];
-        one.nll_sum_valid = v[12];
-        one.tok_w_sum = v[13];
-        one.kl_sum = v[14];
-        out.merge(one);
-    }
+    for (size_t b = 0; b + kFields <= all.size(); b += kFields) out.merge(ObjectiveStats::from_buffer(all.data() + b));
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -886,6 +887,58 @@ TEST(ObjectiveApi, ConfidencesOfValidTargets) {
         expect_close(c, at::tensor(std::vector<double>{.9, .2, .6, .1, .8, .5, .05, .7, .3}), kHandTol, 0,
                      "confidences");
     }
+}
+
+// ObjectiveStats through its flat buffer (the sums over ranks, the objective's transfer from the
+// device) and back: every field in its place, the counts exact, the infinities of an empty
+// merge kept.
+TEST(ObjectiveApi, StatsBufferRoundTrip) {
+    cuset::ObjectiveStats s;
+    s.n_valid = 9007199254740991;  // 2^53 - 1
+    s.n_kept = 7;
+    s.n_sensitive = 5;
+    s.n_kept_only_sensitive = 3;
+    s.sum_tau = 0.625;
+    s.n_tau = 2;
+    s.n_samples = 4;
+    s.w_min = 1.25;
+    s.w_max = 1.75;
+    s.w_sum = 6.0;
+    s.conf_sum_sensitive = 2.5;
+    s.conf_sum_plain = 1.5;
+    s.nll_sum_valid = 11.0;
+    s.tok_w_sum = 8.5;
+    s.kl_sum = 0.125;
+    const std::vector<double> b = s.to_buffer();
+    ASSERT_EQ(b.size(), static_cast<size_t>(cuset::ObjectiveStats::kFields));
+    EXPECT_EQ(b[cuset::ObjectiveStats::kNValid], 9007199254740991.0);
+    EXPECT_EQ(b[cuset::ObjectiveStats::kNKeptOnlySensitive], 3.0);
+    EXPECT_EQ(b[cuset::ObjectiveStats::kWMax], 1.75);
+    EXPECT_EQ(b[cuset::ObjectiveStats::kKlSum], 0.125);
+    const cuset::ObjectiveStats r = cuset::ObjectiveStats::from_buffer(b.data());
+    EXPECT_EQ(r.n_valid, s.n_valid);
+    EXPECT_EQ(r.n_kept, s.n_kept);
+    EXPECT_EQ(r.n_sensitive, s.n_sensitive);
+    EXPECT_EQ(r.n_kept_only_sensitive, s.n_kept_only_sensitive);
+    EXPECT_EQ(r.sum_tau, s.sum_tau);
+    EXPECT_EQ(r.n_tau, s.n_tau);
+    EXPECT_EQ(r.n_samples, s.n_samples);
+    EXPECT_EQ(r.w_min, s.w_min);
+    EXPECT_EQ(r.w_max, s.w_max);
+    EXPECT_EQ(r.w_sum, s.w_sum);
+    EXPECT_EQ(r.conf_sum_sensitive, s.conf_sum_sensitive);
+    EXPECT_EQ(r.conf_sum_plain, s.conf_sum_plain);
+    EXPECT_EQ(r.nll_sum_valid, s.nll_sum_valid);
+    EXPECT_EQ(r.tok_w_sum, s.tok_w_sum);
+    EXPECT_EQ(r.kl_sum, s.kl_sum);
+    EXPECT_EQ(r.to_buffer(), b);
+    const cuset::ObjectiveStats none = cuset::ObjectiveStats::from_buffer(cuset::ObjectiveStats{}.to_buffer().data());
+    EXPECT_EQ(none.w_min, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(none.w_max, -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(none.n_valid, 0);
+    // A micro-batch's statistics come through the same buffer from the device.
+    ObjectiveOutput a = run(cuset_options(0), hand_example());
+    EXPECT_EQ(cuset::ObjectiveStats::from_buffer(a.stats.to_buffer().data()).to_buffer(), a.stats.to_buffer());
 }
 
 TEST(ObjectiveApi, StatsMerge) {

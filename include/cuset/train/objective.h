@@ -4,6 +4,7 @@
 // It does not run the model, read score caches or talk to other ranks: callers pass those in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -91,6 +92,17 @@ struct ObjectiveStats {
     double kl_sum = 0.0;                // sum over valid tokens of KL(pi_ref || pi_theta) (asft)
 
     void merge(const ObjectiveStats& o);
+
+    // The statistics as one flat buffer of doubles, field f at index f (the sums over ranks, and
+    // the objective's one transfer of them from the device); integer counts are exact below 2^53.
+    enum Field : size_t {
+        kNValid, kNKept, kNSensitive, kNKeptOnlySensitive, kSumTau, kNTau, kNSamples, kWMin, kWMax, kWSum,
+        kConfSumSensitive, kConfSumPlain, kNllSumValid, kTokWSum, kKlSum,
+        kFields  // the buffer's size
+    };
+    std::vector<double> to_buffer() const;             // [kFields]
+    static ObjectiveStats from_buffer(const double* v);  // v[0, kFields)
+
     double kept_fraction() const;                 // n_kept / n_valid
     double sensitive_fraction() const;            // n_sensitive / n_valid
     double kept_only_sensitive_fraction() const;  // n_kept_only_sensitive / n_valid
