@@ -447,6 +447,204 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
     }
 };
 
+// ------------------------------------------------------------------ compute(), in its parts
+
+// What compute() needs of its inputs, as RuntimeFailures naming what does not fit.
+void check_compute_inputs(const ObjectiveOptions& o, bool two_passes, const at::Tensor& hidden,
+                          const at::Tensor& lm_head, const MicroBatchTargets& t, std::optional<double> batch_tau,
+                          const ReferenceForward* reference) {
+    check_model_tensors(hidden, 3, lm_head, "objective");
+    if (t.labels.sizes() != hidden.sizes().slice(0, 2))
+        throw RuntimeFailure(strprintf("objective: labels %s do not match hidden states %s",
+                                       c10::str(t.labels.sizes()).c_str(),
+                                       c10::str(hidden.sizes()).c_str()));
+    if (two_passes && !batch_tau)
+        throw RuntimeFailure("objective: threshold mode batch_quantile needs the step's threshold "
+                             "from the first pass (batch_tau)");
+    if (two_passes && o.method != Method::kRho1 && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
+        throw RuntimeFailure(strprintf("objective: batch_tau %g is not a probability", *batch_tau));
+    if (o.method == Method::kRho1 && std::isnan(*batch_tau))
+        throw RuntimeFailure("objective: rho1's step score threshold is NaN");
+    if (o.method == Method::kRho1 &&
+        (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes()))
+        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
+                             "probabilities (objective.rho1.reference_scores)");
+    if (o.method == Method::kAsft) {
+        if (!reference) throw RuntimeFailure("objective: method asft needs the reference model's forward pass");
+        check_model_tensors(reference->hidden, 3, reference->lm_head, "objective (reference)");
+        if (reference->hidden.sizes() != hidden.sizes() || reference->lm_head.sizes() != lm_head.sizes())
+            throw RuntimeFailure(strprintf("objective: reference hidden %s / lm_head %s do not match %s / %s",
+                                           c10::str(reference->hidden.sizes()).c_str(),
+                                           c10::str(reference->lm_head.sizes()).c_str(),
+                                           c10::str(hidden.sizes()).c_str(), c10::str(lm_head.sizes()).c_str()));
+    }
+    if (t.sensitive.defined() &&
+        (t.sensitive.sizes() != t.labels.sizes() || t.sensitive.scalar_type() != at::kBool))
+        throw RuntimeFailure("objective: sensitive must be [B, T] bool like labels");
+    if (o.cached_confidence && (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes()))
+        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
+                             "[B, T] confidence tensor");
+}
+
+// The valid targets of a micro-batch on the device, in the plan's order (grouped by sample).
+struct ValidRows {
+    at::Tensor y;              // [n] int64 labels
+    at::Tensor sample;         // [n] int64 sample of each row
+    at::Tensor h;              // [n, D] hidden rows, model dtype
+    at::Tensor sens;           // [n] bool
+    at::Tensor cached;         // [n] fp64 cached confidences; undefined unless confidence.source is cached
+    at::Tensor ref_p, ref_ce;  // rho1: [n] fp64 p_ref and -log p_ref; undefined otherwise
+    at::Tensor ref_h;          // asft: [n, D] reference hidden rows; undefined otherwise
+};
+
+ValidRows valid_rows(const ObjectiveOptions& o, const Plan& plan, const at::Tensor& hidden,
+                     const MicroBatchTargets& t, const ReferenceForward* reference) {
+    const at::Device dev = hidden.device();
+    const int64_t D = hidden.size(2);
+    const auto i64 = at::TensorOptions().dtype(at::kLong);
+    ValidRows r;
+    at::Tensor rows = at::tensor(plan.rows, i64).to(dev);   // [n]
+    r.y = at::tensor(plan.labels, i64).to(dev);             // [n]
+    r.sample = at::tensor(plan.sample, i64).to(dev);        // [n]
+    r.h = hidden.reshape({-1, D}).index_select(0, rows);    // [n, D] model dtype
+    r.sens = t.sensitive.defined() ? t.sensitive.reshape({-1}).to(dev).index_select(0, rows)
+                                   : at::zeros({plan.n}, at::TensorOptions().dtype(at::kBool).device(dev));
+    if (o.cached_confidence) r.cached = t.confidence.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
+    if (o.method == Method::kRho1) {
+        r.ref_p = t.reference_prob.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
+        r.ref_ce = -at::log(r.ref_p);
+    }
+    if (o.method == Method::kAsft) r.ref_h = reference->hidden.reshape({-1, D}).index_select(0, rows);
+    return r;
+}
+
+// The reference path (chunk_size 0): full [n, V] logits, plain autograd. Returns the numerator
+// with its graph; `terms` gets every group's parts.
+at::Tensor numerator_full_logits(const ObjectiveOptions& o, const ValidRows& r, const at::Tensor& lm_head,
+                                 const ReferenceForward* reference, const Plan& plan, const Weigher& weigher,
+                                 Terms& terms) {
+    const at::ScalarType ct = compute_dtype(r.h);
+    at::Tensor z = full_logits(r.h, lm_head, "token_nll (full logits)");  // [n, V] with grad
+    at::Tensor n_bad = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(r.h.device()));
+    at::Tensor nll = at::cross_entropy_loss(z, r.y, /*weight=*/{}, at::Reduction::None, kIgnoreIndex);
+    at::Tensor extra, kl;  // kl [n] with grad (asft)
+    if (o.method == Method::kEaft) {
+        at::NoGradGuard no_grad;
+        extra = eaft_weight(z.detach(), o);
+    }
+    if (o.method == Method::kAsft) {
+        at::Tensor zr, lr, pr;
+        {
+            at::NoGradGuard no_grad;
+            zr = chunk_logits(r.ref_h, reference->lm_head.detach());
+            n_bad = rows_nonfinite(zr);
+            std::tie(lr, pr) = reference_probs(zr);
+        }
+        kl = (pr * (lr - at::log_softmax(z, 1))).sum(1);
+        extra = kl.detach().to(at::kDouble);
+    }
+    at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms, extra);
+    at::Tensor numerator = (coef.to(ct) * nll).sum();
+    if (kl.defined()) numerator = numerator + ((terms.den.back() * o.asft_alpha).to(ct) * kl).sum();
+    terms.n_bad = n_bad;
+    return numerator;
+}
+
+// The fused path (chunk_size > 0): chunk by chunk, the gradients computed on the way and handed to
+// autograd (FusedObjective). Returns the numerator; `terms` gets every group's parts.
+at::Tensor numerator_fused(const ObjectiveOptions& o, const ValidRows& r, const at::Tensor& lm_head,
+                           const ReferenceForward* reference, const Plan& plan, const Weigher& weigher,
+                           Terms& terms) {
+    FusedRun run{&plan, &weigher, o.chunk_size,
+                 at::GradMode::is_enabled() && r.h.requires_grad(),
+                 at::GradMode::is_enabled() && lm_head.requires_grad(), {}, &o};
+    if (reference) {
+        run.ref_h = r.ref_h;
+        run.ref_w = reference->lm_head.detach();
+    }
+    at::Tensor numerator = FusedObjective::apply(r.h, lm_head, r.y, &run);
+    terms = std::move(run.terms);
+    return numerator;
+}
+
+// The statistics, the denominator and the per-sample weights of `out` from the groups' parts, in
+// one transfer from the device: the statistics in ObjectiveStats' buffer layout (the per-sample
+// ones at their identities, summed on the host below), then the denominator and the counts of
+// non-finite logits and of bad cached or reference probabilities, then the per-sample values.
+void finish_output(const ObjectiveOptions& o, const Plan& plan, const ValidRows& r, const Terms& terms,
+                   std::optional<double> batch_tau, ObjectiveOutput& out) {
+    at::Tensor nll = at::cat(terms.nll).to(at::kDouble), conf = at::cat(terms.conf);
+    at::Tensor kept = at::cat(terms.kept), only = at::cat(terms.only_sensitive);
+    at::Tensor den = at::cat(terms.den);
+    const auto f64 = conf.options();
+    at::Tensor bad_conf = r.cached.defined()
+                              ? at::logical_not(at::isfinite(r.cached).logical_and_(r.cached >= 0)
+                                                    .logical_and_(r.cached <= 1)).sum()
+                              : at::zeros({}, at::TensorOptions().dtype(at::kLong).device(r.h.device()));
+    if (r.ref_p.defined())
+        bad_conf = bad_conf + at::logical_not(at::isfinite(r.ref_p).logical_and_(r.ref_p >= 0)
+                                                  .logical_and_(r.ref_p <= 1)).sum();
+    using F = ObjectiveStats::Field;
+    const std::vector<double> identity = ObjectiveStats{}.to_buffer();
+    std::vector<at::Tensor> fields;  // [kFields] scalars, in the buffer's order
+    for (double v : identity) fields.push_back(at::scalar_tensor(v, f64));
+    fields[F::kNValid] = at::scalar_tensor(static_cast<double>(plan.n), f64);
+    fields[F::kNKept] = kept.sum().to(at::kDouble);
+    fields[F::kNSensitive] = r.sens.sum().to(at::kDouble);
+    fields[F::kNKeptOnlySensitive] = only.sum().to(at::kDouble);
+    fields[F::kConfSumSensitive] = at::where(r.sens, conf, 0.0).sum();
+    fields[F::kConfSumPlain] = at::where(r.sens, 0.0, conf).sum();
+    fields[F::kNllSumValid] = nll.sum();
+    fields[F::kTokWSum] = at::cat(terms.tokw).sum();
+    fields[F::kKlSum] = terms.kl.empty() ? at::zeros({}, f64) : at::cat(terms.kl).sum();
+    constexpr size_t kDen = F::kFields, kBadLogits = kDen + 1, kBadProbs = kDen + 2, kPerSample = kDen + 3;
+    fields.push_back(den.sum());
+    fields.push_back(terms.n_bad.to(at::kDouble));
+    fields.push_back(bad_conf.to(at::kDouble));
+    const bool per_sample = !terms.weight.empty();
+    std::vector<at::Tensor> pack{at::stack(fields)};
+    if (per_sample)
+        for (auto* v : {&terms.tau, &terms.weight, &terms.win_begin, &terms.win_end, &terms.win_mean})
+            pack.push_back(v->empty() ? at::full({plan.S}, kNaN, f64) : at::cat(*v));
+    at::Tensor host = at::cat(pack).to(at::kCPU);
+    const double* hp = host.data_ptr<double>();
+
+    throw_if_nonfinite(static_cast<int64_t>(hp[kBadLogits]), "objective");
+    if (hp[kBadProbs] > 0)
+        throw InputError(strprintf("objective: %lld cached confidence(s) are not finite values in "
+                                   "[0, 1] (a damaged or mismatched score file)",
+                                   static_cast<long long>(hp[kBadProbs])));
+    ObjectiveStats& st = out.stats;
+    st = ObjectiveStats::from_buffer(hp);
+    out.denominator = hp[kDen];
+    const double fixed_tau = !o.mask_confidence || o.method != Method::kCuset ? kNaN
+                             : o.threshold_mode == ThresholdMode::kFixed     ? o.threshold_value
+                             : o.threshold_mode == ThresholdMode::kBatchQuantile ? *batch_tau
+                                                                                 : kNaN;
+    for (int64_t s = 0; s < plan.S; ++s) {
+        SampleWeight& sw = out.samples[s];
+        if (sw.n_valid == 0) continue;
+        if (per_sample) {
+            const double* ps = hp + kPerSample;
+            sw.tau = ps[s];
+            sw.weight = ps[plan.S + s];
+            sw.win_begin = static_cast<int64_t>(ps[2 * plan.S + s]);
+            sw.win_end = static_cast<int64_t>(ps[3 * plan.S + s]);
+            sw.win_mean = ps[4 * plan.S + s];
+        } else {
+            sw.tau = fixed_tau;
+        }
+        ++st.n_samples;
+        st.w_min = std::min(st.w_min, sw.weight);
+        st.w_max = std::max(st.w_max, sw.weight);
+        st.w_sum += sw.weight;
+        if (!std::isnan(sw.tau)) {
+            st.sum_tau += sw.tau;
+            ++st.n_tau;
+        }
+    }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ public API
@@ -599,43 +797,8 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
                                    const MicroBatchTargets& t, std::optional<double> batch_tau,
                                    const ReferenceForward* reference) const {
     const ObjectiveOptions& o = opts_;
-    check_model_tensors(hidden, 3, lm_head, "objective");
-    if (t.labels.sizes() != hidden.sizes().slice(0, 2))
-        throw RuntimeFailure(strprintf("objective: labels %s do not match hidden states %s",
-                                       c10::str(t.labels.sizes()).c_str(),
-                                       c10::str(hidden.sizes()).c_str()));
-    if (needs_two_passes() && !batch_tau)
-        throw RuntimeFailure("objective: threshold mode batch_quantile needs the step's threshold "
-                             "from the first pass (batch_tau)");
-    if (needs_two_passes() && o.method != Method::kRho1 && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
-        throw RuntimeFailure(strprintf("objective: batch_tau %g is not a probability", *batch_tau));
-    if (o.method == Method::kRho1 && std::isnan(*batch_tau))
-        throw RuntimeFailure("objective: rho1's step score threshold is NaN");
-    if (o.method == Method::kRho1 &&
-        (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes()))
-        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
-                             "probabilities (objective.rho1.reference_scores)");
-    if (o.method == Method::kAsft) {
-        if (!reference) throw RuntimeFailure("objective: method asft needs the reference model's forward pass");
-        check_model_tensors(reference->hidden, 3, reference->lm_head, "objective (reference)");
-        if (reference->hidden.sizes() != hidden.sizes() || reference->lm_head.sizes() != lm_head.sizes())
-            throw RuntimeFailure(strprintf("objective: reference hidden %s / lm_head %s do not match %s / %s",
-                                           c10::str(reference->hidden.sizes()).c_str(),
-                                           c10::str(reference->lm_head.sizes()).c_str(),
-                                           c10::str(hidden.sizes()).c_str(), c10::str(lm_head.sizes()).c_str()));
-    }
-    if (t.sensitive.defined() &&
-        (t.sensitive.sizes() != t.labels.sizes() || t.sensitive.scalar_type() != at::kBool))
-        throw RuntimeFailure("objective: sensitive must be [B, T] bool like labels");
-    if (o.cached_confidence && (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes()))
-        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
-                             "[B, T] confidence tensor");
-
-    const at::Device dev = hidden.device();
-    const int64_t D = hidden.size(2);
-    const at::ScalarType ct = compute_dtype(hidden);
+    check_compute_inputs(o, needs_two_passes(), hidden, lm_head, t, batch_tau, reference);
     Plan plan = plan_make(t, lm_head.size(0));
-
     ObjectiveOutput out;
     out.samples.resize(plan.S);
     for (int64_t s = 0; s < plan.S; ++s) {
@@ -643,139 +806,17 @@ ObjectiveOutput Objective::compute(const at::Tensor& hidden, const at::Tensor& l
         out.samples[s].n_valid = plan.count[s];
     }
     if (plan.n == 0) {  // nothing to learn from: a zero the trainer may call backward() on
-        out.numerator = at::zeros({}, hidden.options().dtype(ct));
+        out.numerator = at::zeros({}, hidden.options().dtype(compute_dtype(hidden)));
         if (at::GradMode::is_enabled()) out.numerator.requires_grad_(true);
         return out;
     }
-
-    const auto i64 = at::TensorOptions().dtype(at::kLong);
-    at::Tensor rows = at::tensor(plan.rows, i64).to(dev);                 // [n]
-    at::Tensor y = at::tensor(plan.labels, i64).to(dev);                  // [n]
-    at::Tensor sample = at::tensor(plan.sample, i64).to(dev);             // [n]
-    at::Tensor h = hidden.reshape({-1, D}).index_select(0, rows);         // [n, D] model dtype
-    at::Tensor sens = t.sensitive.defined()
-                          ? t.sensitive.reshape({-1}).to(dev).index_select(0, rows)
-                          : at::zeros({plan.n}, at::TensorOptions().dtype(at::kBool).device(dev));
-    at::Tensor cached;  // [n] fp64
-    if (o.cached_confidence)
-        cached = t.confidence.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
-    at::Tensor ref_p, ref_ce;  // rho1: [n] fp64 p_ref and -log p_ref
-    if (o.method == Method::kRho1) {
-        ref_p = t.reference_prob.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
-        ref_ce = -at::log(ref_p);
-    }
-    at::Tensor ref_h;  // asft: [n, D] reference hidden rows
-    if (o.method == Method::kAsft) ref_h = reference->hidden.reshape({-1, D}).index_select(0, rows);
-
-    Weigher weigher(o, plan, batch_tau, sens, cached, sample, ref_ce);
+    const ValidRows rows = valid_rows(o, plan, hidden, t, reference);
+    Weigher weigher(o, plan, batch_tau, rows.sens, rows.cached, rows.sample, rows.ref_ce);
     plan_groups(plan, o.chunk_size, weigher.needs_whole_samples());
-
     Terms terms;
-    if (o.chunk_size == 0) {  // reference: full logits, plain autograd
-        at::Tensor z = full_logits(h, lm_head, "token_nll (full logits)");  // [n, V] with grad
-        at::Tensor n_bad = at::zeros({}, i64.device(dev));
-        at::Tensor nll = at::cross_entropy_loss(z, y, /*weight=*/{}, at::Reduction::None, kIgnoreIndex);
-        at::Tensor extra, kl;  // kl [n] with grad (asft)
-        if (o.method == Method::kEaft) {
-            at::NoGradGuard no_grad;
-            extra = eaft_weight(z.detach(), o);
-        }
-        if (o.method == Method::kAsft) {
-            at::Tensor zr, lr, pr;
-            {
-                at::NoGradGuard no_grad;
-                zr = chunk_logits(ref_h, reference->lm_head.detach());
-                n_bad = rows_nonfinite(zr);
-                std::tie(lr, pr) = reference_probs(zr);
-            }
-            kl = (pr * (lr - at::log_softmax(z, 1))).sum(1);
-            extra = kl.detach().to(at::kDouble);
-        }
-        at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms, extra);
-        out.numerator = (coef.to(ct) * nll).sum();
-        if (kl.defined()) out.numerator = out.numerator + ((terms.den.back() * o.asft_alpha).to(ct) * kl).sum();
-        terms.n_bad = n_bad;
-    } else {
-        FusedRun run{&plan, &weigher, o.chunk_size,
-                     at::GradMode::is_enabled() && h.requires_grad(),
-                     at::GradMode::is_enabled() && lm_head.requires_grad(), {}, &o};
-        if (reference) {
-            run.ref_h = ref_h;
-            run.ref_w = reference->lm_head.detach();
-        }
-        out.numerator = FusedObjective::apply(h, lm_head, y, &run);
-        terms = std::move(run.terms);
-    }
-
-    // Statistics: one transfer of a few numbers.
-    at::Tensor nll = at::cat(terms.nll).to(at::kDouble), conf = at::cat(terms.conf);
-    at::Tensor kept = at::cat(terms.kept), only = at::cat(terms.only_sensitive);
-    at::Tensor den = at::cat(terms.den);
-    const auto f64 = conf.options();
-    at::Tensor bad_conf = cached.defined()
-                              ? at::logical_not(at::isfinite(cached).logical_and_(cached >= 0)
-                                                    .logical_and_(cached <= 1)).sum()
-                              : at::zeros({}, i64.device(dev));
-    if (ref_p.defined())
-        bad_conf = bad_conf + at::logical_not(at::isfinite(ref_p).logical_and_(ref_p >= 0)
-                                                  .logical_and_(ref_p <= 1)).sum();
-    at::Tensor kl_sum = terms.kl.empty() ? at::zeros({}, f64) : at::cat(terms.kl).sum();
-    at::Tensor scalars = at::stack({kept.sum().to(at::kDouble), sens.sum().to(at::kDouble),
-                                    only.sum().to(at::kDouble),
-                                    at::where(sens, conf, 0.0).sum(),
-                                    at::where(sens, 0.0, conf).sum(), nll.sum(), den.sum(),
-                                    terms.n_bad.to(at::kDouble), bad_conf.to(at::kDouble),
-                                    at::cat(terms.tokw).sum(), kl_sum});
-    const bool per_sample = !terms.weight.empty();
-    std::vector<at::Tensor> pack{scalars};
-    if (per_sample)
-        for (auto* v : {&terms.tau, &terms.weight, &terms.win_begin, &terms.win_end, &terms.win_mean})
-            pack.push_back(v->empty() ? at::full({plan.S}, kNaN, f64) : at::cat(*v));
-    at::Tensor host = at::cat(pack).to(at::kCPU);
-    const double* hp = host.data_ptr<double>();
-
-    throw_if_nonfinite(static_cast<int64_t>(hp[7]), "objective");
-    if (hp[8] > 0)
-        throw InputError(strprintf("objective: %lld cached confidence(s) are not finite values in "
-                                   "[0, 1] (a damaged or mismatched score file)",
-                                   static_cast<long long>(hp[8])));
-    ObjectiveStats& st = out.stats;
-    st.n_valid = plan.n;
-    st.n_kept = static_cast<int64_t>(hp[0]);
-    st.n_sensitive = static_cast<int64_t>(hp[1]);
-    st.n_kept_only_sensitive = static_cast<int64_t>(hp[2]);
-    st.conf_sum_sensitive = hp[3];
-    st.conf_sum_plain = hp[4];
-    st.nll_sum_valid = hp[5];
-    st.tok_w_sum = hp[9];
-    st.kl_sum = hp[10];
-    out.denominator = hp[6];
-    const double fixed_tau = !o.mask_confidence || o.method != Method::kCuset ? kNaN
-                             : o.threshold_mode == ThresholdMode::kFixed     ? o.threshold_value
-                             : o.threshold_mode == ThresholdMode::kBatchQuantile ? *batch_tau
-                                                                                 : kNaN;
-    for (int64_t s = 0; s < plan.S; ++s) {
-        SampleWeight& sw = out.samples[s];
-        if (sw.n_valid == 0) continue;
-        if (per_sample) {
-            const double* ps = hp + 11;
-            sw.tau = ps[s];
-            sw.weight = ps[plan.S + s];
-            sw.win_begin = static_cast<int64_t>(ps[2 * plan.S + s]);
-            sw.win_end = static_cast<int64_t>(ps[3 * plan.S + s]);
-            sw.win_mean = ps[4 * plan.S + s];
-        } else {
-            sw.tau = fixed_tau;
-        }
-        ++st.n_samples;
-        st.w_min = std::min(st.w_min, sw.weight);
-        st.w_max = std::max(st.w_max, sw.weight);
-        st.w_sum += sw.weight;
-        if (!std::isnan(sw.tau)) {
-            st.sum_tau += sw.tau;
-            ++st.n_tau;
-        }
-    }
+    out.numerator = o.chunk_size == 0 ? numerator_full_logits(o, rows, lm_head, reference, plan, weigher, terms)
+                                      : numerator_fused(o, rows, lm_head, reference, plan, weigher, terms);
+    finish_output(o, plan, rows, terms, batch_tau, out);
     return out;
 }
 
