@@ -70,9 +70,8 @@ Field& bookkeeping(Field& f) {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
-Table make_table() {
-    Table t;
-    // model
+// model.* (and model.lora.*)
+void add_model_keys(Table& t) {
     t.add("model.path", Kind::kString, CUSET_REF(model.path), "Hugging Face model folder");
     t.add("model.tokenizer", Kind::kString, CUSET_REF(model.tokenizer),
           "tokenizer folder or file (tokenizer.json / tokenizer.model); empty = model.path");
@@ -100,7 +99,10 @@ Table make_table() {
             {"kaiming", "gaussian"});
     t.add("model.lora.path", Kind::kString, CUSET_REF(model.lora.path),
           "start from this PEFT adapter folder; empty = a new adapter");
-    // data
+}
+
+// data.*
+void add_data_keys(Table& t) {
     t.add("data.train", Kind::kString, CUSET_REF(data.train), "training JSONL file");
     t.add("data.eval", Kind::kString, CUSET_REF(data.eval), "evaluation JSONL file; empty = none");
     choices(t.add("data.chat_format", Kind::kEnum, CUSET_REF(data.chat_format),
@@ -136,7 +138,10 @@ Table make_table() {
             {"error", "replace"});
     bookkeeping(t.add("data.cache_dir", Kind::kString, CUSET_REF(data.cache_dir),
                       "tokenised-data cache folder; empty = no cache"));
-    // objective (docs/method.md)
+}
+
+// objective.* (docs/method.md)
+void add_objective_keys(Table& t) {
     choices(t.add("objective.method", Kind::kEnum, CUSET_REF(objective.method),
                   "training objective"),
             {"cuset", "sft", "dft", "focal", "eaft", "asft", "rho1"});
@@ -190,10 +195,16 @@ Table make_table() {
     bookkeeping(range(t.add("objective.chunk_size", Kind::kInt, CUSET_REF(objective.chunk_size),
                             "tokens per lm_head+loss chunk; 0 = full logits (more memory)"),
                       0, 1 << 24));
-    // tagger
+}
+
+// tagger.*
+void add_tagger_keys(Table& t) {
     t.add("tagger.device_functions", Kind::kBool, CUSET_REF(tagger.device_functions),
           "tag __device__ function bodies as kernel code");
-    // train
+}
+
+// train.*
+void add_train_keys(Table& t) {
     bookkeeping(t.add("train.device", Kind::kString, CUSET_REF(train.device),
                       "auto | cpu | cuda | cuda:N"));
     range(t.add("train.seed", Kind::kInt, CUSET_REF(train.seed), "seed for init, shuffling"),
@@ -246,7 +257,10 @@ Table make_table() {
     bookkeeping(range(t.add("train.threads", Kind::kInt, CUSET_REF(train.threads),
                             "CPU intra-op threads; 0 = LibTorch default"),
                       0, 4096));
-    // checkpoint
+}
+
+// checkpoint.*
+void add_checkpoint_keys(Table& t) {
     bookkeeping(range(t.add("checkpoint.every", Kind::kInt, CUSET_REF(checkpoint.every),
                             "save every N steps; 0 = only at the end"),
                       0, 9.007199254740992e15));
@@ -257,7 +271,10 @@ Table make_table() {
                             CUSET_REF(checkpoint.max_shard_mb),
                             "safetensors shard size limit in MiB"),
                       1, 1 << 24));
-    // log
+}
+
+// log.*
+void add_log_keys(Table& t) {
     bookkeeping(choices(t.add("log.level", Kind::kEnum, CUSET_REF(log.level), "log level"),
                         {"trace", "debug", "info", "warn", "error"}));
     bookkeeping(range(t.add("log.every", Kind::kInt, CUSET_REF(log.every),
@@ -270,12 +287,18 @@ Table make_table() {
                       "log every sample's weight and hardest window (debug level)"));
     bookkeeping(t.add("log.tensorboard", Kind::kBool, CUSET_REF(log.tensorboard),
                       "write TensorBoard event files (events.out.tfevents.*) in the run folder"));
-    // run
+}
+
+// run.*
+void add_run_keys(Table& t) {
     bookkeeping(t.add("run.output_dir", Kind::kString, CUSET_REF(run.output_dir),
                       "folder holding run folders"));
     bookkeeping(t.add("run.name", Kind::kString, CUSET_REF(run.name),
                       "run folder name; empty = the config file's stem"));
-    // analysis (docs/method.md sec. 7)
+}
+
+// analysis.* (docs/method.md sec. 7)
+void add_analysis_keys(Table& t) {
     bookkeeping(range(t.add("analysis.window", Kind::kInt, CUSET_REF(analysis.window),
                             "valid tokens per low-confidence window"),
                       1, 1 << 24));
@@ -289,7 +312,10 @@ Table make_table() {
     bookkeeping(range(t.add("analysis.bins", Kind::kInt, CUSET_REF(analysis.bins),
                             "histogram bins"),
                       1, 10000));
-    // distributed
+}
+
+// distributed.*
+void add_distributed_keys(Table& t) {
     bookkeeping(choices(t.add("distributed.backend", Kind::kEnum, CUSET_REF(distributed.backend),
                               "auto = nccl on CUDA, gloo on CPU"),
                         {"auto", "nccl", "gloo"}));
@@ -305,7 +331,10 @@ Table make_table() {
                       0, 3));
     bookkeeping(t.add("distributed.offload_optimizer", Kind::kBool, CUSET_REF(distributed.offload_optimizer),
                       "ZeRO: keep the shard's fp32 masters and moments in CPU memory and run AdamW there"));
-    // eval (`cuset-train eval`, CUDABench; none of it changes what a model learns)
+}
+
+// eval.* (`cuset-train eval`, CUDABench; none of it changes what a model learns)
+void add_eval_keys(Table& t) {
     bookkeeping(t.add("eval.python", Kind::kString, CUSET_REF(eval.python),
                       "Python that runs each task's gen.py and compare.py (numpy, torch as the tasks need); empty = "
                       "the project's .venv, else python3"));
@@ -357,7 +386,10 @@ Table make_table() {
     bookkeeping(choices(t.add("eval.judge", Kind::kEnum, CUSET_REF(eval.judge),
                               "eval.after_training: auto (gpu where present, else compile), gpu, emulate or compile"),
                         {"auto", "gpu", "emulate", "compile"}));
-    // generate (`cuset-train generate`; none of it changes what a model learns)
+}
+
+// generate.* (`cuset-train generate`; none of it changes what a model learns)
+void add_generate_keys(Table& t) {
     bookkeeping(range(t.add("generate.max_new_tokens", Kind::kInt, CUSET_REF(generate.max_new_tokens),
                             "tokens generated per sample at most"),
                       1, 1 << 20));
@@ -389,6 +421,23 @@ Table make_table() {
                       "Qwen3: leave the think block to the model (default: empty, thinking off)"));
     bookkeeping(t.add("generate.skip_invalid", Kind::kBool, CUSET_REF(generate.skip_invalid),
                       "count and skip bad prompts (empty, too long, invalid) instead of stopping"));
+}
+
+// The schema: every section's keys, in the order they are printed.
+Table make_table() {
+    Table t;
+    add_model_keys(t);
+    add_data_keys(t);
+    add_objective_keys(t);
+    add_tagger_keys(t);
+    add_train_keys(t);
+    add_checkpoint_keys(t);
+    add_log_keys(t);
+    add_run_keys(t);
+    add_analysis_keys(t);
+    add_distributed_keys(t);
+    add_eval_keys(t);
+    add_generate_keys(t);
     return t;
 }
 
