@@ -20,7 +20,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/config.h"
@@ -409,7 +411,10 @@ bool data_extract_program(std::string_view text, std::string* program) {
     });
 }
 
-DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const TextOptions& text_options) {
+namespace {
+
+// The options' checks, before any file is read.
+void check_options(const DataCheckOptions& o) {
     if (o.input.empty()) throw UsageError("data check: no input file given");
     if (!fs::is_regular_file(o.input)) throw InputError("cannot open data file " + o.input);
     for (const std::string* p : {&o.out, &o.report})
@@ -418,19 +423,10 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
         throw UsageError("--out and --report name the same file " + o.out);
     if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))  // NaN and inf included
         throw UsageError("--timeout must be a positive number of seconds");
+}
 
-    const bool replace_utf8 = text_options.load.replace_invalid_utf8;
-    const TaggerOptions& tagger_opts = text_options.tagger;
-
-    // nvcc is looked for before any work, so a missing compiler fails fast.
-    const bool compile = o.compile || o.run;  // --run builds first
-    std::string nvcc;
-    if (compile) nvcc = judge::find_nvcc(o.nvcc, "--nvcc");
-
-    int64_t n_lines = 0;
-    std::vector<Sample> samples = read_samples(o.input, &n_lines);
-
-    // 1. Records: UTF-8, JSON, schema, empty fields.
+// 1. Records: UTF-8, JSON, schema, empty fields.
+void parse_records(std::vector<Sample>& samples, bool replace_utf8) {
     for (Sample& s : samples) {
         RecordProblem problem;
         std::string fixed;
@@ -444,33 +440,34 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
         if (!fixed.empty())
             s.warnings.push_back({"invalid_utf8_replaced", "invalid UTF-8 replaced by U+FFFD"});
     }
-    // 2. Duplicates among the well-formed samples, the first occurrence kept.
-    mark_duplicates(samples);
-    // 2b. Overlap with a benchmark: a shared span of o.ngram tokens in the prompt or response.
-    json against_info = nullptr;
-    if (!o.against.empty()) {
-        const BenchmarkIndex bench = benchmark_index_load(o.against, o.ngram);
-        int64_t flagged = 0;
-        for (Sample& s : samples) {
-            if (!s.ok()) continue;
-            std::vector<std::string_view> texts;
-            for (const Message& m : s.conv.messages)
-                if (m.role != "system") texts.push_back(m.content);
-            const Overlap ov = benchmark_overlap(bench, texts);
-            if (ov.shared == 0) continue;
-            ++flagged;
-            s.rejected.push_back(
-                {"contaminated", strprintf("shares %lld %d-token span(s) with %s, %lld of them with task '%s' (first: '%s')",
-                                           (long long)ov.shared, o.ngram, o.against.c_str(), (long long)ov.task_shared,
-                                           bench.task_names[ov.task].c_str(), ov.first.c_str())});
-        }
-        against_info = {{"file", o.against}, {"tasks", bench.task_names.size()}, {"ngram", o.ngram}, {"contaminated", flagged}};
-    }
+}
 
-    // 3. Token lengths with the configured tokenizer and chat format; tagger coverage.
-    TextSetup text = load_text(o, text_options);
-    Progress scan(text.pipe.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples",
-                  progress_bar_wanted(o.progress));
+// 2b. Overlap with a benchmark (--against): a shared span of o.ngram tokens in the prompt or
+// response rejects a sample. Returns the report's "against" part (null without --against).
+json check_against(std::vector<Sample>& samples, const DataCheckOptions& o) {
+    if (o.against.empty()) return nullptr;
+    const BenchmarkIndex bench = benchmark_index_load(o.against, o.ngram);
+    int64_t flagged = 0;
+    for (Sample& s : samples) {
+        if (!s.ok()) continue;
+        std::vector<std::string_view> texts;
+        for (const Message& m : s.conv.messages)
+            if (m.role != "system") texts.push_back(m.content);
+        const Overlap ov = benchmark_overlap(bench, texts);
+        if (ov.shared == 0) continue;
+        ++flagged;
+        s.rejected.push_back(
+            {"contaminated", strprintf("shares %lld %d-token span(s) with %s, %lld of them with task '%s' (first: '%s')",
+                                       (long long)ov.shared, o.ngram, o.against.c_str(), (long long)ov.task_shared,
+                                       bench.task_names[ov.task].c_str(), ov.first.c_str())});
+    }
+    return {{"file", o.against}, {"tasks", bench.task_names.size()}, {"ngram", o.ngram}, {"contaminated", flagged}};
+}
+
+// 3. Token lengths with the text pipeline (when there is a tokenizer) and the tagger's coverage.
+void measure_samples(std::vector<Sample>& samples, const TextSetup& text, const TaggerOptions& tagger_opts,
+                     const Config& cfg, bool bar) {
+    Progress scan(text.pipe.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples", bar);
     for (size_t i = 0; i < samples.size(); ++i) {
         Sample& s = samples[i];
         scan.update(static_cast<int64_t>(i));
@@ -504,101 +501,112 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
 
     scan.update(static_cast<int64_t>(samples.size()));
     scan.finish();
+}
 
-    // 4. Compile (and run) the programs of the samples still standing.
+// 4. Compile (and with --run, run) the programs of the samples still standing. Returns the
+// report's "compile" and "run" parts (run null without --run).
+std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataCheckOptions& o, const Config& cfg,
+                                       const std::string& nvcc) {
     json compile_info = nullptr, run_info = nullptr;
-    if (compile) {
-        judge::RunnerOptions ro;
-        ro.nvcc = nvcc;
-        ro.nvcc_flags = split_words(o.nvcc_flags);
-        ro.program_name = "program";
-        ro.compile_timeout_s = ro.run_timeout_s = o.timeout_s;
-        ro.contain = cfg.eval.sandbox.enabled;
-        ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
-                     cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
-        const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        TempDir work;
-        ro.work_dir = work.path();
-        ProcessOptions vo;
-        vo.argv = {nvcc, "--version"};
-        vo.timeout_s = 60;
-        vo.merge_stderr = true;
-        ProcessResult v = process_run(vo);
-        if (!v.ok()) throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
-        std::string version;
-        for (const std::string& l : split_lines(v.out))
-            if (l.find("release") != std::string::npos) version = "nvcc " + l.substr(l.rfind(' ') + 1);
-        std::string gpu_how;
-        const bool gpu = o.run && judge::gpu_present(&gpu_how);
-        if (o.run) {
-            if (gpu) {
-                ro.mode = judge::JudgeMode::kGpu;
-                ro.nvcc_flags.push_back("-arch=native");
-            } else {
-                std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n", gpu_how.c_str());
-            }
+    judge::RunnerOptions ro;
+    ro.nvcc = nvcc;
+    ro.nvcc_flags = split_words(o.nvcc_flags);
+    ro.program_name = "program";
+    ro.compile_timeout_s = ro.run_timeout_s = o.timeout_s;
+    ro.contain = cfg.eval.sandbox.enabled;
+    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
+                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+    const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    TempDir work;
+    ro.work_dir = work.path();
+    ProcessOptions vo;
+    vo.argv = {nvcc, "--version"};
+    vo.timeout_s = 60;
+    vo.merge_stderr = true;
+    ProcessResult v = process_run(vo);
+    if (!v.ok()) throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
+    std::string version;
+    for (const std::string& l : split_lines(v.out))
+        if (l.find("release") != std::string::npos) version = "nvcc " + l.substr(l.rfind(' ') + 1);
+    std::string gpu_how;
+    const bool gpu = o.run && judge::gpu_present(&gpu_how);
+    if (o.run) {
+        if (gpu) {
+            ro.mode = judge::JudgeMode::kGpu;
+            ro.nvcc_flags.push_back("-arch=native");
+        } else {
+            std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n", gpu_how.c_str());
         }
-        std::vector<size_t> todo;
-        for (size_t i = 0; i < samples.size(); ++i) {
-            Sample& s = samples[i];
-            if (!s.ok()) continue;
-            std::string program;
-            bool found = false;
-            for (auto it = s.conv.messages.rbegin(); it != s.conv.messages.rend() && !found; ++it)
-                if (it->role == "assistant" || it->role == kTextRole)
-                    found = data_extract_program(it->content, &program);
-            if (!found) {
-                s.rejected.push_back({"no_program", "no ```cuda code block with a program to compile"});
-                continue;
-            }
-            s.program = std::move(program);
-            todo.push_back(i);
-        }
-        std::string flags_text;
-        for (const std::string& f : ro.nvcc_flags) flags_text += (flags_text.empty() ? "" : " ") + f;
-        compile_info = {{"nvcc", nvcc}, {"version", version}, {"flags", flags_text},
-                        {"jobs", jobs}, {"timeout_s", o.timeout_s}};
-        if (o.run) run_info = {{"gpu", gpu}, {"probe", gpu_how}};
-        compile_info["containment"] = compile_and_run(samples, todo, ro, jobs, o.timeout_s, progress_bar_wanted(o.progress));
     }
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < samples.size(); ++i) {
+        Sample& s = samples[i];
+        if (!s.ok()) continue;
+        std::string program;
+        bool found = false;
+        for (auto it = s.conv.messages.rbegin(); it != s.conv.messages.rend() && !found; ++it)
+            if (it->role == "assistant" || it->role == kTextRole)
+                found = data_extract_program(it->content, &program);
+        if (!found) {
+            s.rejected.push_back({"no_program", "no ```cuda code block with a program to compile"});
+            continue;
+        }
+        s.program = std::move(program);
+        todo.push_back(i);
+    }
+    std::string flags_text;
+    for (const std::string& f : ro.nvcc_flags) flags_text += (flags_text.empty() ? "" : " ") + f;
+    compile_info = {{"nvcc", nvcc}, {"version", version}, {"flags", flags_text},
+                    {"jobs", jobs}, {"timeout_s", o.timeout_s}};
+    if (o.run) run_info = {{"gpu", gpu}, {"probe", gpu_how}};
+    compile_info["containment"] = compile_and_run(samples, todo, ro, jobs, o.timeout_s, progress_bar_wanted(o.progress));
+    return {compile_info, run_info};
+}
 
-    // 5. Verdicts, outputs, summary.
+// 5. The verdicts over the samples: the summary, the counts the report and the console give, the
+// filtered file's text and the report's per-sample rows.
+struct Tally {
     DataCheckSummary sum;
-    sum.lines = n_lines;
-    sum.samples = static_cast<int64_t>(samples.size());
-    std::map<std::string, int64_t> reasons, warnings;
-    std::vector<int64_t> tok_total, tok_resp;
+    std::map<std::string, int64_t> reasons, warnings;  // kept samples' warnings only
+    std::vector<int64_t> tok_total, tok_resp;          // token counts of the kept samples
     int64_t n_no_kernel = 0, n_no_launch = 0, n_too_long = 0;
     int64_t c_pass = 0, c_fail = 0, c_timeout = 0, r_pass = 0, r_fail = 0, r_timeout = 0;
     std::string filtered;
     json rows = json::array();
+};
+
+Tally tally(const std::vector<Sample>& samples, int64_t n_lines, bool compile, bool run) {
+    Tally t;
+    DataCheckSummary& sum = t.sum;
+    sum.lines = n_lines;
+    sum.samples = static_cast<int64_t>(samples.size());
     for (const Sample& s : samples) {
         if (s.ok()) {
             ++sum.kept;
             if (!s.warnings.empty()) ++sum.warnings;
-            filtered += s.written;
-            filtered += '\n';
+            t.filtered += s.written;
+            t.filtered += '\n';
             if (s.n_tokens >= 0) {
-                tok_total.push_back(s.n_tokens);
-                tok_resp.push_back(s.n_response_tokens);
+                t.tok_total.push_back(s.n_tokens);
+                t.tok_resp.push_back(s.n_response_tokens);
             }
         } else {
             ++sum.rejected;
-            ++reasons[s.rejected.front().code];
+            ++t.reasons[s.rejected.front().code];
         }
         for (const Finding& w : s.warnings) {
             if (!s.ok()) break;  // the counts describe the kept samples
-            ++warnings[w.code];
-            n_no_kernel += w.code == "no_kernel";
-            n_no_launch += w.code == "no_launch";
-            n_too_long += w.code == "too_long";
+            ++t.warnings[w.code];
+            t.n_no_kernel += w.code == "no_kernel";
+            t.n_no_launch += w.code == "no_launch";
+            t.n_too_long += w.code == "too_long";
         }
-        c_pass += s.compile.status == "pass";
-        c_fail += s.compile.status == "fail";
-        c_timeout += s.compile.status == "timeout";
-        r_pass += s.run.status == "pass";
-        r_fail += s.run.status == "fail";
-        r_timeout += s.run.status == "timeout";
+        t.c_pass += s.compile.status == "pass";
+        t.c_fail += s.compile.status == "fail";
+        t.c_timeout += s.compile.status == "timeout";
+        t.r_pass += s.run.status == "pass";
+        t.r_fail += s.run.status == "fail";
+        t.r_timeout += s.run.status == "timeout";
 
         json row = {{"line", s.line}, {"status", !s.ok() ? "rejected" : s.warnings.empty() ? "ok" : "warning"}};
         if (s.parsed && !s.conv.id.empty()) row["id"] = s.conv.id;
@@ -618,10 +626,16 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
             return j;
         };
         if (compile) row["compile"] = step(s.compile);
-        if (o.run) row["run"] = step(s.run);
-        rows.push_back(std::move(row));
+        if (run) row["run"] = step(s.run);
+        t.rows.push_back(std::move(row));
     }
+    return t;
+}
 
+// The JSON report (--report).
+json report_of(const DataCheckOptions& o, const Config& cfg, const TextSetup& text, const Tally& t,
+               const json& against_info, json compile_info, json run_info, bool compile) {
+    const DataCheckSummary& sum = t.sum;
     json rep;
     rep["input"] = o.input;
     rep["lines"] = sum.lines;
@@ -629,36 +643,39 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
     rep["kept"] = sum.kept;
     rep["rejected"] = sum.rejected;
     rep["warned"] = sum.warnings;
-    rep["rejected_by_reason"] = reasons;
-    rep["warnings_by_code"] = warnings;
+    rep["rejected_by_reason"] = t.reasons;
+    rep["warnings_by_code"] = t.warnings;
     if (text.pipe.formatter) {
         rep["tokens"] = {{"tokenizer", text.tokenizer_path}, {"chat_format", text.pipe.formatter->name()},
-                         {"max_seq_len", cfg.data.max_seq_len}, {"over_max_seq_len", n_too_long},
-                         {"total", quantiles(tok_total)}, {"response", quantiles(tok_resp)}};
+                         {"max_seq_len", cfg.data.max_seq_len}, {"over_max_seq_len", t.n_too_long},
+                         {"total", quantiles(t.tok_total)}, {"response", quantiles(t.tok_resp)}};
     } else {
         rep["tokens"] = {{"skipped", text.notice}};
     }
-    rep["tagger"] = {{"no_kernel", n_no_kernel}, {"no_launch", n_no_launch}};
+    rep["tagger"] = {{"no_kernel", t.n_no_kernel}, {"no_launch", t.n_no_launch}};
     if (!against_info.is_null()) rep["against"] = against_info;
     if (compile) {
-        compile_info["passed"] = c_pass;
-        compile_info["failed"] = c_fail;
-        compile_info["timed_out"] = c_timeout;
+        compile_info["passed"] = t.c_pass;
+        compile_info["failed"] = t.c_fail;
+        compile_info["timed_out"] = t.c_timeout;
         rep["compile"] = compile_info;
     }
     if (o.run) {
-        run_info["passed"] = r_pass;
-        run_info["failed"] = r_fail;
-        run_info["timed_out"] = r_timeout;
+        run_info["passed"] = t.r_pass;
+        run_info["failed"] = t.r_fail;
+        run_info["timed_out"] = t.r_timeout;
         rep["run"] = run_info;
     }
     rep["output"] = o.out.empty() ? json(nullptr) : json(o.out);
-    rep["per_sample"] = std::move(rows);
+    rep["per_sample"] = t.rows;
+    return rep;
+}
 
-    if (!o.out.empty()) atomic_write(o.out, filtered);
-    if (!o.report.empty()) atomic_write(o.report, rep.dump(2) + "\n");
-
-    // Console summary.
+// The console summary, then one line per rejected or warned sample.
+void print_summary(const DataCheckOptions& o, const Config& cfg, const TextSetup& text, const Tally& t,
+                   const std::vector<Sample>& samples, const json& against_info, const json& compile_info,
+                   const json& run_info, bool compile) {
+    const DataCheckSummary& sum = t.sum;
     std::printf("data check %s: %lld samples in %lld lines: %lld kept (%lld with warnings), %lld rejected\n",
                 o.input.c_str(), (long long)sum.samples, (long long)sum.lines, (long long)sum.kept,
                 (long long)sum.warnings, (long long)sum.rejected);
@@ -667,32 +684,32 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
         for (const auto& [k, v] : m) s += strprintf("%s%s %lld", s.empty() ? "" : ", ", k.c_str(), (long long)v);
         return s;
     };
-    if (!reasons.empty()) std::printf("  rejected: %s\n", counts(reasons).c_str());
-    if (!warnings.empty()) std::printf("  warnings: %s\n", counts(warnings).c_str());
-    if (text.pipe.formatter && !tok_total.empty()) {
-        json t = quantiles(tok_total), r = quantiles(tok_resp);
+    if (!t.reasons.empty()) std::printf("  rejected: %s\n", counts(t.reasons).c_str());
+    if (!t.warnings.empty()) std::printf("  warnings: %s\n", counts(t.warnings).c_str());
+    if (text.pipe.formatter && !t.tok_total.empty()) {
+        json tq = quantiles(t.tok_total), rq = quantiles(t.tok_resp);
         std::printf("  tokens (%s, %s): total min %lld / mean %.0f / p95 %.0f / max %lld; response mean %.0f; "
                     "over data.max_seq_len %lld: %lld\n",
-                    text.pipe.formatter->name().c_str(), text.tokenizer_path.c_str(), t["min"].get<long long>(),
-                    t["mean"].get<double>(), t["p95"].get<double>(), t["max"].get<long long>(),
-                    r["mean"].get<double>(), (long long)cfg.data.max_seq_len, (long long)n_too_long);
+                    text.pipe.formatter->name().c_str(), text.tokenizer_path.c_str(), tq["min"].get<long long>(),
+                    tq["mean"].get<double>(), tq["p95"].get<double>(), tq["max"].get<long long>(),
+                    rq["mean"].get<double>(), (long long)cfg.data.max_seq_len, (long long)t.n_too_long);
     } else if (!text.pipe.formatter) {
         std::printf("  tokens: skipped: %s\n", text.notice.c_str());
     }
     std::printf("  tagger: %lld kept sample(s) without a kernel, %lld without a launch\n",
-                (long long)n_no_kernel, (long long)n_no_launch);
+                (long long)t.n_no_kernel, (long long)t.n_no_launch);
     if (!against_info.is_null())
         std::printf("  against %s (%lld tasks, %d-token spans): %lld sample(s) overlap\n", o.against.c_str(),
-                    against_info["tasks"].get<long long>(), o.ngram, against_info["contaminated"].get<long long>());
+                    against_info.at("tasks").get<long long>(), o.ngram, against_info.at("contaminated").get<long long>());
     if (compile)
         std::printf("  compile (%s, %s, %d jobs, timeout %gs): %lld passed, %lld failed, %lld timed out\n",
-                    compile_info["version"].get<std::string>().c_str(),
-                    compile_info["flags"].get<std::string>().c_str(), compile_info["jobs"].get<int>(),
-                    o.timeout_s, (long long)c_pass, (long long)c_fail, (long long)c_timeout);
-    if (o.run && run_info["gpu"].get<bool>())
+                    compile_info.at("version").get<std::string>().c_str(),
+                    compile_info.at("flags").get<std::string>().c_str(), compile_info.at("jobs").get<int>(),
+                    o.timeout_s, (long long)t.c_pass, (long long)t.c_fail, (long long)t.c_timeout);
+    if (o.run && run_info.at("gpu").get<bool>())
         std::printf("  run (%s): %lld passed, %lld failed, %lld timed out\n",
-                    run_info["probe"].get<std::string>().c_str(), (long long)r_pass, (long long)r_fail,
-                    (long long)r_timeout);
+                    run_info.at("probe").get<std::string>().c_str(), (long long)t.r_pass, (long long)t.r_fail,
+                    (long long)t.r_timeout);
     const size_t kMaxListed = 50;
     size_t listed = 0, unlisted = 0;
     for (const Sample& s : samples) {
@@ -713,7 +730,33 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
     if (!o.out.empty()) std::printf("  filtered: %s (%lld samples)\n", o.out.c_str(), (long long)sum.kept);
     if (!o.report.empty()) std::printf("  report: %s\n", o.report.c_str());
     std::fflush(stdout);
-    return sum;
+}
+
+}  // namespace
+
+DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const TextOptions& text_options) {
+    check_options(o);
+    // nvcc is looked for before any work, so a missing compiler fails fast.
+    const bool compile = o.compile || o.run;  // --run builds first
+    std::string nvcc;
+    if (compile) nvcc = judge::find_nvcc(o.nvcc, "--nvcc");
+
+    int64_t n_lines = 0;
+    std::vector<Sample> samples = read_samples(o.input, &n_lines);
+    parse_records(samples, text_options.load.replace_invalid_utf8);
+    mark_duplicates(samples);  // 2. among the well-formed samples, the first occurrence kept
+    const json against_info = check_against(samples, o);
+    const TextSetup text = load_text(o, text_options);
+    measure_samples(samples, text, text_options.tagger, cfg, progress_bar_wanted(o.progress));
+    json compile_info = nullptr, run_info = nullptr;
+    if (compile) std::tie(compile_info, run_info) = compile_programs(samples, o, cfg, nvcc);
+
+    const Tally t = tally(samples, n_lines, compile, o.run);
+    const json rep = report_of(o, cfg, text, t, against_info, compile_info, run_info, compile);
+    if (!o.out.empty()) atomic_write(o.out, t.filtered);
+    if (!o.report.empty()) atomic_write(o.report, rep.dump(2) + "\n");
+    print_summary(o, cfg, text, t, samples, against_info, compile_info, run_info, compile);
+    return t.sum;
 }
 
 }  // namespace cuset
