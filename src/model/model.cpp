@@ -305,6 +305,12 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const RopeTables& rope, c
         // Causal without a mask: flash kernels, GQA handled inside SDPA.
         o = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true, scale,
                                              /*enable_gqa=*/n_head_kv != n_head);
+    } else if (cache && x.is_cpu()) {
+        // Over the cache on the CPU: the grouped query heads inside SDPA (enable_gqa) instead of
+        // repeated keys and values (repeat_kv copies the whole cache every step: 6x slower
+        // attention at batch 8).
+        o = at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0, /*is_causal=*/false, scale,
+                                             /*enable_gqa=*/n_head_kv != n_head);
     } else if (cache && n_head_kv != n_head && t <= kDecodeAttentionMaxQueries) {
         // Decode steps over the cache: grouped query heads read each cached key once.
         o = decode_attention(q, k, v, mask, scale);
@@ -435,38 +441,8 @@ at::Tensor DecoderImpl::forward_cached(const at::Tensor& input_ids, const at::Te
                           .unsqueeze(1);  // [B, 1, T, L+T]
     RopeTables rope_tables = rope(pos);
     at::Tensor x = at::embedding(embed_tokens, input_ids, cfg_.pad_token_id);  // [B, T, D]
-    if (!device.is_cpu()) {
-        for (size_t i = 0; i < layer_list.size(); ++i)
-            x = layer_list[i]->forward(x, rope_tables, mask, &cache, static_cast<int64_t>(i));
-        cache.length = end;
-        return norm(x);
-    }
-    // CPU: the same layer (DecoderLayerImpl::forward with AttentionImpl's cached branch), but the
-    // masked attention runs grouped-query inside SDPA (enable_gqa) instead of on repeated keys and
-    // values: repeat_kv copies the whole cache every step (6x slower attention at batch 8).
-    const double scale = std::pow(static_cast<double>(cfg_.head_dim), -0.5);
-    const int64_t h = cfg_.n_head, kh = cfg_.n_head_kv, e = cfg_.head_dim;
-    for (size_t i = 0; i < layer_list.size(); ++i) {
-        DecoderLayerImpl& layer = *layer_list[i];
-        AttentionImpl& a = *layer.self_attn;
-        at::Tensor n = layer.input_layernorm(x);                // [B, T, D]
-        at::Tensor q = a.q_proj(n).view({b, t, h, e});           // [B, T, H, E]
-        at::Tensor k = a.k_proj(n).view({b, t, kh, e});          // [B, T, K, E]
-        at::Tensor v = a.v_proj(n).view({b, t, kh, e});          // [B, T, K, E]
-        if (a.q_norm) {
-            q = a.q_norm(q);
-            k = a.k_norm(k);
-        }
-        q = apply_rope(q.transpose(1, 2), rope_tables);  // [B, H, T, E]
-        k = apply_rope(k.transpose(1, 2), rope_tables);  // [B, K, T, E]
-        cache.k[i].narrow(2, cache.length, t).copy_(k);
-        cache.v[i].narrow(2, cache.length, t).copy_(v.transpose(1, 2));
-        at::Tensor o = at::scaled_dot_product_attention(q, cache.k[i].narrow(2, 0, end), cache.v[i].narrow(2, 0, end),
-                                                        mask, /*dropout_p=*/0.0, /*is_causal=*/false, scale,
-                                                        /*enable_gqa=*/kh != h);  // [B, H, T, E]
-        x = x + a.o_proj(o.transpose(1, 2).reshape({b, t, h * e}));
-        x = x + layer.mlp(layer.post_attention_layernorm(x));
-    }
+    for (size_t i = 0; i < layer_list.size(); ++i)
+        x = layer_list[i]->forward(x, rope_tables, mask, &cache, static_cast<int64_t>(i));
     cache.length = end;
     return norm(x);
 }

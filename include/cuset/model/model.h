@@ -67,7 +67,10 @@ struct RopeTables {
 };
 
 // Grouped-query self-attention: q/k/v projections (optional bias), optional per-head q/k
-// RMSNorm before RoPE, rotate-half RoPE, at::scaled_dot_product_attention, o_proj.
+// RMSNorm before RoPE, rotate-half RoPE, at::scaled_dot_product_attention, o_proj. The query
+// heads that share a key/value head are grouped inside the kernel where it can (no mask; over a KV
+// cache on the CPU; decode_attention for decode steps over a cache on CUDA); masked attention
+// otherwise repeats the keys and values.
 class AttentionImpl : public torch::nn::Module {
 public:
     AttentionImpl(const ModelConfig& cfg, const at::TensorOptions& options);
