@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/data/data.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
 
@@ -42,32 +43,16 @@ std::string read_input(const std::string& input) {
     return ss.str();
 }
 
-// One JSONL record: {"messages": [...]}, {"prompt", "response"[, "system"]} or {"text"}.
+// One JSONL record, by the rules of training data (data_parse_record): what the trainer would
+// see of the line. InputError "<where>: <problem>" when it is malformed; the id is `where` when the
+// record has none.
 Conversation parse_conversation(const std::string& line, const std::string& where) {
-    json j;
-    try {
-        j = json::parse(line);
-    } catch (const json::exception& e) {
-        throw InputError(where + ": invalid JSON: " + quote_bounded(e.what()));
-    }
-    Conversation c;
-    c.id = where;
-    if (j.contains("id")) c.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
-    auto str = [&](const json& v, const char* what) {
-        if (!v.is_string()) throw InputError(where + ": '" + what + "' must be a string");
-        return v.get<std::string>();
-    };
-    if (j.contains("messages")) {
-        for (const json& m : j["messages"]) c.messages.push_back({str(m.value("role", json()), "role"), str(m.value("content", json()), "content")});
-    } else if (j.contains("prompt") && j.contains("response")) {
-        if (j.contains("system")) c.messages.push_back({"system", str(j["system"], "system")});
-        c.messages.push_back({"user", str(j["prompt"], "prompt")});
-        c.messages.push_back({"assistant", str(j["response"], "response")});
-    } else if (j.contains("text")) {
-        c.messages.push_back({"text", str(j["text"], "text")});
-    } else {
-        throw InputError(where + ": expected \"messages\", \"prompt\"/\"response\" or \"text\"");
-    }
+    Record rec;
+    RecordProblem problem;
+    if (!data_parse_record(line, {RecordUse::kTraining, /*replace_invalid_utf8=*/false}, &rec, &problem))
+        throw InputError(where + ": " + problem.message);
+    Conversation& c = rec.conversation;
+    if (c.id.empty()) c.id = where;
     return c;
 }
 
@@ -126,9 +111,10 @@ int tokenize_command(const TokenizeRequest& req, std::ostream& out) {
     int64_t n = 0;
     while (std::getline(lines, line)) {
         ++n;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (data_line_blank(line)) continue;
         std::string where = (req.input == "-" ? std::string("<stdin>") : req.input) + ":" + std::to_string(n);
-        Conversation c = parse_conversation(utf8_sanitize(line, false, where), where);
+        Conversation c = parse_conversation(line, where);
         ChatFormatter::Rendered r;
         std::vector<std::pair<uint32_t, uint32_t>> offs;
         FormattedSample f = fmt.format(c, &r, &offs);

@@ -54,7 +54,9 @@ bool get_text(const json& obj, const char* key, const std::string& where, std::s
     return true;
 }
 
-bool parse_messages(const json& arr, Conversation* out, RecordProblem* problem) {
+// The messages of `arr` into `out`, and for kPrompt the final assistant turn into `reference`.
+bool parse_messages(const json& arr, RecordUse use, Conversation* out, std::optional<std::string>* reference,
+                    RecordProblem* problem) {
     if (!arr.is_array())
         return fail(problem, "schema", std::string("'messages' must be an array, got ") + json_type(arr));
     if (arr.empty()) return fail(problem, "empty_field", "empty 'messages'");
@@ -88,6 +90,16 @@ bool parse_messages(const json& arr, Conversation* out, RecordProblem* problem) 
         any_assistant = any_assistant || r == "assistant";
         out->messages.push_back(std::move(msg));
     }
+    if (use == RecordUse::kPrompt) {
+        if (!out->messages.empty() && out->messages.back().role == "assistant") {
+            *reference = std::move(out->messages.back().content);
+            out->messages.pop_back();
+        }
+        if (out->messages.empty() || out->messages.back().role != "user")
+            return fail(problem, "schema", "the messages do not end with a user turn (optionally followed by the "
+                                           "assistant's reference answer)");
+        return true;
+    }
     if (!any_assistant) return fail(problem, "schema", "no assistant message (nothing to train on)");
     if (out->messages.back().role != "assistant")
         return fail(problem, "schema", "the last message is from '" + out->messages.back().role +
@@ -97,22 +109,21 @@ bool parse_messages(const json& arr, Conversation* out, RecordProblem* problem) 
 
 }  // namespace
 
-bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Conversation* out,
-                       RecordProblem* problem, std::string* fixed_line) {
-    if (fixed_line) fixed_line->clear();
-    *out = Conversation{};
-    std::string fixed;
+bool data_line_blank(std::string_view line) { return is_blank(line); }
+
+bool data_parse_record(std::string_view line, const RecordOptions& opts, Record* out, RecordProblem* problem) {
+    *out = Record{};
+    Conversation* conv = &out->conversation;
     int64_t bad = utf8_first_invalid(line);
     if (bad >= 0) {
-        if (!replace_invalid_utf8)
+        if (!opts.replace_invalid_utf8)
             return fail(problem, "invalid_utf8",
                         strprintf("invalid UTF-8 at byte %lld (0x%02X)", (long long)bad + 1,
                                   static_cast<unsigned>(static_cast<unsigned char>(line[bad]))));
         // Invalid bytes are never JSON syntax characters, so replacing them before parsing
         // only touches string contents.
-        fixed = utf8_sanitize(line, /*replace=*/true, "");
-        line = fixed;
-        if (fixed_line) *fixed_line = fixed;
+        out->fixed_line = utf8_sanitize(line, /*replace=*/true, "");
+        line = out->fixed_line;
     }
 
     // A raw NUL byte is never JSON text (the parser would take it for the end of the input and
@@ -143,8 +154,8 @@ bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Convers
         return fail(problem, "schema", std::string("expected a JSON object, got ") + json_type(rec));
 
     if (auto id = rec.find("id"); id != rec.end() && !id->is_null()) {
-        if (id->is_string()) out->id = id->get<std::string>();
-        else if (id->is_number_integer()) out->id = std::to_string(id->get<int64_t>());
+        if (id->is_string()) conv->id = id->get<std::string>();
+        else if (id->is_number_integer()) conv->id = std::to_string(id->get<int64_t>());
         else return fail(problem, "schema", std::string("'id' must be a string or an integer, got ") + json_type(*id));
     }
 
@@ -154,27 +165,36 @@ bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Convers
     if (int(has_pair) + int(has_messages) + int(has_text) > 1)
         return fail(problem, "schema",
                     "mixes the 'prompt'/'response', 'messages' and 'text' forms; use one");
-    if (has_messages) return parse_messages(rec["messages"], out, problem);
+    if (has_messages) return parse_messages(rec["messages"], opts.use, conv, &out->reference, problem);
     if (has_text) {
         Message m{kTextRole, {}};
         if (!get_text(rec, "text", "'text'", &m.content, problem)) return false;
-        out->messages.push_back(std::move(m));
+        conv->messages.push_back(std::move(m));
         return true;
     }
     if (!has_pair)
         return fail(problem, "schema", "no 'prompt'/'response', 'messages' or 'text' field");
 
     Message user{"user", {}}, assistant{"assistant", {}};
-    if (!get_text(rec, "prompt", "'prompt'", &user.content, problem)) return false;
-    if (!get_text(rec, "response", "'response'", &assistant.content, problem)) return false;
+    if (!get_text(rec, "prompt", "'prompt'", &user.content, problem)) {
+        // A prompts file names its one required text plainly.
+        if (opts.use == RecordUse::kPrompt && problem && problem->code == "empty_field") problem->message = "empty prompt";
+        return false;
+    }
+    const bool want_response = opts.use == RecordUse::kTraining || rec.contains("response");
+    if (want_response && !get_text(rec, "response", "'response'", &assistant.content, problem)) return false;
     if (auto sys = rec.find("system"); sys != rec.end() && !sys->is_null()) {
         if (!sys->is_string())
             return fail(problem, "schema", std::string("'system' must be a string, got ") + json_type(*sys));
         std::string s = sys->get<std::string>();
-        if (!is_blank(s)) out->messages.push_back({"system", std::move(s)});
+        if (!is_blank(s)) conv->messages.push_back({"system", std::move(s)});
     }
-    out->messages.push_back(std::move(user));
-    out->messages.push_back(std::move(assistant));
+    conv->messages.push_back(std::move(user));
+    if (opts.use == RecordUse::kPrompt) {
+        if (want_response) out->reference = std::move(assistant.content);
+    } else {
+        conv->messages.push_back(std::move(assistant));
+    }
     return true;
 }
 
@@ -194,10 +214,9 @@ std::vector<Conversation> data_load_jsonl(const std::string& path, const DataLoa
         ++rep.lines;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (is_blank(line)) continue;
-        Conversation conv;
+        Record rec;
         RecordProblem problem;
-        std::string fixed;
-        if (!data_parse_record(line, opts.replace_invalid_utf8, &conv, &problem, &fixed)) {
+        if (!data_parse_record(line, {RecordUse::kTraining, opts.replace_invalid_utf8}, &rec, &problem)) {
             std::string msg = strprintf("%s:%lld: %s", path.c_str(), (long long)rep.lines,
                                         problem.message.c_str());
             if (!opts.skip_invalid) throw InputError(msg);
@@ -205,7 +224,8 @@ std::vector<Conversation> data_load_jsonl(const std::string& path, const DataLoa
             rep.problems.push_back(msg);
             continue;
         }
-        n_replaced += !fixed.empty();
+        n_replaced += !rec.fixed_line.empty();
+        Conversation& conv = rec.conversation;
         if (conv.id.empty()) conv.id = strprintf("%s:%lld", name.c_str(), (long long)rep.lines);
         out.push_back(std::move(conv));
     }

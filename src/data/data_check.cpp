@@ -88,7 +88,7 @@ std::vector<Sample> read_samples(const std::string& path, int64_t* n_lines) {
         ++n;
         std::string_view body = line;
         if (!body.empty() && body.back() == '\r') body.remove_suffix(1);
-        if (body.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos) continue;
+        if (data_line_blank(body)) continue;
         Sample s;
         s.line = n;
         s.raw = line;
@@ -429,12 +429,14 @@ void check_options(const DataCheckOptions& o) {
 void parse_records(std::vector<Sample>& samples, bool replace_utf8) {
     for (Sample& s : samples) {
         RecordProblem problem;
-        std::string fixed;
-        s.parsed = data_parse_record(s.raw, replace_utf8, &s.conv, &problem, &fixed);
+        Record rec;
+        s.parsed = data_parse_record(s.raw, {RecordUse::kTraining, replace_utf8}, &rec, &problem);
         if (!s.parsed) {
             s.rejected.push_back({problem.code, problem.message});
             continue;
         }
+        s.conv = std::move(rec.conversation);
+        const std::string& fixed = rec.fixed_line;
         // The filtered file must load without data.invalid_utf8=replace: it gets the repaired line.
         s.written = fixed.empty() ? s.raw : fixed;
         if (!fixed.empty())

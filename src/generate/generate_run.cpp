@@ -14,6 +14,7 @@
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
+#include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generator.h"
 #include "cuset/model/device.h"
@@ -26,13 +27,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
-
-bool problem_is(std::string* problem, std::string what) {
-    *problem = std::move(what);
-    return false;
-}
 
 // The stop strings of generate.stop (a JSON array, checked by the config schema).
 std::vector<std::string> parse_stop(const std::string& text) {
@@ -51,72 +45,15 @@ void add_unique(std::vector<int32_t>* ids, int64_t id) {
 
 bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem) {
     *out = PromptRecord{};
-    if (int64_t bad = utf8_first_invalid(line); bad >= 0)
-        return problem_is(problem, "invalid UTF-8 at byte " + std::to_string(bad + 1));
-    json rec;
-    try {
-        rec = json::parse(line);
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();
-        size_t p = what.find("] ");
-        return problem_is(problem, "invalid JSON: " + quote_bounded(p == std::string::npos ? what : what.substr(p + 2)));
+    Record rec;
+    RecordProblem why;
+    if (!data_parse_record(line, {RecordUse::kPrompt, /*replace_invalid_utf8=*/false}, &rec, &why)) {
+        *problem = why.message;
+        return false;
     }
-    if (!rec.is_object()) return problem_is(problem, "expected a JSON object");
-    if (auto id = rec.find("id"); id != rec.end() && !id->is_null()) {
-        if (id->is_string()) out->id = id->get<std::string>();
-        else if (id->is_number_integer()) out->id = std::to_string(id->get<int64_t>());
-        else return problem_is(problem, "'id' must be a string or an integer");
-    }
-    auto text_field = [&](const char* key, std::string* s) {
-        auto it = rec.find(key);
-        if (it == rec.end() || it->is_null()) return false;
-        if (!it->is_string()) throw std::invalid_argument(std::string("'") + key + "' must be a string");
-        *s = it->get<std::string>();
-        return true;
-    };
-    try {
-        const int forms = int(rec.contains("messages")) + int(rec.contains("prompt")) + int(rec.contains("text"));
-        if (forms != 1) return problem_is(problem, "expected exactly one of 'prompt', 'messages' or 'text'");
-        Conversation& c = out->prompt;
-        if (rec.contains("messages")) {
-            const json& ms = rec["messages"];
-            if (!ms.is_array()) return problem_is(problem, "'messages' must be an array");
-            for (size_t i = 0; i < ms.size(); ++i) {
-                const json& m = ms[i];
-                if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-                    !m["content"].is_string())
-                    return problem_is(problem, "messages[" + std::to_string(i) + "] must be {\"role\": str, \"content\": str}");
-                std::string role = m["role"].get<std::string>(), content = m["content"].get<std::string>();
-                if (role != "system" && role != "user" && role != "assistant")
-                    return problem_is(problem, "messages[" + std::to_string(i) + "] has role '" + role +
-                                                   "' (expected system, user or assistant)");
-                if (role == "system" && blank(content)) continue;
-                c.messages.push_back({role, content});
-            }
-            if (!c.messages.empty() && c.messages.back().role == "assistant") {
-                out->reference = c.messages.back().content;
-                c.messages.pop_back();
-            }
-            if (c.messages.empty() || c.messages.back().role != "user")
-                return problem_is(problem, "the messages do not end with a user turn (optionally followed by the "
-                                           "assistant's reference answer)");
-            if (blank(c.messages.back().content)) return problem_is(problem, "empty prompt (the last user message)");
-        } else if (rec.contains("prompt")) {
-            std::string prompt, system, response;
-            text_field("prompt", &prompt);
-            if (blank(prompt)) return problem_is(problem, "empty prompt");
-            if (text_field("system", &system) && !blank(system)) c.messages.push_back({"system", system});
-            c.messages.push_back({"user", prompt});
-            if (text_field("response", &response)) out->reference = response;
-        } else {
-            std::string text;
-            text_field("text", &text);
-            if (blank(text)) return problem_is(problem, "empty prompt ('text')");
-            c.messages.push_back({"text", text});
-        }
-    } catch (const std::invalid_argument& e) {
-        return problem_is(problem, e.what());
-    }
+    out->id = rec.conversation.id;
+    out->prompt = std::move(rec.conversation);
+    out->reference = std::move(rec.reference);
     return true;
 }
 
@@ -188,7 +125,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
     for (std::string line; std::getline(in, line);) {
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (blank(line)) continue;
+        if (data_line_blank(line)) continue;
         PromptRecord rec;
         std::string problem;
         const std::string where = req.prompts + ":" + std::to_string(line_no);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,15 +37,39 @@ struct RecordProblem {
     std::string message;
 };
 
-// Parses one JSONL record into `out`. Accepted forms:
-//   {"prompt": str, "response": str[, "system": str][, "id": str|int]}
+// What a record is read for.
+enum class RecordUse {
+    kTraining,  // training data (and `tokenize`): a conversation that ends with the assistant's answer
+    kPrompt,    // a generation prompt: it ends with a user turn; a final assistant turn, or a prompt
+                // record's "response", is the reference answer, kept aside (not shown to the model)
+};
+
+struct RecordOptions {
+    RecordUse use = RecordUse::kTraining;
+    bool replace_invalid_utf8 = false;  // invalid UTF-8 becomes U+FFFD instead of a problem
+};
+
+// One JSONL record as data_parse_record() reads it.
+struct Record {
+    Conversation conversation;             // its id is left empty when the record has none
+    std::optional<std::string> reference;  // kPrompt: the reference answer, when the record has one
+    std::string fixed_line;                // the line with U+FFFD for its invalid UTF-8 (replace_invalid_utf8); else ""
+};
+
+// The one parser of JSONL records, for training data, generation prompts and `tokenize`. Forms:
+//   {"prompt": str, "response": str[, "system": str][, "id": str|int]}   ("response" optional for kPrompt)
 //   {"messages": [{"role": "system"|"user"|"assistant", "content": str}, ...][, "id"]}
 //   {"text": str[, "id"]}   (one message with role kTextRole)
-// Other keys are ignored. Returns false and fills `problem` on a malformed record. When invalid
-// UTF-8 was replaced (only with replace_invalid_utf8), `*fixed_line` receives the line with
-// U+FFFD in its place; otherwise it is cleared. `out->id` is left empty when the record has no id.
-bool data_parse_record(std::string_view line, bool replace_invalid_utf8, Conversation* out,
-                       RecordProblem* problem, std::string* fixed_line = nullptr);
+// Other keys are ignored. The rules, whatever the use: the line is UTF-8 (or repaired) without a
+// raw NUL byte, one JSON object, of exactly one form; "id" is a string or an integer; every text
+// is a string and, but for a system text (dropped when blank), not blank; only the first message
+// may be the system's. kTraining: the messages end with the assistant's. kPrompt: they end with
+// the user's, optionally followed by the assistant's reference answer. Returns false and fills
+// `problem` on a malformed record.
+bool data_parse_record(std::string_view line, const RecordOptions& opts, Record* out, RecordProblem* problem);
+
+// A line of a JSONL file that holds no record (only whitespace): every reader skips it.
+bool data_line_blank(std::string_view line);
 
 // JSONL: {"prompt","response"[, "system"][, "id"]} | {"messages":[{"role","content"}...]} |
 // {"text": "..."}. Blank lines are ignored. A sample without an id gets "<file name>:<line>".

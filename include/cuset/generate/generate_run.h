@@ -42,9 +42,9 @@ struct PromptRecord {
     int64_t line = 0;
 };
 
-// Parses one JSONL line. Returns false and sets `problem` (for people, no file or line) when the
-// record is malformed: invalid UTF-8 or JSON, unknown form, empty prompt, last message not a
-// user turn (after the optional final assistant one).
+// Parses one JSONL line with data_parse_record's rules for a prompt (RecordUse::kPrompt, the
+// rules of training data but for the end: a user turn, then optionally the reference answer).
+// Returns false and sets `problem` (for people, no file or line) when the record is malformed.
 bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem);
 
 // The ids sequences finish on: the tokenizer's EOS, the model's eos_token_id (config.json and
