@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -102,6 +104,91 @@ int count_of(const std::string& hay, const std::string& needle) {
     for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size()))
         ++n;
     return n;
+}
+
+const char* const kDefault = "<the schema's default>";
+
+std::string yaml_of(const ConfigKeys& keys) {
+    // A tree of the dotted paths, children in the order they first appear.
+    struct Node {
+        std::string name, value;
+        std::vector<Node> children;
+        Node& child(const std::string& n) {
+            for (Node& c : children)
+                if (c.name == n) return c;
+            children.push_back({n, "", {}});
+            return children.back();
+        }
+    };
+    Node root;
+    for (const auto& [path, value] : keys) {
+        Node* n = &root;
+        for (size_t b = 0;;) {
+            const size_t dot = path.find('.', b);
+            n = &n->child(path.substr(b, dot == std::string::npos ? std::string::npos : dot - b));
+            if (dot == std::string::npos) break;
+            b = dot + 1;
+        }
+        n->value = value;
+    }
+    std::string out;
+    std::function<void(const Node&, size_t)> emit = [&](const Node& n, size_t depth) {
+        for (const Node& c : n.children) {
+            out += std::string(2 * depth, ' ') + c.name + ":";
+            if (c.children.empty()) {
+                out += " " + c.value + "\n";
+            } else {
+                out += "\n";
+                emit(c, depth + 1);
+            }
+        }
+    };
+    emit(root, 0);
+    return out;
+}
+
+ConfigKeys tiny_run_keys(const std::string& output_dir) {
+    return {{"model.path", tiny_model_dir()},
+            {"model.dtype", "float32"},
+            {"data.train", "tests/fixtures/mini_sft.jsonl"},
+            {"data.eval", "tests/fixtures/mini_sft.jsonl"},
+            {"data.chat_format", "chatml"},
+            {"data.max_seq_len", "160"},
+            {"data.cache_dir", "\"\""},
+            {"objective.region.window", "16"},
+            {"train.device", "cpu"},
+            {"train.threads", "1"},
+            {"train.micro_batch_size", "2"},
+            {"train.grad_accum", "2"},
+            {"train.max_steps", "2"},
+            {"train.lr", "1.0e-2"},
+            {"train.warmup_steps", "2"},
+            {"train.seed", "7"},
+            {"checkpoint.every", "0"},
+            {"checkpoint.keep_last", "0"},
+            {"log.every", "1"},
+            {"log.progress", "never"},
+            {"run.output_dir", output_dir}};
+}
+
+std::string tiny_run_yaml(const std::string& output_dir, const ConfigKeys& changes) {
+    ConfigKeys keys = tiny_run_keys(output_dir);
+    for (const auto& [key, value] : changes) {
+        auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; });
+        if (value == kDefault) {
+            if (it != keys.end()) keys.erase(it);
+        } else if (it != keys.end()) {
+            it->second = value;
+        } else {
+            keys.emplace_back(key, value);
+        }
+    }
+    return yaml_of(keys);
+}
+
+std::string write_tiny_run_config(const std::string& path, const std::string& output_dir, const ConfigKeys& changes) {
+    write_file(path, tiny_run_yaml(output_dir, changes));
+    return path;
 }
 
 }  // namespace cuset::test

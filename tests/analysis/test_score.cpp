@@ -36,14 +36,19 @@ using nlohmann::json;
 namespace {
 
 std::string config(const std::string& dir) {
-    std::string path = dir + "/c.yaml";
-    write_file(path, "model:\n  path: " + cuset::test::tiny_model_dir() +
-                         "\n  dtype: float32\ndata:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: \"\"\n"
-                         "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                         "objective:\n  region:\n    window: 16\n  chunk_size: 64\n"
-                         "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 3\n  grad_accum: 1\n"
-                         "  max_steps: 1\n  seed: 3\nlog:\n  progress: never\nrun:\n  output_dir: " + dir + "\n");
-    return path;
+    using cuset::test::kDefault;
+    return cuset::test::write_tiny_run_config(dir + "/c.yaml", dir,
+                                              {{"data.eval", "\"\""},
+                                               {"objective.chunk_size", "64"},
+                                               {"train.micro_batch_size", "3"},
+                                               {"train.grad_accum", "1"},
+                                               {"train.max_steps", "1"},
+                                               {"train.lr", kDefault},
+                                               {"train.warmup_steps", kDefault},
+                                               {"train.seed", "3"},
+                                               {"checkpoint.every", kDefault},
+                                               {"checkpoint.keep_last", kDefault},
+                                               {"log.every", kDefault}});
 }
 // One element of an XML-ish document: its name, its attributes and the text right after its
 // start tag (up to the next tag).

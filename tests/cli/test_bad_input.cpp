@@ -70,19 +70,22 @@ void expect_no_temp_files(const std::string& dir) {
         EXPECT_EQ(it->path().filename().string().find(".tmp-"), std::string::npos) << it->path();
 }
 
-// A small configuration on the tiny model, written to dir/config.yaml.
-std::string write_config(const std::string& dir, const std::string& model, const std::string& extra = "") {
-    std::string text = "model:\n  path: " + model +
-                       "\n  dtype: float32\n"
-                       "data:\n  train: " + dir + "/train.jsonl\n  chat_format: chatml\n  max_seq_len: 96\n  cache_dir: \"\"\n"
-                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 1\n"
-                       "  max_steps: 2\n  lr: 1.0e-3\n  warmup_steps: 0\n  seed: 7\n"
-                       "checkpoint:\n  every: 2\n  keep_last: 0\n"
-                       "log:\n  every: 1\n  progress: never\n"
-                       "run:\n  output_dir: " + dir + "/runs\n  name: r\n" + extra;
+// A small configuration on the tiny model `model`, its data copied to dir/train.jsonl, written to
+// dir/config.yaml.
+std::string write_config(const std::string& dir, const std::string& model) {
+    using cuset::test::kDefault;
     if (!fs::exists(dir + "/train.jsonl")) fs::copy_file(kData, dir + "/train.jsonl");
-    write_file(dir + "/config.yaml", text);
-    return dir + "/config.yaml";
+    return cuset::test::write_tiny_run_config(dir + "/config.yaml", dir + "/runs",
+                                              {{"model.path", model},
+                                               {"data.train", dir + "/train.jsonl"},
+                                               {"data.eval", kDefault},
+                                               {"data.max_seq_len", "96"},
+                                               {"objective.region.window", kDefault},
+                                               {"train.grad_accum", "1"},
+                                               {"train.lr", "1.0e-3"},
+                                               {"train.warmup_steps", "0"},
+                                               {"checkpoint.every", "2"},
+                                               {"run.name", "r"}});
 }
 
 std::string copy_tiny_model(const std::string& dir) {
@@ -477,7 +480,7 @@ TEST(BadInputModelSizes, ConfigLargerThanTheWeightsIsBadInputNotAnAllocation) {
 TEST(BadInputModelSizes, CorruptedCacheCountIsRebuilt) {
     if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
     std::string d = scratch_dir("bad-cache-count");
-    std::string cfg = write_config(d, tiny_model_dir(), "");
+    std::string cfg = write_config(d, tiny_model_dir());
     std::string text = read_file(cfg);
     text.replace(text.find("cache_dir: \"\""), 13, "cache_dir: " + d + "/cache");
     write_file(cfg, text);

@@ -555,16 +555,29 @@ TEST(EvalCli, TinyCoderEndToEnd) {
 TEST(EvalCli, AfterTrainingPutsTheFiguresInTheSummary) {
     std::string dir = scratch_dir("eval_after_training");
     const std::string src = CUSET_SOURCE_DIR;
-    write_file(dir + "/c.yaml", "model:\n  path: " + src + "/data/tiny-coder\n  dtype: float32\n"
-                                "data:\n  train: " + src + "/tests/fixtures/mini_sft.jsonl\n  chat_format: chatml\n"
-                                "  max_seq_len: 96\n  cache_dir: \"\"\n"
-                                "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 1\n  max_steps: 1\n"
-                                "  warmup_steps: 0\n"
-                                "log:\n  progress: never\n"
-                                "run:\n  output_dir: " + dir + "/runs\n  name: r\n"
-                                "generate:\n  max_new_tokens: 8\n"
-                                "eval:\n  after_training: true\n  tasks: " + tasks_path() + "\n  level: 1\n  samples: 2\n"
-                                "  limit: 3\n  judge: compile\n");
+    using cuset::test::kDefault;
+    cuset::test::write_tiny_run_config(dir + "/c.yaml", dir + "/runs",
+                                       {{"model.path", src + "/data/tiny-coder"},
+                                        {"data.train", src + "/tests/fixtures/mini_sft.jsonl"},
+                                        {"data.eval", kDefault},
+                                        {"data.max_seq_len", "96"},
+                                        {"objective.region.window", kDefault},
+                                        {"train.grad_accum", "1"},
+                                        {"train.max_steps", "1"},
+                                        {"train.lr", kDefault},
+                                        {"train.warmup_steps", "0"},
+                                        {"train.seed", kDefault},
+                                        {"checkpoint.every", kDefault},
+                                        {"checkpoint.keep_last", kDefault},
+                                        {"log.every", kDefault},
+                                        {"run.name", "r"},
+                                        {"generate.max_new_tokens", "8"},
+                                        {"eval.after_training", "true"},
+                                        {"eval.tasks", tasks_path()},
+                                        {"eval.level", "1"},
+                                        {"eval.samples", "2"},
+                                        {"eval.limit", "3"},
+                                        {"eval.judge", "compile"}});
     auto r = cuset::test::run_cuset("--config " + q(dir + "/c.yaml"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("CUDABench eval [compile-only]: 3 tasks, 6 samples"), std::string::npos) << r.out;

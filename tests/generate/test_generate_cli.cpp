@@ -24,12 +24,17 @@ using cuset::test::write_file;
 
 namespace {
 
-const char* kConfig =
-    "model:\n  path: data/tiny-coder\n  dtype: float32\n"
-    "data:\n  chat_format: chatml\n"
-    "train:\n  device: cpu\n  threads: 2\n"
-    "log:\n  progress: never\n"
-    "generate:\n  max_new_tokens: 16\n  batch_size: 3\n";
+// data/tiny-coder on the CPU with chatml, 16 new tokens, batches of 3.
+std::string gen_config() {
+    return cuset::test::yaml_of({{"model.path", "data/tiny-coder"},
+                                 {"model.dtype", "float32"},
+                                 {"data.chat_format", "chatml"},
+                                 {"train.device", "cpu"},
+                                 {"train.threads", "2"},
+                                 {"log.progress", "never"},
+                                 {"generate.max_new_tokens", "16"},
+                                 {"generate.batch_size", "3"}});
+}
 
 const char* kPrompts =
     R"({"id": "a", "prompt": "Write a CUDA kernel that adds two float arrays.", "response": "__global__ void add() {}"})" "\n"
@@ -49,7 +54,7 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
 
 TEST(GenerateCli, WritesOneLinePerSampleReproducibly) {
     const std::string dir = scratch_dir("generate-cli");
-    write_file(dir + "/gen.yaml", kConfig);
+    write_file(dir + "/gen.yaml", gen_config());
     write_file(dir + "/prompts.jsonl", kPrompts);
     const std::string common = "generate --config " + dir + "/gen.yaml --prompts " + dir +
                                "/prompts.jsonl --n 2 --temperature 0.8 --top-p 0.95 --seed 3";
@@ -123,7 +128,7 @@ TEST(GenerateCli, LoraPathGeneratesAsTheMergedModel) {
         cuset::lora_save(m, o, adapter, base);
     }
     ASSERT_EQ(run_cuset("export --merge --model " + adapter + " --out " + dir + "/merged --dtype float32").exit_code, 0);
-    write_file(dir + "/gen.yaml", kConfig);
+    write_file(dir + "/gen.yaml", gen_config());
     write_file(dir + "/prompts.jsonl", kPrompts);
     auto generate = [&](const std::string& extra, const std::string& out) {
         auto r = run_cuset("generate --config " + dir + "/gen.yaml --prompts " + dir + "/prompts.jsonl --out " + dir +
@@ -147,7 +152,7 @@ TEST(GenerateCli, LoraPathGeneratesAsTheMergedModel) {
 
 TEST(GenerateCli, BadPromptsNamedByLineOrSkipped) {
     const std::string dir = scratch_dir("generate-cli-bad");
-    write_file(dir + "/gen.yaml", kConfig);
+    write_file(dir + "/gen.yaml", gen_config());
     write_file(dir + "/prompts.jsonl", std::string(R"({"prompt": "Write a kernel."})") + "\n" +
                                            R"({"prompt": "   "})" + "\n" + "{\"prompt\": \"bad \xff byte\"}\n");
     auto r = run_cuset("generate --config " + dir + "/gen.yaml --prompts " + dir + "/prompts.jsonl --out " + dir +

@@ -555,18 +555,14 @@ namespace {
 
 // A training config of the demo model on the bundled mini data set, fp32, on `device`.
 std::string trainer_config(const std::string& dir, const std::string& device, int max_steps) {
-    std::string path = dir + "/c.yaml";
-    write_file(path, "model:\n  path: " + demo_model() +
-                         "\n  dtype: float32\n"
-                         "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: \"\"\n"
-                         "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                         "objective:\n  method: cuset\n  region:\n    window: 16\n  chunk_size: 64\n"
-                         "train:\n  device: " + device + "\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 2\n"
-                         "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-3\n  warmup_steps: 2\n  seed: 7\n"
-                         "checkpoint:\n  every: 0\n  keep_last: 0\n"
-                         "log:\n  every: 1\n  progress: never\n"
-                         "run:\n  output_dir: " + dir + "\n");
-    return path;
+    return cuset::test::write_tiny_run_config(dir + "/c.yaml", dir,
+                                              {{"model.path", demo_model()},
+                                               {"data.eval", "\"\""},
+                                               {"objective.method", "cuset"},
+                                               {"objective.chunk_size", "64"},
+                                               {"train.device", device},
+                                               {"train.max_steps", std::to_string(max_steps)},
+                                               {"train.lr", "1.0e-3"}});
 }
 
 // Every file of two checkpoint folders byte-identical; config.yaml without its run.name line.
@@ -682,10 +678,14 @@ TEST(GpuScore, ProbabilitiesMatchCpu) {
 TEST(GpuGenerate, GreedyMatchesCpu) {
     REQUIRE_GPU();
     std::string dir = scratch_dir("gpu-generate");
-    write_file(dir + "/gen.yaml", "model:\n  path: " + demo_model() +
-                                      "\n  dtype: float32\ndata:\n  chat_format: chatml\n"
-                                      "train:\n  device: cpu\n  threads: 2\nlog:\n  progress: never\n"
-                                      "generate:\n  max_new_tokens: 48\n  batch_size: 3\n");
+    write_file(dir + "/gen.yaml", cuset::test::yaml_of({{"model.path", demo_model()},
+                                                       {"model.dtype", "float32"},
+                                                       {"data.chat_format", "chatml"},
+                                                       {"train.device", "cpu"},
+                                                       {"train.threads", "2"},
+                                                       {"log.progress", "never"},
+                                                       {"generate.max_new_tokens", "48"},
+                                                       {"generate.batch_size", "3"}}));
     write_file(dir + "/prompts.jsonl",
                R"({"id": "a", "prompt": "Write a CUDA kernel that adds two float arrays."})" "\n"
                R"({"id": "b", "system": "You are a CUDA expert.", "prompt": "Explain warp divergence in one sentence."})" "\n"
@@ -782,12 +782,23 @@ TEST(GpuMemory, StartupRefusesTrainingStateThatCannotFit) {
     write_sparse_model(dir + "/model", n_layer, hidden, inter);
     auto info = run_cuset("model-info " + dir + "/model");
     ASSERT_EQ(info.exit_code, 0) << info.err;
-    std::string cfg = dir + "/c.yaml";
-    write_file(cfg, "model:\n  path: " + dir + "/model\n  dtype: bfloat16\n"
-                    "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: \"\"\n  chat_format: chatml\n"
-                    "  max_seq_len: 160\n  cache_dir: \"\"\n"
-                    "train:\n  device: cuda\n  micro_batch_size: 1\n  grad_accum: 1\n  max_steps: 1\n"
-                    "log:\n  progress: never\nrun:\n  output_dir: " + dir + "\n");
+    using cuset::test::kDefault;
+    const std::string cfg = cuset::test::write_tiny_run_config(dir + "/c.yaml", dir,
+                                                               {{"model.path", dir + "/model"},
+                                                                {"model.dtype", "bfloat16"},
+                                                                {"data.eval", "\"\""},
+                                                                {"objective.region.window", kDefault},
+                                                                {"train.device", "cuda"},
+                                                                {"train.threads", kDefault},
+                                                                {"train.micro_batch_size", "1"},
+                                                                {"train.grad_accum", "1"},
+                                                                {"train.max_steps", "1"},
+                                                                {"train.lr", kDefault},
+                                                                {"train.warmup_steps", kDefault},
+                                                                {"train.seed", kDefault},
+                                                                {"checkpoint.every", kDefault},
+                                                                {"checkpoint.keep_last", kDefault},
+                                                                {"log.every", kDefault}});
     auto t0 = std::chrono::steady_clock::now();
     auto r = run_cuset("--config " + cfg + " --run-name big");
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

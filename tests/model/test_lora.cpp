@@ -398,22 +398,20 @@ TEST(Lora, DryRunPrintsTheEstimateFromConfigJsonAlone) {
 
 namespace {
 
+// The tiny run of `method` with LoRA r 4 (alpha 8, dropout 0.1) and activation checkpointing,
+// starting from the adapter `adapter` when it is not empty.
 std::string write_lora_config(const std::string& dir, const std::string& method, int max_steps, int every,
-                              const std::string& extra_model = "") {
-    std::string text = "model:\n  path: " + cuset::test::tiny_model_dir() +
-                       "\n  dtype: float32\n  activation_checkpointing: true\n"
-                       "  lora:\n    enabled: true\n    r: 4\n    alpha: 8\n    dropout: 0.1\n" + extra_model +
-                       "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: tests/fixtures/mini_sft.jsonl\n"
-                       "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                       "objective:\n  method: " + method + "\n  region:\n    window: 16\n"
-                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 2\n"
-                       "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-2\n  warmup_steps: 2\n  seed: 7\n"
-                       "checkpoint:\n  every: " + std::to_string(every) + "\n  keep_last: 0\n"
-                       "log:\n  every: 1\n  progress: never\n"
-                       "run:\n  output_dir: " + dir + "\n";
-    std::string path = dir + "/" + method + ".yaml";
-    write_file(path, text);
-    return path;
+                              const std::string& adapter = "") {
+    cuset::test::ConfigKeys keys = {{"model.activation_checkpointing", "true"},
+                                    {"model.lora.enabled", "true"},
+                                    {"model.lora.r", "4"},
+                                    {"model.lora.alpha", "8"},
+                                    {"model.lora.dropout", "0.1"},
+                                    {"objective.method", method},
+                                    {"train.max_steps", std::to_string(max_steps)},
+                                    {"checkpoint.every", std::to_string(every)}};
+    if (!adapter.empty()) keys.emplace_back("model.lora.path", adapter);
+    return cuset::test::write_tiny_run_config(dir + "/" + method + ".yaml", dir, keys);
 }
 
 }  // namespace
@@ -457,7 +455,7 @@ TEST(LoraTrainer, ResumeIsBitIdenticalAndCheckpointsHoldTheAdapter) {
     auto c = run_command(peft_checker("adapter " + cuset::test::tiny_model_dir() + " " + ck + " /nonexistent 0"));
     EXPECT_NE(c.out.find("ok   adapter tensors loaded exactly"), std::string::npos) << c.out << c.err;
     // model.lora.path starts a new run from it: its first evaluation is run a's last.
-    const std::string cfg2 = write_lora_config(dir, "sft", 1, 0, "    path: " + ck + "\n");
+    const std::string cfg2 = write_lora_config(dir, "sft", 1, 0, ck);
     auto s = run_cuset("--config " + cfg2 + " --run-name from-adapter");
     ASSERT_EQ(s.exit_code, 0) << s.err;
     auto ev = [](const std::string& run) {

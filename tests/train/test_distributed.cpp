@@ -33,16 +33,17 @@ std::string write_config(const std::string& dir, int max_steps, int every) {
     // eps 1e-3 instead of 1e-8: with a tiny eps, AdamW turns gradients that are ~0 into updates of
     // +-lr whose sign rounding decides; a larger eps keeps the update a smooth function of the
     // gradient, so two summation orders (fp32, ~1e-7 relative) give weights within 1e-6.
-    std::string path = dir + "/c.yaml";
-    write_file(path, "model:\n  path: " + cuset::test::tiny_model_dir() +
-                         "\n  dtype: float32\ndata:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: \"\"\n"
-                         "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                         "objective:\n  region:\n    window: 16\n"
-                         "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 1\n  grad_accum: 2\n"
-                         "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-2\n  eps: 1.0e-3\n  seed: 5\n"
-                         "checkpoint:\n  every: " + std::to_string(every) + "\n  keep_last: 0\n"
-                         "log:\n  progress: never\nrun:\n  output_dir: " + dir + "\ndistributed:\n  timeout_s: 15\n");
-    return path;
+    using cuset::test::kDefault;
+    return cuset::test::write_tiny_run_config(dir + "/c.yaml", dir,
+                                              {{"data.eval", "\"\""},
+                                               {"train.micro_batch_size", "1"},
+                                               {"train.max_steps", std::to_string(max_steps)},
+                                               {"train.eps", "1.0e-3"},
+                                               {"train.seed", "5"},
+                                               {"train.warmup_steps", kDefault},
+                                               {"checkpoint.every", std::to_string(every)},
+                                               {"log.every", kDefault},
+                                               {"distributed.timeout_s", "15"}});
 }
 
 int free_port(int offset) { return 20000 + (::getpid() * 7 + offset * 101) % 30000; }

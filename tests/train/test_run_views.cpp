@@ -18,7 +18,6 @@ using cuset::test::read_metrics;
 using cuset::test::run_command;
 using cuset::test::run_cuset;
 using cuset::test::scratch_dir;
-using cuset::test::write_file;
 using nlohmann::json;
 
 namespace {
@@ -26,20 +25,12 @@ namespace {
 // Like test_trainer's configuration, with a constant schedule after 2 warmup steps: the
 // learning rate of a step does not depend on the run's length.
 std::string write_config(const std::string& dir, int max_steps) {
-    std::string text = "model:\n  path: " + cuset::test::tiny_model_dir() +
-                       "\n  dtype: float32\n"
-                       "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: tests/fixtures/mini_sft.jsonl\n"
-                       "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                       "objective:\n  method: cuset\n  region:\n    window: 16\n"
-                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 2\n"
-                       "  max_steps: " + std::to_string(max_steps) +
-                       "\n  lr: 1.0e-2\n  schedule: constant\n  warmup_steps: 2\n  seed: 7\n"
-                       "checkpoint:\n  every: 4\n  keep_last: 0\n"
-                       "log:\n  every: 1\n  progress: never\n  tensorboard: true\n"
-                       "run:\n  output_dir: " + dir + "\n";
-    std::string path = dir + "/views.yaml";
-    write_file(path, text);
-    return path;
+    return cuset::test::write_tiny_run_config(dir + "/views.yaml", dir,
+                                              {{"objective.method", "cuset"},
+                                               {"train.max_steps", std::to_string(max_steps)},
+                                               {"train.schedule", "constant"},
+                                               {"checkpoint.every", "4"},
+                                               {"log.tensorboard", "true"}});
 }
 
 json read_json(const std::string& path) { return json::parse(read_file(path)); }

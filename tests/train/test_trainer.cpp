@@ -25,26 +25,16 @@ using cuset::test::read_file;
 using cuset::test::run_command;
 using cuset::test::run_cuset;
 using cuset::test::scratch_dir;
-using cuset::test::write_file;
 using nlohmann::json;
 
 namespace {
 
-// A config for `name` under `out`; extra YAML lines are appended per section by --set instead.
+// The tiny run of `method` under `dir` (dir/<method>.yaml); other keys are changed by --set.
 std::string write_config(const std::string& dir, const std::string& method, int max_steps, int every) {
-    std::string text = "model:\n  path: " + cuset::test::tiny_model_dir() +
-                       "\n  dtype: float32\n"
-                       "data:\n  train: tests/fixtures/mini_sft.jsonl\n  eval: tests/fixtures/mini_sft.jsonl\n"
-                       "  chat_format: chatml\n  max_seq_len: 160\n  cache_dir: \"\"\n"
-                       "objective:\n  method: " + method + "\n  region:\n    window: 16\n"
-                       "train:\n  device: cpu\n  threads: 1\n  micro_batch_size: 2\n  grad_accum: 2\n"
-                       "  max_steps: " + std::to_string(max_steps) + "\n  lr: 1.0e-2\n  warmup_steps: 2\n  seed: 7\n"
-                       "checkpoint:\n  every: " + std::to_string(every) + "\n  keep_last: 0\n"
-                       "log:\n  every: 1\n  progress: never\n"
-                       "run:\n  output_dir: " + dir + "\n";
-    std::string path = dir + "/" + method + ".yaml";
-    write_file(path, text);
-    return path;
+    return cuset::test::write_tiny_run_config(dir + "/" + method + ".yaml", dir,
+                                              {{"objective.method", method},
+                                               {"train.max_steps", std::to_string(max_steps)},
+                                               {"checkpoint.every", std::to_string(every)}});
 }
 
 std::string weights(const std::string& ckpt) { return read_file(ckpt + "/model.safetensors"); }
