@@ -800,3 +800,35 @@ TEST(GpuMemory, StartupRefusesTrainingStateThatCannotFit) {
     EXPECT_FALSE(fs::exists(dir + "/big/" + ckpt_name(1)));
     fs::remove_all(dir + "/model");  // ~19 GB of holes; nothing to keep
 }
+
+// The judge on a GPU (--judge gpu): the fixture tasks' references pass inside the containment
+// (device files bound, nothing else), and two attacks of the corpus (reading the reference output,
+// planting modules for the checker) do not. The containment of every sample is recorded.
+TEST(GpuJudge, ContainedReferencesPassAndAttacksFail) {
+    REQUIRE_GPU();
+    if (on_cpu_mode()) GTEST_SKIP() << "the judge's GPU stage needs a real device";
+    const std::string dir = scratch_dir("gpu-judge");
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    auto r = run_cuset("eval --reference --tasks " + tasks + " --judge gpu --out " + dir + "/refs --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(dir + "/refs/eval.json"));
+    EXPECT_EQ(j["judge"], "gpu");
+    EXPECT_EQ(j["overall"]["pass@1_passed"], 4) << j.dump(1);
+    EXPECT_NE(j["containment"].get<std::string>().find("namespaces"), std::string::npos);
+    // Two attacks as the samples of task 0 in a results file.
+    nlohmann::json rec = {{"id", 0}, {"task_name", "Vector_Add"}, {"prompt", ""}, {"run_id", "00000000"}};
+    int k = 1;
+    for (const char* name : {"read_reference", "plant_modules"}) {
+        std::string src = read_file(std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/attacks/" + name + ".cu");
+        for (size_t at = src.find("@KEY@"); at != std::string::npos; at = src.find("@KEY@")) src.replace(at, 5, dir);
+        rec["code" + std::to_string(k)] = src;
+        rec["response" + std::to_string(k)] = "```cuda\n" + src + "\n```";
+        ++k;
+    }
+    write_file(dir + "/attacks.jsonl", rec.dump() + "\n");
+    r = run_cuset("eval --results " + dir + "/attacks.jsonl --tasks " + tasks + " --judge gpu --out " + dir +
+                  "/attacks --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    j = nlohmann::json::parse(read_file(dir + "/attacks/eval.json"));
+    for (const auto& s : j["tasks"][0]["samples"]) EXPECT_NE(s["status"], "pass") << s.dump();
+}
