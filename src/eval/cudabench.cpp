@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -412,6 +413,7 @@ std::vector<ResultRecord> load_results(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read results file '" + path + "'");
     std::vector<ResultRecord> out;
+    std::map<std::string, int64_t> first_line_of;  // id -> its line
     std::string text;
     int64_t line = 0;
     auto opt_string = [](const nlohmann::json& j, const std::string& key, const std::string& at) -> std::optional<std::string> {
@@ -447,6 +449,11 @@ std::vector<ResultRecord> load_results(const std::string& path) {
             r.responses.push_back(opt_string(j, "response" + std::to_string(i), at));
         }
         r.line = line;
+        // One line per task: a second line for an id would count the task twice in every rate.
+        const std::string id = r.id.is_string() ? r.id.get<std::string>() : r.id.dump();
+        if (auto [it, fresh] = first_line_of.emplace(id, line); !fresh)
+            throw InputError(at + ": id " + quote_bounded(id) + " again (first at line " + std::to_string(it->second) +
+                             "); a results file holds one line per task, its samples as code1, code2, ...");
         out.push_back(std::move(r));
     }
     return out;

@@ -507,6 +507,11 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
     if (r.exit_code == 2) {
         EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
     }
+    // A task given twice would count twice in every rate: refused, naming both lines.
+    write_file(dir + "/twice.jsonl", "{\"id\": 2, \"code1\": \"x\"}\n{\"id\": 3, \"code1\": \"x\"}\n{\"id\": 2, \"code1\": \"y\"}\n");
+    r = cuset::test::run_cuset("eval --results " + q(dir + "/twice.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("twice.jsonl:3: id 2 again (first at line 1)"), std::string::npos) << r.err;
     // An id that is no task names the results line.
     write_file(dir + "/bad.jsonl", "{\"id\": 42, \"code1\": \"x\", \"response1\": \"x\"}\n");
     r = cuset::test::run_cuset("eval --results " + q(dir + "/bad.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
