@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -281,7 +282,16 @@ std::string json_scalar_python(const nlohmann::json& v) {
 
 std::string python_str(const ojson& v) { return python_str_inner(v, true); }
 
+// Tasks and results files are read whole: a FIFO or a device would block or never end.
+void require_regular_file(const std::string& path, const char* what) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw InputError(std::string(what) + " '" + path + "' is not a regular file (a folder, FIFO or device); give the file itself");
+}
+
 std::vector<Task> load_tasks(const std::string& path) {
+    require_regular_file(path, "tasks file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read tasks file '" + path + "'");
     std::vector<Task> tasks;
@@ -410,6 +420,7 @@ void write_results(const std::string& path, const std::vector<ResultRecord>& rec
 }
 
 std::vector<ResultRecord> load_results(const std::string& path) {
+    require_regular_file(path, "results file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read results file '" + path + "'");
     std::vector<ResultRecord> out;

@@ -32,6 +32,9 @@ namespace {
 constexpr size_t kCompileLogCap = size_t{1} << 20;  // head of a compiler log: its first error
 constexpr size_t kRunLogCap = size_t{256} << 10;    // tail of a program's output: its last line
 constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
+// The host compiler's build of an emulated program: not CUDABench's stage, so not its 60 s; a
+// large program with the emulator's runtime header takes a few seconds on an idle core.
+constexpr double kEmulatorBuildTimeout_s = 600;
 
 void write_text(const fs::path& p, const std::string& text) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -439,7 +442,7 @@ struct Runner::Impl {
             std::vector<std::string> argv = {o.cxx};
             argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
             argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
-            ProcessResult b = run(argv, box, {}, 600, kCompileLogCap, false, true);
+            ProcessResult b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
             if (!b.ok()) {
                 v.status = Status::kUnjudged;
                 v.error = "emulator: build failed: " + first_error_line(b.out);

@@ -507,6 +507,15 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
     if (r.exit_code == 2) {
         EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
     }
+    // A FIFO or a folder where a results or tasks file is expected: a clear error, never a hang.
+    ASSERT_EQ(::mkfifo((dir + "/fifo.jsonl").c_str(), 0600), 0);
+    for (const std::string& args : {"--results " + q(dir + "/fifo.jsonl") + " --tasks " + q(tasks_path()),
+                                    "--results " + q(dir + "/results.jsonl") + " --tasks " + q(dir + "/fifo.jsonl"),
+                                    "--results " + q(dir + "/results.jsonl") + " --tasks " + q(dir)}) {
+        r = cuset::test::run_cuset("eval " + args + " --judge compile --out " + q(dir + "/fifo-out"));
+        EXPECT_EQ(r.exit_code, 3) << args << ": " << r.err;
+        EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+    }
     // A task given twice would count twice in every rate: refused, naming both lines.
     write_file(dir + "/twice.jsonl", "{\"id\": 2, \"code1\": \"x\"}\n{\"id\": 3, \"code1\": \"x\"}\n{\"id\": 2, \"code1\": \"y\"}\n");
     r = cuset::test::run_cuset("eval --results " + q(dir + "/twice.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
