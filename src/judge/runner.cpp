@@ -2,6 +2,7 @@
 #include "cuset/judge/runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -475,6 +476,14 @@ struct Runner::Impl {
             return;
         }
         v.run = report_of(r, false);
+        if (o.mode == JudgeMode::kEmulate && (r.timed_out || r.signal == SIGXCPU)) {
+            // On the emulator a long run says nothing about the program (a GPU would take
+            // milliseconds); what did not finish is not judged.
+            v.status = Status::kUnjudged;
+            v.error = "emulator: no result within the limit (" + ending(r, run_timeout) +
+                      "): too slow to emulate, or it does not end";
+            return;
+        }
         if (!r.ok()) {
             v.ran = false;
             v.functional = false;

@@ -412,6 +412,25 @@ TEST(EvalJudge, OnlyALastLineTIsAPass) {
     EXPECT_EQ(s.tasks[2].samples[0].error, "compare.py's last line is not T or F: done");
 }
 
+// On the emulator a run that does not finish in time says nothing about the program (a GPU might
+// take milliseconds): it is unjudged, left out of the rates with its cause, not a run-timeout.
+TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
+    std::string work = scratch_dir("eval_judge_emu_slow");
+    std::vector<Task> one = {fixture_tasks()[0]};
+    std::vector<ResultRecord> recs = reference_records(one);
+    recs[0].codes = {std::string("#include <unistd.h>\nint main() { for (;;) sleep(1); }\n")};
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.runner.cache_dir = work + "/cache";
+    o.runner.emulate_timeout_s = 3;
+    JudgeSummary s = judge_results(one, recs, o);
+    const SampleResult& v = s.tasks[0].samples[0];
+    EXPECT_EQ(v.status, SampleStatus::kUnjudged) << v.error;
+    EXPECT_EQ(v.error.rfind("emulator: no result within the limit (timed out after 3 s)", 0), 0u) << v.error;
+    EvalReport r = make_report(s, "t", "");
+    EXPECT_EQ(r.overall.unjudged_by_cause.at("emulator: no result within the limit"), 1);
+    EXPECT_EQ(r.overall.pass1_tasks, 0);
+}
+
 TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     std::string work = scratch_dir("eval_judge_noemu");
     JudgeOptions o = options(work, JudgeMode::kEmulate);
