@@ -1,13 +1,17 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,6 +22,54 @@
 namespace cuset::test {
 
 namespace fs = std::filesystem;
+
+void record_tolerance(const Site& site, double observed, double bound, double margin) {
+    const char* log = std::getenv("CUSET_TOLERANCE_LOG");
+    if (!log || !*log) return;
+    // The site relative to the repository, so that every test program names a file alike: the
+    // compiler names it absolute or relative to the build folder, and checks live under tests/.
+    std::string file = site.file;
+    const std::string root = std::string(CUSET_SOURCE_DIR) + "/";
+    if (file.compare(0, root.size(), root) == 0) {
+        file = file.substr(root.size());
+    } else if (file.compare(0, 6, "tests/") != 0) {
+        const size_t at = file.rfind("/tests/");
+        if (at != std::string::npos) file = file.substr(at + 1);
+    }
+    char line[1024];
+    const int n = margin > 0 ? std::snprintf(line, sizeof line, "%s:%d\t%.17g\t%.17g\t%g\n", file.c_str(), site.line,
+                                             observed, bound, margin)
+                             : std::snprintf(line, sizeof line, "%s:%d\t%.17g\t%.17g\n", file.c_str(), site.line,
+                                             observed, bound);
+    if (n <= 0 || n >= static_cast<int>(sizeof line)) return;
+    // One write(2) of a short line with O_APPEND: lines of parallel test processes do not interleave.
+    const int fd = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const ssize_t written = ::write(fd, line, static_cast<size_t>(n));
+    (void)written;
+    ::close(fd);
+}
+
+::testing::AssertionResult NearAt::operator()(const char* a_expr, const char* b_expr, const char* tol_expr,
+                                              double a, double b, double tol) const {
+    const double diff = a == b ? 0.0 : std::fabs(a - b);  // equal infinities are near
+    record_tolerance(site, diff, tol);
+    if (diff <= tol) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "The difference between " << a_expr << " and " << b_expr << " is " << diff << ", which exceeds "
+           << tol_expr << ", where\n"
+           << a_expr << " evaluates to " << a << ",\n"
+           << b_expr << " evaluates to " << b << ", and\n"
+           << tol_expr << " evaluates to " << tol << ".";
+}
+
+::testing::AssertionResult WithinAt::operator()(const char* diff_expr, const char* tol_expr, double diff,
+                                                double tol) const {
+    record_tolerance(site, diff, tol, margin);
+    if (diff <= tol) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << diff_expr << " is " << diff << ", which exceeds " << tol_expr
+                                         << " (" << tol << ").";
+}
 
 RunResult run_command(const std::string& cmd) {
     static int counter = 0;

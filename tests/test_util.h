@@ -1,15 +1,72 @@
 // Helpers shared by the test programs: running the real binary or a Python reference script
-// and capturing its output, scratch folders under the build tree, and the configurations of short
-// runs.
+// and capturing its output, scratch folders under the build tree, the configurations of short
+// runs, and the numeric checks that record how close they came to their bounds.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+// Numeric tolerance checks. Each one is the gtest check it names and, when the environment
+// variable CUSET_TOLERANCE_LOG names a file, also appends one line
+//   <file relative to the repository>:<line> TAB <observed difference> TAB <bound>
+// to it (O_APPEND: ctest runs tests in parallel processes). scripts/test-numerics.sh runs the
+// suite under several numeric variants and reports, per check, the margin bound / observed.
+//   CUSET_EXPECT_NEAR(a, b, tol)    |a - b| <= tol, as EXPECT_NEAR (observed |a - b|)
+//   CUSET_EXPECT_WITHIN(diff, tol)  diff <= tol, for a difference already formed, e.g. the
+//                                   largest |a - b| over a tensor (observed diff)
+//   CUSET_ASSERT_NEAR, CUSET_ASSERT_WITHIN: the same, fatal.
+//   CUSET_EXPECT_WITHIN_MARGIN(diff, tol, m)  CUSET_EXPECT_WITHIN for a bound that is not a
+//                                   rounding bound of ours but a comparison with a reference
+//                                   implementation's own error (the two are of one size): it
+//                                   declares the margin it needs, m, in a fourth column, where
+//                                   the report otherwise asks for 10.
+// All take a streamed message like any gtest check. A NaN difference fails and is logged as nan.
+#define CUSET_EXPECT_NEAR(a, b, tol) EXPECT_PRED_FORMAT3(::cuset::test::near_at(__FILE__, __LINE__), a, b, tol)
+#define CUSET_ASSERT_NEAR(a, b, tol) ASSERT_PRED_FORMAT3(::cuset::test::near_at(__FILE__, __LINE__), a, b, tol)
+#define CUSET_EXPECT_WITHIN(diff, tol) EXPECT_PRED_FORMAT2(::cuset::test::within_at(__FILE__, __LINE__), diff, tol)
+#define CUSET_ASSERT_WITHIN(diff, tol) ASSERT_PRED_FORMAT2(::cuset::test::within_at(__FILE__, __LINE__), diff, tol)
+#define CUSET_EXPECT_WITHIN_MARGIN(diff, tol, margin) \
+    EXPECT_PRED_FORMAT2(::cuset::test::within_at(::cuset::test::Site{__FILE__, __LINE__}, margin), diff, tol)
+// The site of a check made inside a helper function: helpers take a `Site` and their callers
+// pass CUSET_HERE, so that each call is measured on its own.
+#define CUSET_HERE (::cuset::test::Site{__FILE__, __LINE__})
+
 namespace cuset::test {
+
+// Where a tolerance check is written (a file as the compiler names it, and a line).
+struct Site {
+    const char* file;
+    int line;
+};
+
+// Appends `site<TAB>observed<TAB>bound` to $CUSET_TOLERANCE_LOG when it is set (and a fourth
+// column, the margin the check declares it needs, when margin > 0); nothing else.
+void record_tolerance(const Site& site, double observed, double bound, double margin = 0);
+
+// The checks behind the macros: gtest predicate-formatters that record as well.
+struct NearAt {
+    Site site;
+    ::testing::AssertionResult operator()(const char* a_expr, const char* b_expr, const char* tol_expr, double a,
+                                          double b, double tol) const;
+};
+struct WithinAt {
+    Site site;
+    double margin = 0;  // > 0: the margin this check declares (CUSET_EXPECT_WITHIN_MARGIN)
+    ::testing::AssertionResult operator()(const char* diff_expr, const char* tol_expr, double diff,
+                                          double tol) const;
+};
+inline NearAt near_at(const char* file, int line) { return NearAt{Site{file, line}}; }
+inline WithinAt within_at(const char* file, int line) { return WithinAt{Site{file, line}}; }
+inline NearAt near_at(const Site& s) { return NearAt{s}; }
+inline WithinAt within_at(const Site& s, double margin = 0) { return WithinAt{s, margin}; }
+// For helpers: CUSET_EXPECT_NEAR_AT(site, a, b, tol) and CUSET_EXPECT_WITHIN_AT(site, diff, tol).
+#define CUSET_EXPECT_NEAR_AT(site, a, b, tol) EXPECT_PRED_FORMAT3(::cuset::test::near_at(site), a, b, tol)
+#define CUSET_EXPECT_WITHIN_AT(site, diff, tol) EXPECT_PRED_FORMAT2(::cuset::test::within_at(site), diff, tol)
+#define CUSET_ASSERT_WITHIN_AT(site, diff, tol) ASSERT_PRED_FORMAT2(::cuset::test::within_at(site), diff, tol)
 
 struct RunResult {
     int exit_code = -1;

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -280,7 +282,16 @@ std::string json_scalar_python(const nlohmann::json& v) {
 
 std::string python_str(const ojson& v) { return python_str_inner(v, true); }
 
+// Tasks and results files are read whole: a FIFO or a device would block or never end.
+void require_regular_file(const std::string& path, const char* what) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw InputError(std::string(what) + " '" + path + "' is not a regular file (a folder, FIFO or device); give the file itself");
+}
+
 std::vector<Task> load_tasks(const std::string& path) {
+    require_regular_file(path, "tasks file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read tasks file '" + path + "'");
     std::vector<Task> tasks;
@@ -409,9 +420,11 @@ void write_results(const std::string& path, const std::vector<ResultRecord>& rec
 }
 
 std::vector<ResultRecord> load_results(const std::string& path) {
+    require_regular_file(path, "results file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read results file '" + path + "'");
     std::vector<ResultRecord> out;
+    std::map<std::string, int64_t> first_line_of;  // id -> its line
     std::string text;
     int64_t line = 0;
     auto opt_string = [](const nlohmann::json& j, const std::string& key, const std::string& at) -> std::optional<std::string> {
@@ -447,6 +460,11 @@ std::vector<ResultRecord> load_results(const std::string& path) {
             r.responses.push_back(opt_string(j, "response" + std::to_string(i), at));
         }
         r.line = line;
+        // One line per task: a second line for an id would count the task twice in every rate.
+        const std::string id = r.id.is_string() ? r.id.get<std::string>() : r.id.dump();
+        if (auto [it, fresh] = first_line_of.emplace(id, line); !fresh)
+            throw InputError(at + ": id " + quote_bounded(id) + " again (first at line " + std::to_string(it->second) +
+                             "); a results file holds one line per task, its samples as code1, code2, ...");
         out.push_back(std::move(r));
     }
     return out;

@@ -93,10 +93,11 @@ std::string pct_of(int64_t a, int64_t b) { return b > 0 ? pct(a, b) + " (" + std
 
 std::string unjudged_cause(const SampleResult& s) {
     if (s.status != SampleStatus::kUnjudged) return sample_status_name(s.status);
-    // "emulator: build failed: kernel_emu.cpp:3: ..." -> "emulator: build failed"
+    // "emulator: build failed: kernel_emu.cpp:3: ..." -> "emulator: build failed";
+    // "emulator: no result within the limit (timed out after 600 s): ..." -> "emulator: no result within the limit"
     size_t first = s.error.find(": ");
-    size_t second = first == std::string::npos ? std::string::npos : s.error.find(": ", first + 2);
-    return second == std::string::npos ? s.error.substr(0, 60) : s.error.substr(0, second);
+    size_t end = first == std::string::npos ? std::string::npos : std::min(s.error.find(": ", first + 2), s.error.find(" (", first + 2));
+    return end == std::string::npos ? s.error.substr(0, 60) : s.error.substr(0, end);
 }
 
 std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::string, int64_t>& causes) {

@@ -2,6 +2,7 @@
 #include "cuset/judge/runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,9 @@ namespace {
 constexpr size_t kCompileLogCap = size_t{1} << 20;  // head of a compiler log: its first error
 constexpr size_t kRunLogCap = size_t{256} << 10;    // tail of a program's output: its last line
 constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
+// The host compiler's build of an emulated program: not CUDABench's stage, so not its 60 s; a
+// large program with the emulator's runtime header takes a few seconds on an idle core.
+constexpr double kEmulatorBuildTimeout_s = 600;
 
 void write_text(const fs::path& p, const std::string& text) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -439,7 +443,7 @@ struct Runner::Impl {
             std::vector<std::string> argv = {o.cxx};
             argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
             argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
-            ProcessResult b = run(argv, box, {}, 600, kCompileLogCap, false, true);
+            ProcessResult b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
             if (!b.ok()) {
                 v.status = Status::kUnjudged;
                 v.error = "emulator: build failed: " + first_error_line(b.out);
@@ -472,6 +476,14 @@ struct Runner::Impl {
             return;
         }
         v.run = report_of(r, false);
+        if (o.mode == JudgeMode::kEmulate && (r.timed_out || r.signal == SIGXCPU)) {
+            // On the emulator a long run says nothing about the program (a GPU would take
+            // milliseconds); what did not finish is not judged.
+            v.status = Status::kUnjudged;
+            v.error = "emulator: no result within the limit (" + ending(r, run_timeout) +
+                      "): too slow to emulate, or it does not end";
+            return;
+        }
         if (!r.ok()) {
             v.ran = false;
             v.functional = false;

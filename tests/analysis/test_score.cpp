@@ -219,7 +219,7 @@ TEST(Score, LoraPathScoresTheAdapterAsPeftAndTheMergedModel) {
         }
     }
     std::printf("max |p_lora - p_merged| %.3g, max |p_lora - p_base| %.3g\n", vs_merged, vs_base);
-    EXPECT_LE(vs_merged, kTol);
+    CUSET_EXPECT_WITHIN(vs_merged, kTol);
     EXPECT_GE(vs_base, 100 * kTol);
 
     // The score file names the adapter and its model hash is not the base's (cached confidences
@@ -444,7 +444,7 @@ TEST(Score, CachedConfidencesReproduceOnlineFirstStepAndRefuseOtherModels) {
     // Step 1 sees the initial model either way: same confidences up to the summation order of
     // two forward passes (fp32), hence the same mask and weights and the same loss (1e-5 relative).
     double a = first_loss("online"), b = first_loss("cached");
-    EXPECT_NEAR(a, b, 1e-5 * std::abs(a));
+    CUSET_EXPECT_NEAR(a, b, 1e-5 * std::abs(a));
     // A score file of another model is refused with exit 3.
     std::string other = dir + "/other-model";
     fs::copy(cuset::test::tiny_model_dir(), other, fs::copy_options::recursive);

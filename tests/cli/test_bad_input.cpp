@@ -96,6 +96,13 @@ std::string copy_tiny_model(const std::string& dir) {
 
 bool have_tiny_model() { return fs::exists(tiny_model_dir() + "/config.json"); }
 
+// The tiny model is made by the golden_tiny_model fixture, which CTest runs before these tests
+// (FIXTURES_REQUIRED): a missing one is a failure, never a reason to skip.
+#define ASSERT_TINY_MODEL()                                                                      \
+    ASSERT_TRUE(have_tiny_model()) << tiny_model_dir()                                           \
+                                   << " is missing: the golden_tiny_model fixture did not run " \
+                                      "(run the tests through ctest)"
+
 }  // namespace
 
 // ---------------------------------------------------------------- 1. output = input
@@ -129,7 +136,7 @@ TEST(BadInputOutputIsInput, TagRefusesItsInput) {
 }
 
 TEST(BadInputOutputIsInput, ScoreRefusesItsDataAndModelFiles) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-out-in-score");
     std::string cfg = write_config(d, tiny_model_dir());
     fs::create_symlink(d + "/train.jsonl", d + "/link.jsonl");
@@ -151,7 +158,7 @@ TEST(BadInputOutputIsInput, ScoreRefusesItsDataAndModelFiles) {
 }
 
 TEST(BadInputOutputIsInput, AnalyzeRefusesToWriteOverItsScores) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-out-in-analyze");
     std::string cfg = write_config(d, tiny_model_dir());
     auto s = run("score --config " + q(cfg) + " --format jsonl --out " + q(d + "/out/analysis.json"));
@@ -163,7 +170,7 @@ TEST(BadInputOutputIsInput, AnalyzeRefusesToWriteOverItsScores) {
 }
 
 TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-out-in-export");
     std::string m = copy_tiny_model(d);
     fs::create_directory_symlink(m, d + "/link");
@@ -180,7 +187,7 @@ TEST(BadInputOutputIsInput, ExportRefusesItsModelFolder) {
 }
 
 TEST(BadInputOutputIsInput, GenerateRefusesItsPromptsAndModelFiles) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-out-in-generate");
     std::string m = copy_tiny_model(d);
     std::string cfg = write_config(d, m);
@@ -216,7 +223,8 @@ TEST(BadInputOutputIsInput, EvalRefusesToWriteOverItsTasksOrResults) {
     expect_error(r, 2, "is the input");
     EXPECT_EQ(snapshot(d), before);
     // Generating: the tasks file where the prompts given to the model are written.
-    if (have_tiny_model()) {
+    ASSERT_TINY_MODEL();
+    {
         std::string cfg = write_config(d, tiny_model_dir());
         fs::copy_file(tasks, d + "/out/prompts.jsonl");
         auto before_gen = snapshot(d);
@@ -243,7 +251,7 @@ TEST(BadInputOutputIsInput, EvalRefusesToWriteOverItsTasksOrResults) {
 // ---------------------------------------------------------------- 2. checkpoint recovery
 
 TEST(BadInputCheckpointRecovery, RestoresACompleteCopyMovedAsideAndKeepsUserFiles) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-ckpt-restore");
     std::string cfg = write_config(d, tiny_model_dir());
     auto a = run("--config " + q(cfg));
@@ -279,7 +287,7 @@ TEST(BadInputCheckpointRecovery, RestoresACompleteCopyMovedAsideAndKeepsUserFile
 }
 
 TEST(BadInputCheckpointRecovery, SavingOverACheckpointLeavesOneCopyAndNoDoubleSuffix) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-ckpt-resave");
     std::string cfg = write_config(d, tiny_model_dir());
     auto a = run("--config " + q(cfg));
@@ -293,7 +301,7 @@ TEST(BadInputCheckpointRecovery, SavingOverACheckpointLeavesOneCopyAndNoDoubleSu
 }
 
 TEST(BadInputCheckpointRecovery, AnUnusableCheckpointIsNeverSkippedSilently) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-ckpt-unusable");
     std::string cfg = write_config(d, tiny_model_dir());
     std::string rundir = d + "/runs/r";
@@ -368,7 +376,7 @@ TEST(BadInputTempNames, AnInputNamedLikeATemporaryIsKept) {
 // ---------------------------------------------------------------- 5. export --out
 
 TEST(BadInputExport, ReplacesOnlyAModelFolderOrAnEmptyOne) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-export-out");
     fs::create_directories(d + "/mine");
     write_file(d + "/mine/thesis.tex", "years of work");
@@ -450,7 +458,7 @@ std::string model_with(const std::string& dir, const nlohmann::json& patch) {
 }  // namespace
 
 TEST(BadInputModelSizes, ConfigLargerThanTheWeightsIsBadInputNotAnAllocation) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     const std::vector<std::pair<nlohmann::json, std::string>> cases = {
         {{{"num_hidden_layers", 100000}}, "num_hidden_layers 100000"},
         {{{"num_hidden_layers", 1}}, "more layers"},
@@ -478,7 +486,7 @@ TEST(BadInputModelSizes, ConfigLargerThanTheWeightsIsBadInputNotAnAllocation) {
 }
 
 TEST(BadInputModelSizes, CorruptedCacheCountIsRebuilt) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-cache-count");
     std::string cfg = write_config(d, tiny_model_dir());
     std::string text = read_file(cfg);
@@ -514,7 +522,7 @@ TEST(BadInputModelSizes, CorruptedCacheCountIsRebuilt) {
 // ---------------------------------------------------------------- 9. a folder where a file belongs
 
 TEST(BadInputFolderForFile, IsBadInputNamingThePath) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-folder-for-file");
     std::string m = copy_tiny_model(d);
     fs::remove(m + "/config.json");
@@ -531,7 +539,7 @@ TEST(BadInputFolderForFile, IsBadInputNamingThePath) {
 // ---------------------------------------------------------------- 11. trainer state
 
 TEST(BadInputTrainerState, ImpossibleValuesAreBadInput) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-trainer-state");
     std::string cfg = write_config(d, tiny_model_dir());
     auto a = run("--config " + q(cfg));
@@ -555,7 +563,7 @@ TEST(BadInputTrainerState, ImpossibleValuesAreBadInput) {
 // ---------------------------------------------------------------- 8. token ids outside the embedding
 
 TEST(BadInputTokenIds, TokenizerIdsAreCheckedBeforeTheyReachTheModel) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     struct Case {
         std::string name;
         std::function<void(nlohmann::json&)> edit;
@@ -603,7 +611,7 @@ TEST(BadInputSmall, DataCheckTimeoutMustBeAPositiveNumber) {
 }
 
 TEST(BadInputSmall, RunNameIsOneFolderName) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-run-name");
     std::string cfg = write_config(d, tiny_model_dir());
     for (const std::string name : {"../escape", "a/b", "..", "/abs"}) {
@@ -630,7 +638,7 @@ TEST(BadInputSmall, NulBytesInAJsonlLineRejectTheLine) {
 }
 
 TEST(BadInputTrainerState, ARunInWhichEveryStepWasSkippedFails) {
-    if (!have_tiny_model()) GTEST_SKIP() << "no tiny model";
+    ASSERT_TINY_MODEL();
     std::string d = scratch_dir("bad-all-skipped");
     // The tiny model with one NaN in the final norm: every step's loss is non-finite. Two steps,
     // fewer than train.max_bad_steps, and a checkpoint due at the last step.
@@ -689,7 +697,8 @@ TEST(BadInputMessages, AHugeBadJsonlLineIsQuotedBounded) {
         EXPECT_EQ(c.exit_code, 3) << name;
         EXPECT_NE((c.out + c.err).find("line 2"), std::string::npos) << name << ": " << (c.out + c.err).substr(0, 2000);
         expect_bounded_output(c);
-        if (have_tiny_model()) {
+        ASSERT_TINY_MODEL();
+        {
             std::string cfg = write_config(d, tiny_model_dir());
             std::string text = read_file(cfg);
             text.replace(text.find(d + "/train.jsonl"), (d + "/train.jsonl").size(), file);
@@ -705,7 +714,8 @@ TEST(BadInputMessages, AHugeBadJsonlLineIsQuotedBounded) {
 TEST(BadInputMessages, HugeConfigValuesAreQuotedBounded) {
     const std::string mb(1 << 20, 'x');
     // model config.json (model-info and export read it before any weight).
-    if (have_tiny_model()) {
+    ASSERT_TINY_MODEL();
+    {
         const std::vector<std::pair<nlohmann::json, std::string>> cases = {
             {{{"hidden_act", mb}}, "hidden_act"},
             {{{"num_hidden_layers", mb}}, "num_hidden_layers"},

@@ -2,8 +2,9 @@
 // byte, the build flags, writing them out; end to end with g++: the runtime object and a
 // precompiled header built with build_flags(), then rewritten CUDA programs (a barrier-based
 // block reduction over dynamic shared memory, a warp-shuffle reduction with atomics, a templated
-// shared-memory histogram, cooperative groups) built and run, their output checked under two
-// thread orders, and a program that misuses a shuffle stopped with exit status 86. The end-to-end
+// shared-memory histogram, cooperative groups; texture objects over a CUDA array, with point and
+// linear sampling) built and run, their output checked under three thread orders, and a program
+// that misuses a shuffle stopped with exit status 86. The end-to-end
 // tests skip without g++ on x86-64 or the CUDA headers (CUDA_INCLUDE, default
 // /usr/local/cuda/include).
 #include <gtest/gtest.h>
@@ -216,6 +217,74 @@ TEST(EmuRuntime, RewrittenProgramRunsWithBarriersShufflesAndAtomics) {
         EXPECT_EQ(r.status, 0) << order << ": " << r.err;
         EXPECT_EQ(r.out, expected_output()) << order;
     }
+}
+
+TEST(EmuRuntime, TextureObjectsDeviceLaunchParametersAndGroupSync) {
+    if (!can_build()) GTEST_SKIP() << "no g++ on x86-64 or no CUDA headers in " << cuda_include();
+    const char* prog = R"(#include <cstdio>
+#include <cstring>
+#include <device_launch_parameters.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__global__ void sample(cudaTextureObject_t point, cudaTextureObject_t lin, float* out) {
+    cg::thread_block cta = cg::this_thread_block();
+    __shared__ float s[8];
+    int t = threadIdx.x;
+    uchar4 p = tex2D<uchar4>(point, (float)t - 2.0f, 1.0f);  // clamped to columns 0..3 of row 1
+    s[t] = p.x + p.w;
+    cg::sync(cta);
+    out[t] = s[7 - t];
+    out[8 + t] = tex2D<float>(lin, 0.25f * t, 0.5f);
+}
+
+cudaTextureObject_t make(cudaArray_t a, cudaTextureFilterMode filter) {
+    cudaResourceDesc res;
+    memset(&res, 0, sizeof(res));
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = a;
+    cudaTextureDesc td;
+    memset(&td, 0, sizeof(td));
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = filter;
+    td.readMode = cudaReadModeElementType;
+    cudaTextureObject_t t = 0;
+    cudaCreateTextureObject(&t, &res, &td, NULL);
+    return t;
+}
+
+int main() {
+    uchar4 img[2][4];
+    for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 4; ++c) img[r][c] = make_uchar4(10 * c + r, 0, 0, 1);
+    float row[4] = {0, 1, 4, 9};
+    cudaChannelFormatDesc d4 = cudaCreateChannelDesc<uchar4>();
+    cudaChannelFormatDesc d1 = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+    cudaArray_t a4, a1;
+    cudaMallocArray(&a4, &d4, 4, 2);
+    cudaMallocArray(&a1, &d1, 4, 1);
+    cudaMemcpy2DToArray(a4, 0, 0, img, 4 * sizeof(uchar4), 4 * sizeof(uchar4), 2, cudaMemcpyHostToDevice);
+    cudaMemcpy2DToArray(a1, 0, 0, row, sizeof(row), sizeof(row), 1, cudaMemcpyHostToDevice);
+    cudaTextureObject_t tp = make(a4, cudaFilterModePoint), tl = make(a1, cudaFilterModeLinear);
+    float* out;
+    cudaMalloc(&out, 16 * sizeof(float));
+    sample<<<1, 8>>>(tp, tl, out);
+    float h[16];
+    cudaMemcpy(h, out, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 16; ++i) printf("%g%c", h[i], i == 15 ? '\n' : ' ');
+    cudaDestroyTextureObject(tp);
+    cudaDestroyTextureObject(tl);
+    cudaFreeArray(a4);
+    cudaFreeArray(a1);
+    return 0;
+}
+)";
+    ProgramRun r = build_and_run("textures", prog, {"CUEMU_SCHED=reverse"});
+    ASSERT_NE(r.status, -1) << r.build_log;
+    EXPECT_EQ(r.status, 0) << r.err;
+    // out[t] = s[7 - t] = 10 * clamp(5 - t, 0, 3) + 2; then linear samples of {0, 1, 4, 9} at
+    // x = t / 4 (texel centres at 0.5, 1.5, ...; clamped at the edges).
+    EXPECT_EQ(r.out, "32 32 32 22 12 2 2 2 0 0 0 0.25 0.5 0.75 1 1.75\n");
 }
 
 TEST(EmuRuntime, MisusedShuffleStopsTheProgramWithStatus86) {

@@ -412,6 +412,25 @@ TEST(EvalJudge, OnlyALastLineTIsAPass) {
     EXPECT_EQ(s.tasks[2].samples[0].error, "compare.py's last line is not T or F: done");
 }
 
+// On the emulator a run that does not finish in time says nothing about the program (a GPU might
+// take milliseconds): it is unjudged, left out of the rates with its cause, not a run-timeout.
+TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
+    std::string work = scratch_dir("eval_judge_emu_slow");
+    std::vector<Task> one = {fixture_tasks()[0]};
+    std::vector<ResultRecord> recs = reference_records(one);
+    recs[0].codes = {std::string("#include <unistd.h>\nint main() { for (;;) sleep(1); }\n")};
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.runner.cache_dir = work + "/cache";
+    o.runner.emulate_timeout_s = 3;
+    JudgeSummary s = judge_results(one, recs, o);
+    const SampleResult& v = s.tasks[0].samples[0];
+    EXPECT_EQ(v.status, SampleStatus::kUnjudged) << v.error;
+    EXPECT_EQ(v.error.rfind("emulator: no result within the limit (timed out after 3 s)", 0), 0u) << v.error;
+    EvalReport r = make_report(s, "t", "");
+    EXPECT_EQ(r.overall.unjudged_by_cause.at("emulator: no result within the limit"), 1);
+    EXPECT_EQ(r.overall.pass1_tasks, 0);
+}
+
 TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     std::string work = scratch_dir("eval_judge_noemu");
     JudgeOptions o = options(work, JudgeMode::kEmulate);
@@ -507,6 +526,20 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
     if (r.exit_code == 2) {
         EXPECT_NE(r.err.find("--judge gpu: no GPU here"), std::string::npos) << r.err;
     }
+    // A FIFO or a folder where a results or tasks file is expected: a clear error, never a hang.
+    ASSERT_EQ(::mkfifo((dir + "/fifo.jsonl").c_str(), 0600), 0);
+    for (const std::string& args : {"--results " + q(dir + "/fifo.jsonl") + " --tasks " + q(tasks_path()),
+                                    "--results " + q(dir + "/results.jsonl") + " --tasks " + q(dir + "/fifo.jsonl"),
+                                    "--results " + q(dir + "/results.jsonl") + " --tasks " + q(dir)}) {
+        r = cuset::test::run_cuset("eval " + args + " --judge compile --out " + q(dir + "/fifo-out"));
+        EXPECT_EQ(r.exit_code, 3) << args << ": " << r.err;
+        EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+    }
+    // A task given twice would count twice in every rate: refused, naming both lines.
+    write_file(dir + "/twice.jsonl", "{\"id\": 2, \"code1\": \"x\"}\n{\"id\": 3, \"code1\": \"x\"}\n{\"id\": 2, \"code1\": \"y\"}\n");
+    r = cuset::test::run_cuset("eval --results " + q(dir + "/twice.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("twice.jsonl:3: id 2 again (first at line 1)"), std::string::npos) << r.err;
     // An id that is no task names the results line.
     write_file(dir + "/bad.jsonl", "{\"id\": 42, \"code1\": \"x\", \"response1\": \"x\"}\n");
     r = cuset::test::run_cuset("eval --results " + q(dir + "/bad.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");

@@ -17,6 +17,8 @@ import transformers
 from peft import PeftModel
 from safetensors.torch import load_file
 
+from tolerance_log import within, worst
+
 torch.set_num_threads(1)
 mode, base_dir, adapter_dir, other, atol = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
 ok = True
@@ -47,18 +49,24 @@ if mode == "adapter":
     with torch.no_grad():
         logits = model(input_ids=ref["input_ids"]).logits
     err = (logits - ref["logits"]).abs().max().item()
-    check(err <= atol, f"logits max abs err {err:.3g} (atol {atol:g})")
+    check(within(err, atol), f"logits max abs err {err:.3g} (atol {atol:g})")
 elif mode == "merged":
     merged = model.merge_and_unload()
     ours = transformers.AutoModelForCausalLM.from_pretrained(other, dtype=torch.float32, attn_implementation="eager")
     a, b = merged.state_dict(), ours.state_dict()
     check(set(a) == set(b), f"{len(b)} exported tensors, {len(a)} in merge_and_unload()")
-    err = max((a[k].float() - b[k].float()).abs().max().item() for k in a if k in b)
-    check(err <= atol, f"merged weights max abs err {err:.3g} (atol {atol:g})")
+    err = 0.0
+    for k in a:
+        if k in b:
+            err = worst(err, (a[k].float() - b[k].float()).abs().max().item())
+    check(within(err, atol), f"merged weights max abs err {err:.3g} (atol {atol:g})")
     ids = torch.arange(12).remainder(base.config.vocab_size).reshape(1, 12)
     with torch.no_grad():
         le = (merged(input_ids=ids).logits - ours(input_ids=ids).logits).abs().max().item()
-    check(le <= 100 * atol, f"merged logits max abs err {le:.3g}")
+    # The two models' weights are within atol (above): a linear layer's output moves by atol times
+    # the sum of |x| over its inputs (64 of them, |x| ~ 1 after the norms), through 2 layers and
+    # the head: ~100 atol to first order (identical weights, as here, give identical logits).
+    check(within(le, 100 * atol), f"merged logits max abs err {le:.3g}")
 else:
     check(False, "unknown mode " + mode)
 sys.exit(0 if ok else 1)

@@ -9,6 +9,8 @@ import sys
 import torch
 from transformers import AutoModelForCausalLM
 
+from tolerance_log import within, worst as worse
+
 model_dir, scores, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
 model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
 if len(sys.argv) > 4:
@@ -30,7 +32,7 @@ with open(scores) as f:
         got = torch.tensor([float("nan") if p is None else p for p in r["prob"]])
         assert got[0].isnan(), "prob[0] must be NaN (no prefix)"
         diff = (got[1:] - want).abs().max().item()
-        worst = max(worst, diff)
+        worst = worse(worst, diff)
         n_tokens += len(r["ids"]) - 1
 print(f"{n_tokens} token probabilities, max abs difference {worst:.3g} (tolerance {tol:g})")
-sys.exit(0 if worst <= tol else 1)
+sys.exit(0 if within(worst, tol) else 1)

@@ -3,7 +3,7 @@ torch.optim.AdamW on data/tiny-coder (the demo model) in fp32: K steps of two ri
 micro-batches each (random token ids from a seeded generator, a prompt quarter and the padding
 without targets), the loss summed over the step's targets and divided by their count (plain SFT
 normalisation), global-norm clipping at 1.0, AdamW with decoupled weight decay on matrices only
-(not norms: the same groups as cuset's decays_by_default), eps 1e-6 (see the test). Writes
+(not norms: the same groups as cuset's decays_by_default), eps 1e-3 (see the test). Writes
 argv[1]/train_step.safetensors: the inputs, the per-step losses (fp64) and every final weight
 under its Hugging Face name."""
 import os
@@ -24,7 +24,7 @@ model.train()
 decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "norm" not in n]
 no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "norm" not in n)]
 opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD}, {"params": no_decay, "weight_decay": 0.0}],
-                        lr=LR, betas=(0.9, 0.95), eps=1e-6)
+                        lr=LR, betas=(0.9, 0.95), eps=1e-3)
 gen = torch.Generator().manual_seed(1234)
 vocab = model.config.vocab_size
 tensors, losses = {}, []

@@ -215,8 +215,9 @@ std::vector<Case> model_cases() {
 
 // Compares the device model in `dtype` with the CPU fp32 reference on every input.
 // logits_tol / grad_tol bound the relative (Frobenius) error of the logits and of each parameter's
-// gradient; the worst values are printed.
-void compare_with_cpu(c10::ScalarType dtype, double logits_tol, double grad_tol) {
+// gradient, checked (and measured) at the caller's sites; the worst values are printed.
+void compare_with_cpu(c10::ScalarType dtype, const cuset::test::Site& logits_site, double logits_tol,
+                      const cuset::test::Site& grad_site, double grad_tol) {
     for (Case& c : model_cases()) {
         SCOPED_TRACE(c.name);
         cuset::Decoder dev = clone_to(c.cpu, dtype, dut());
@@ -232,14 +233,14 @@ void compare_with_cpu(c10::ScalarType dtype, double logits_tol, double grad_tol)
             ForwardResult ref = forward_backward(c.cpu, in, w);
             ForwardResult got = forward_backward(dev, in, w);
             const double le = rel_err(got.logits, ref.logits);
-            EXPECT_LE(le, logits_tol) << "logits";
+            CUSET_EXPECT_WITHIN_AT(logits_site, le, logits_tol) << "logits";
             ASSERT_TRUE(at::isfinite(got.logits).all().item<bool>());
             double worst = 0.0;
             std::string worst_name;
             ASSERT_EQ(got.grads.size(), ref.grads.size());
             for (size_t i = 0; i < ref.grads.size(); ++i) {
                 const double ge = rel_err(got.grads[i].second, ref.grads[i].second);
-                EXPECT_LE(ge, grad_tol) << ref.grads[i].first;
+                CUSET_EXPECT_WITHIN_AT(grad_site, ge, grad_tol) << ref.grads[i].first;
                 if (ge > worst) worst = ge, worst_name = ref.grads[i].first;
             }
             std::printf("[%s %s %s] relative error vs CPU fp32: logits %.2e, worst gradient %.2e (%s)\n",
@@ -259,7 +260,8 @@ void compare_with_cpu(c10::ScalarType dtype, double logits_tol, double grad_tol)
 TEST(GpuModel, ForwardBackwardFp32MatchesCpu) {
     REQUIRE_GPU();
     ASSERT_FALSE(at::globalContext().allowTF32CuBLAS()) << "TF32 matmuls are on: fp32 is not fp32";
-    compare_with_cpu(at::kFloat, 1e-5, 1e-4);
+    compare_with_cpu(at::kFloat, CUSET_HERE, 1e-5,  // logits
+                     CUSET_HERE, 1e-4);             // each gradient
 }
 
 // bf16 on the device (the same weights rounded to bf16) against the fp32 CPU reference: bf16 keeps
@@ -270,7 +272,8 @@ TEST(GpuModel, ForwardBackwardFp32MatchesCpu) {
 // (mask, RoPE, GQA broadcast) is O(1) and still fails.
 TEST(GpuModel, ForwardBackwardBf16MatchesCpuFp32) {
     REQUIRE_GPU();
-    compare_with_cpu(at::kBFloat16, 3e-2, 1e-1);
+    compare_with_cpu(at::kBFloat16, CUSET_HERE, 3e-2,  // logits
+                     CUSET_HERE, 1e-1);                // each gradient
 }
 
 // The chunked lm_head + loss on the device against the full-logits reference (chunk_size 0) on the
@@ -302,12 +305,12 @@ TEST(GpuObjective, ChunkedNllMatchesFullLogits) {
         SCOPED_TRACE("fp32 chunk " + std::to_string(chunk));
         Out got = run(at::kFloat, dut(), chunk);
         Out full = run(at::kFloat, dut(), 0);
-        EXPECT_LE(rel_err(got.nll, full.nll), 1e-6);
-        EXPECT_LE(rel_err(got.gh, full.gh), 1e-5);
-        EXPECT_LE(rel_err(got.gw, full.gw), 1e-5);
-        EXPECT_LE(rel_err(got.nll, ref.nll), 1e-6) << "against the CPU";
-        EXPECT_LE(rel_err(got.gh, ref.gh), 1e-5) << "against the CPU";
-        EXPECT_LE(rel_err(got.gw, ref.gw), 1e-5) << "against the CPU";
+        CUSET_EXPECT_WITHIN(rel_err(got.nll, full.nll), 1e-6);
+        CUSET_EXPECT_WITHIN(rel_err(got.gh, full.gh), 1e-5);
+        CUSET_EXPECT_WITHIN(rel_err(got.gw, full.gw), 1e-5);
+        CUSET_EXPECT_WITHIN(rel_err(got.nll, ref.nll), 1e-6) << "against the CPU";
+        CUSET_EXPECT_WITHIN(rel_err(got.gh, ref.gh), 1e-5) << "against the CPU";
+        CUSET_EXPECT_WITHIN(rel_err(got.gw, ref.gw), 1e-5) << "against the CPU";
         EXPECT_TRUE(at::equal(got.nll.index({labels == cuset::kIgnoreIndex}),
                               at::zeros({(labels == cuset::kIgnoreIndex).sum().item<int64_t>()})));
     }
@@ -318,15 +321,15 @@ TEST(GpuObjective, ChunkedNllMatchesFullLogits) {
         SCOPED_TRACE("bf16 chunk 64");
         Out got = run(at::kBFloat16, dut(), 64);
         Out full = run(at::kBFloat16, dut(), 0);
-        EXPECT_LE(rel_err(got.nll, full.nll), 1e-5);
-        EXPECT_LE(rel_err(got.gh, full.gh), 1e-2);
-        EXPECT_LE(rel_err(got.gw, full.gw), 1e-2);
+        CUSET_EXPECT_WITHIN(rel_err(got.nll, full.nll), 1e-5);
+        CUSET_EXPECT_WITHIN(rel_err(got.gh, full.gh), 1e-2);
+        CUSET_EXPECT_WITHIN(rel_err(got.gw, full.gw), 1e-2);
         // Against fp32 of the bf16-rounded inputs on the CPU: on CUDA the logits accumulate in
         // fp32 (no rounding of the logits to bf16), so the values are fp32-close (1e-5); the CPU
         // rounds its bf16 logits (chunk_logits), where 2^-9 of |z| ~ 5 gives 1e-2.
         at::Tensor hb = h32.to(at::kBFloat16).to(at::kFloat), wb = w32.to(at::kBFloat16).to(at::kFloat);
         at::Tensor lref = cuset::token_nll(hb, wb, labels, 0);
-        EXPECT_LE(rel_err(got.nll, lref), dut().is_cuda() ? 1e-5 : 1e-2);
+        CUSET_EXPECT_WITHIN(rel_err(got.nll, lref), dut().is_cuda() ? 1e-5 : 1e-2);
     }
     // The whole objective (cuset method: confidence mask, sensitivity, region weights) chunked vs
     // full on the device: same numerator (1e-6 relative), the same mask decisions.
@@ -346,8 +349,8 @@ TEST(GpuObjective, ChunkedNllMatchesFullLogits) {
         at::Tensor hid = h32.reshape({3, 100, D}).to(dut()), w = w32.to(dut());
         cuset::ObjectiveOutput a = cuset::Objective(o).compute(hid, w, t);
         cuset::ObjectiveOutput b = cuset::Objective(of).compute(hid, w, t);
-        EXPECT_NEAR(a.numerator.item<double>(), b.numerator.item<double>(), 1e-6 * std::abs(b.numerator.item<double>()));
-        EXPECT_NEAR(a.denominator, b.denominator, 1e-6 * std::abs(b.denominator));
+        CUSET_EXPECT_NEAR(a.numerator.item<double>(), b.numerator.item<double>(), 1e-6 * std::abs(b.numerator.item<double>()));
+        CUSET_EXPECT_NEAR(a.denominator, b.denominator, 1e-6 * std::abs(b.denominator));
         EXPECT_EQ(a.stats.n_kept, b.stats.n_kept);
         EXPECT_EQ(a.stats.n_valid, b.stats.n_valid);
     }
@@ -394,9 +397,10 @@ struct Run {
     std::unique_ptr<cuset::AdamW> optim;
 };
 
-// The demo model and AdamW as the trainer builds them (decay on matrices), eps 1e-6 as in
-// tests/train/test_train_step.cpp (with 1e-8, gradient elements of ~1e-8 turn kernel-order
-// differences of 1e-9 into 10% of their update).
+// The demo model and AdamW as the trainer builds them (decay on matrices), eps 1e-3 as in
+// tests/train/test_train_step.cpp (an update moves by at most (lr / eps) dg for a gradient error
+// dg: with 1e-8, gradient elements of ~1e-8 turn kernel-order differences of 1e-9 into 10% of
+// their update; 1e-3 keeps lr / eps = 1).
 Run make_run(c10::Device device) {
     Run r;
     r.model = cuset::model_load(demo_model(), at::kFloat, device);
@@ -404,7 +408,7 @@ Run make_run(c10::Device device) {
     cuset::AdamWOptions o;
     o.beta1 = 0.9;
     o.beta2 = 0.95;
-    o.eps = 1e-6;
+    o.eps = 1e-3;
     o.weight_decay = 0.1;
     r.optim = std::make_unique<cuset::AdamW>(std::move(ps), o);
     return r;
@@ -443,10 +447,12 @@ StepLog run_steps(c10::Device device, const cuset::Objective& objective, const c
 
 // Two optimizer steps of the demo model (fp32) through train_step, sft and cuset, on the device
 // and on the CPU. Different kernels (cuBLAS, the memory-efficient attention, CUDA reductions)
-// change only the summation order: losses agree to 1e-5 relative and gradient norms to 1e-4; an
-// Adam update is at most ~lr = 1e-3 per element and step, and with eps 1e-6 a gradient error
-// dg moves it by at most lr * dg / eps, so after two steps the weights agree to 1e-5 absolute
-// (0.5% of the largest possible change). cuset's mask is a comparison with a per-sample quantile:
+// change only the summation order: losses agree to 1e-5 relative (a token's NLL carries ~280 u
+// of reordering per side, test_train_step.cpp) and gradient norms to 10 sqrt(n) u relative, n
+// the largest tensor (the CPU's fp32 per-tensor norms accumulate per vector lane, a random walk
+// of ~sqrt(n) u; test_zero.cpp); an Adam update is at most ~lr = 1e-3 per element and step, and
+// with eps 1e-3 a gradient error dg moves it by at most lr * dg / eps = dg, so after two steps
+// the weights agree to 1e-5 absolute (1% of the largest possible change). cuset's mask is a comparison with a per-sample quantile:
 // the kept counts must be equal (a token within 1e-6 of its threshold could flip; none is
 // expected on 300 tokens, and a flip shows as a kept-count message, not as a tolerance).
 TEST(GpuTrainStep, TwoStepsSftAndCusetMatchCpu) {
@@ -462,11 +468,14 @@ TEST(GpuTrainStep, TwoStepsSftAndCusetMatchCpu) {
         cuset::Objective objective(o);
         StepLog cpu = run_steps(c10::Device(c10::kCPU), objective, cuset::Comm(), steps);
         StepLog dev = run_steps(dut(), objective, cuset::Comm(), steps);
+        double n_max = 0;
+        for (const auto& [name, w] : cpu.weights) n_max = std::max(n_max, static_cast<double>(w.numel()));
+        const double norm_rtol = 10 * std::sqrt(n_max) * std::ldexp(1.0, -24);
         for (size_t s = 0; s < steps.size(); ++s) {
             const auto &a = dev.results[s], &b = cpu.results[s];
             ASSERT_TRUE(a.applied && b.applied) << "step " << s;
-            EXPECT_NEAR(a.loss, b.loss, 1e-5 * std::abs(b.loss)) << "step " << s;
-            EXPECT_NEAR(a.grad_norm, b.grad_norm, 1e-4 * std::abs(b.grad_norm)) << "step " << s;
+            CUSET_EXPECT_NEAR(a.loss, b.loss, 1e-5 * std::abs(b.loss)) << "step " << s;
+            CUSET_EXPECT_NEAR(a.grad_norm, b.grad_norm, norm_rtol * std::abs(b.grad_norm)) << "step " << s;
             EXPECT_EQ(a.stats.n_kept, b.stats.n_kept) << "step " << s << ": a token's mask decision flipped";
             EXPECT_EQ(a.tokens, b.tokens);
             std::printf("[train step %s %zu] loss %.8f (CPU %.8f), grad norm %.6e (CPU %.6e), kept %lld\n",
@@ -476,7 +485,7 @@ TEST(GpuTrainStep, TwoStepsSftAndCusetMatchCpu) {
         ASSERT_EQ(dev.weights.size(), cpu.weights.size());
         for (size_t i = 0; i < cpu.weights.size(); ++i) {
             const double e = max_abs_diff(dev.weights[i].second, cpu.weights[i].second);
-            EXPECT_LE(e, 1e-5) << cpu.weights[i].first;
+            CUSET_EXPECT_WITHIN(e, 1e-5) << cpu.weights[i].first;
             worst = std::max(worst, e);
         }
         std::printf("[train step %s] max abs weight difference after 2 steps: %.2e\n", cuset::method_name(m), worst);
@@ -666,7 +675,7 @@ TEST(GpuScore, ProbabilitiesMatchCpu) {
             const double d = std::abs(static_cast<double>(a[i].prob[t]) - b[i].prob[t]);
             worst = std::max(worst, d);
             ++n;
-            EXPECT_LE(d, 1e-5) << a[i].id << " token " << t;
+            CUSET_EXPECT_WITHIN(d, 1e-5) << a[i].id << " token " << t;
         }
     }
     std::printf("[score] %lld probabilities, max abs difference device vs CPU %.2e\n", (long long)n, worst);
@@ -810,4 +819,36 @@ TEST(GpuMemory, StartupRefusesTrainingStateThatCannotFit) {
     EXPECT_TRUE(fs::exists(dir + "/big/train.log"));
     EXPECT_FALSE(fs::exists(dir + "/big/" + ckpt_name(1)));
     fs::remove_all(dir + "/model");  // ~19 GB of holes; nothing to keep
+}
+
+// The judge on a GPU (--judge gpu): the fixture tasks' references pass inside the containment
+// (device files bound, nothing else), and two attacks of the corpus (reading the reference output,
+// planting modules for the checker) do not. The containment of every sample is recorded.
+TEST(GpuJudge, ContainedReferencesPassAndAttacksFail) {
+    REQUIRE_GPU();
+    if (on_cpu_mode()) GTEST_SKIP() << "the judge's GPU stage needs a real device";
+    const std::string dir = scratch_dir("gpu-judge");
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    auto r = run_cuset("eval --reference --tasks " + tasks + " --judge gpu --out " + dir + "/refs --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(dir + "/refs/eval.json"));
+    EXPECT_EQ(j["judge"], "gpu");
+    EXPECT_EQ(j["overall"]["pass@1_passed"], 4) << j.dump(1);
+    EXPECT_NE(j["containment"].get<std::string>().find("namespaces"), std::string::npos);
+    // Two attacks as the samples of task 0 in a results file.
+    nlohmann::json rec = {{"id", 0}, {"task_name", "Vector_Add"}, {"prompt", ""}, {"run_id", "00000000"}};
+    int k = 1;
+    for (const char* name : {"read_reference", "plant_modules"}) {
+        std::string src = read_file(std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/attacks/" + name + ".cu");
+        for (size_t at = src.find("@KEY@"); at != std::string::npos; at = src.find("@KEY@")) src.replace(at, 5, dir);
+        rec["code" + std::to_string(k)] = src;
+        rec["response" + std::to_string(k)] = "```cuda\n" + src + "\n```";
+        ++k;
+    }
+    write_file(dir + "/attacks.jsonl", rec.dump() + "\n");
+    r = run_cuset("eval --results " + dir + "/attacks.jsonl --tasks " + tasks + " --judge gpu --out " + dir +
+                  "/attacks --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    j = nlohmann::json::parse(read_file(dir + "/attacks/eval.json"));
+    for (const auto& s : j["tasks"][0]["samples"]) EXPECT_NE(s["status"], "pass") << s.dump();
 }

@@ -10,6 +10,7 @@
 #include <c10/core/GradMode.h>
 
 #include "cuset/model/decode_attention.h"
+#include "tensor_check.h"
 
 namespace {
 
@@ -42,19 +43,33 @@ TEST(DecodeAttention, MatchesSdpaOnRepeatedKeysAndValues) {
         at::Tensor q = at::randn({c.b, c.h, c.t, c.e}, gen), k = at::randn({c.b, c.kh, c.len, c.e}, gen),
                    v = at::randn({c.b, c.kh, c.len, c.e}, gen);
         at::Tensor mask = some_mask(c, gen);
-        // fp32: sums of at most L (scores: E) products in fp32 against fp64; with |q|, |k|, |v| ~ 1 the
-        // outputs are within a few 1e-7 of the reference, 1e-5 leaves 10x margin.
+        // fp32 against fp64 (u = 2^-24), first-order worst cases: a score is a sum of E products,
+        // |ds| <= E u scale max sum_e |q_e k_e|, which moves each probability by at most 2 |ds|
+        // relative (its own score and the normaliser): 2 |ds| max|v| on the output; the output is
+        // a sum of L terms p v, (L + 1) u max|v| with its rounding. (About 1e-4 here; a wrong
+        // head, mask or scale is O(1).)
+        const int64_t g = c.h / c.kh;
+        const at::Tensor kd = k.to(at::kDouble).repeat_interleave(g, 1), vd = v.to(at::kDouble);
+        const double u32 = std::ldexp(1.0, -24), v_max = vd.abs().max().item<double>();
+        const double mag_s = (at::matmul(q.to(at::kDouble).abs(), kd.abs().transpose(2, 3)) * scale).max().item<double>();
+        const double bound32 = (2 * c.e * u32 * mag_s + (c.len + 1) * u32) * v_max;
         at::Tensor o = cuset::decode_attention(q, k, v, mask, scale);
         ASSERT_EQ(o.sizes(), q.sizes());
-        EXPECT_LE((o.to(at::kDouble) - reference(q, k, v, mask, scale)).abs().max().item<double>(), 1e-5)
+        CUSET_EXPECT_WITHIN(cuset::test::max_abs_diff(o, reference(q, k, v, mask, scale)), bound32)
             << c.h << "/" << c.kh << " heads, T " << c.t;
-        // bf16: the probabilities and the output are rounded to bf16 (relative 2^-9 each), so
-        // |err| <= 2 * 2^-9 * max|v| against fp64 on the same bf16 inputs; 1.25x margin.
+        // bf16 against fp64 on the same bf16 inputs. bf16 keeps 8 significant bits: one rounding
+        // is at most u = 2^-8 relative. On the CPU the raw scores q.k are rounded to bf16 (an
+        // absolute error u |s| after scaling), which moves each probability by at most
+        // 2 u max|s| relative (its own score and the normaliser); the probabilities are rounded
+        // (u), and so is the output (u |o| <= u max|v|); the fp32 accumulations add bound32's
+        // size. So |err| <= (2 max|s| + 2) u max|v|, first order, max|s| over the scaled scores.
         at::Tensor qb = q.to(at::kBFloat16), kb = k.to(at::kBFloat16), vb = v.to(at::kBFloat16);
         at::Tensor ob = cuset::decode_attention(qb, kb, vb, mask, scale);
         ASSERT_EQ(ob.scalar_type(), at::kBFloat16);
-        const double bound = 1.25 * 2.0 * std::ldexp(1.0, -9) * vb.abs().max().item<double>();
-        EXPECT_LE((ob.to(at::kDouble) - reference(qb, kb, vb, mask, scale)).abs().max().item<double>(), bound)
+        const at::Tensor sb = at::matmul(qb.to(at::kDouble), kb.to(at::kDouble).repeat_interleave(g, 1).transpose(2, 3));
+        const double s_max = (sb * scale).abs().max().item<double>();
+        const double bound = (2 * s_max + 2) * std::ldexp(1.0, -8) * vb.abs().max().item<double>() + bound32;
+        CUSET_EXPECT_WITHIN(cuset::test::max_abs_diff(ob, reference(qb, kb, vb, mask, scale)), bound)
             << c.h << "/" << c.kh << " heads, T " << c.t << " (bf16)";
     }
 }

@@ -14,6 +14,7 @@
 #include "cuset/model/kv_cache.h"
 #include "cuset/model/model.h"
 #include "cuset/model/safetensors_torch.h"
+#include "tensor_check.h"
 #include "test_util.h"
 
 namespace {
@@ -25,10 +26,8 @@ std::vector<std::string> golden_cases() { return cuset::test::lines_of(kGolden +
 // fp32: the cached path attends over the same keys through another mask shape and SDPA call, so
 // only summation order differs: |err| <= 1e-4 + 1e-5 |ref| on logits of magnitude <= ~20 (the
 // model parity tolerance); a misaligned causal mask or a wrong position moves logits by 1e-2+.
-double worst_ratio(const at::Tensor& ours, const at::Tensor& ref, const at::Tensor& keep) {
-    at::Tensor a = ours.to(at::kDouble), b = ref.to(at::kDouble);
-    at::Tensor err = (a - b).abs() * keep.to(at::kDouble);
-    return (err / (1e-4 + 1e-5 * b.abs())).max().item<double>();
+cuset::test::Closeness close_to(const at::Tensor& ours, const at::Tensor& ref, const at::Tensor& keep) {
+    return cuset::test::closeness(ours, ref, /*rtol=*/1e-5, /*atol=*/1e-4, keep);
 }
 
 }  // namespace
@@ -52,13 +51,13 @@ TEST(KvCache, PrefillAndDecodeStepsEqualTheFullForward) {
         at::Tensor first = model->logits(model->forward(ids.narrow(1, 0, prefill), mask.narrow(1, 0, prefill),
                                                         pos.narrow(1, 0, prefill), {}, &cache));
         EXPECT_EQ(cache.length, prefill);
-        EXPECT_LE(worst_ratio(first, full.narrow(1, 0, prefill), mask.narrow(1, 0, prefill).unsqueeze(-1)), 1.0)
-            << "prefill";
+        const auto pre = close_to(first, full.narrow(1, 0, prefill), mask.narrow(1, 0, prefill).unsqueeze(-1));
+        CUSET_EXPECT_WITHIN(pre.err, pre.bound) << "prefill";
         for (int64_t i = prefill; i < t; ++i) {
             at::Tensor step = model->logits(model->forward(ids.narrow(1, i, 1), mask.narrow(1, i, 1),
                                                            pos.narrow(1, i, 1), {}, &cache));  // [B, 1, V]
-            EXPECT_LE(worst_ratio(step, full.narrow(1, i, 1), mask.narrow(1, i, 1).unsqueeze(-1)), 1.0)
-                << "decode step at position " << i;
+            const auto dec = close_to(step, full.narrow(1, i, 1), mask.narrow(1, i, 1).unsqueeze(-1));
+            CUSET_EXPECT_WITHIN(dec.err, dec.bound) << "decode step at position " << i;
         }
         EXPECT_EQ(cache.length, t);
     }
@@ -85,9 +84,8 @@ TEST(KvCache, RowsLeavingTheBatchDoNotChangeTheOthers) {
         at::Tensor step = model->logits(model->forward(ids.index_select(0, r).narrow(1, i, 1),
                                                        mask.index_select(0, r).narrow(1, i, 1),
                                                        pos.index_select(0, r).narrow(1, i, 1), {}, &cache));
-        EXPECT_LE(worst_ratio(step, full.index_select(0, r).narrow(1, i, 1),
-                              mask.index_select(0, r).narrow(1, i, 1).unsqueeze(-1)),
-                  1.0)
-            << "position " << i;
+        const auto c = close_to(step, full.index_select(0, r).narrow(1, i, 1),
+                                mask.index_select(0, r).narrow(1, i, 1).unsqueeze(-1));
+        CUSET_EXPECT_WITHIN(c.err, c.bound) << "position " << i;
     }
 }

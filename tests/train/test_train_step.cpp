@@ -17,6 +17,9 @@
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/train/optim.h"
 #include "cuset/train/train_step.h"
+#include "tensor_check.h"
+
+using cuset::test::max_abs_diff;
 
 namespace {
 
@@ -55,7 +58,7 @@ TrainedModel make_run() {
     cuset::AdamWOptions o;
     o.beta1 = 0.9;
     o.beta2 = 0.95;
-    o.eps = 1e-6;  // as the reference (see the tolerance note below)
+    o.eps = 1e-3;  // as the reference (see the tolerance note below)
     o.weight_decay = 0.1;
     r.optim = std::make_unique<cuset::AdamW>(std::move(ps), o);
     return r;
@@ -70,12 +73,18 @@ cuset::Objective sft() {
 
 }  // namespace
 
-// fp32 on both sides; the two differ in summation order (chunked logits, fused backward), which
-// moves a loss by ~1e-7 relative and a gradient element by ~1e-9 absolute. AdamW divides by
-// sqrt(v) + eps: with eps 1e-8 an element whose gradient is itself ~1e-8 turns that 1e-9 into
-// ~10% of its update (seen: 8e-5 after four steps), so both sides use eps 1e-6, which keeps the
-// update of such elements linear in the gradient. Then: 2e-6 relative on losses, 1e-5 absolute
-// on weights after four steps of lr 1e-3.
+// fp32 on both sides (u = 2^-24); the two differ in summation order (chunked logits, fused
+// backward, SDPA against eager attention). A loss is a mean of per-token NLLs lse - z_y
+// (|l| ~ ln 4096 ~ 8): per side a logit's length-D dot product (D = 256: D u relative to
+// |z| <~ 1) and the log-softmax ((ln V + log2 V) u) move a token's NLL by ~280 u, 2e-6 of the
+// loss, so 2 sides 4e-6 (seen: 1e-7 relative). AdamW divides by sqrt(v) + eps, so an absolute
+// gradient error dg (the ~50 u relative rounding of the gradient's terms, |g| <~ 0.1 after
+// clipping at 1: dg <~ 3e-7) moves an update by up to (lr / eps) dg: with eps 1e-8 an element
+// whose gradient is itself ~1e-8 turns its rounding into a sizeable share of its update (seen:
+// 8e-5 after four steps), and with eps 1e-6 still into 5e-6. Both sides use eps 1e-3, which keeps
+// every update smooth in the gradient: lr / eps = 1, four steps x 3e-7 ~ 1e-6; 1e-5 absolute on
+// the weights. A regression in the step (a normalisation, a clipping or weight-decay group)
+// moves a loss by 1e-3 relative or a weight by ~lr.
 TEST(TrainStep, SftStepsEqualTransformersAndTorchAdamW) {
     std::map<std::string, at::Tensor> g = cuset::safetensors_load(golden_file(), c10::Device(c10::kCPU));
     TrainedModel run = make_run();
@@ -95,7 +104,7 @@ TEST(TrainStep, SftStepsEqualTransformersAndTorchAdamW) {
         cuset::TrainStepResult r = cuset::train_step(run.model, objective, *run.optim, cuset::Comm(), micro, so);
         ASSERT_TRUE(r.applied) << "step " << s;
         const double want = want_loss[s].item<double>();
-        EXPECT_NEAR(r.loss, want, 2e-6 * std::abs(want)) << "step " << s;
+        CUSET_EXPECT_NEAR(r.loss, want, 4e-6 * std::abs(want)) << "step " << s;
         EXPECT_GT(r.grad_norm, 0.0);
     }
     int64_t n_checked = 0;
@@ -103,8 +112,8 @@ TEST(TrainStep, SftStepsEqualTransformersAndTorchAdamW) {
     for (const auto& [name, p] : run.model->trainable_parameters()) {
         auto it = g.find("w." + name);
         ASSERT_NE(it, g.end()) << name << " is missing from the reference";
-        double err = (p.detach() - it->second).abs().max().item<double>();
-        EXPECT_LE(err, 1e-5) << name;
+        double err = max_abs_diff(p.detach(), it->second);
+        CUSET_EXPECT_WITHIN(err, 1e-5) << name;
         worst = std::max(worst, err);
         ++n_checked;
     }
@@ -115,7 +124,8 @@ TEST(TrainStep, SftStepsEqualTransformersAndTorchAdamW) {
 
 // Split invariance through the step the trainer calls: the same four rows as 4 micro-batches of
 // 1, 2 of 2 or 1 of 4 give the same loss and the same updated weights, for every method (fp32:
-// summation order only; losses 1e-6 relative, weights 2e-6 absolute after one step of lr 1e-3).
+// summation order only; the bounds of SftStepsEqualTransformersAndTorchAdamW for one step: losses
+// 4e-6 relative, weights (lr / eps) dg = 3e-7 after one step of lr 1e-3, 2e-6 absolute).
 namespace {
 
 struct RowData {
@@ -196,15 +206,17 @@ TEST(TrainStep, MicroBatchSplitDoesNotChangeTheStep) {
                 EXPECT_GT(r.stats.kl_mean(), 0.0);
             }
             if (opts.method == cuset::Method::kRho1) {
+                // ceil(0.6 n) of the step's n scored tokens are kept (ties aside): 0.6 up to the
+                // granularity 1/n of a count, not a rounding bound (not measured).
                 EXPECT_NEAR(r.stats.kept_fraction(), 0.6, 0.02);
             }
             losses.push_back(r.loss);
             weights.push_back(run.model->trainable_parameters());
         }
         for (size_t k = 1; k < losses.size(); ++k) {
-            EXPECT_NEAR(losses[k], losses[0], 1e-6 * std::abs(losses[0])) << "split " << k;
+            CUSET_EXPECT_NEAR(losses[k], losses[0], 4e-6 * std::abs(losses[0])) << "split " << k;
             for (size_t i = 0; i < weights[0].size(); ++i)
-                EXPECT_LE((weights[k][i].second - weights[0][i].second).abs().max().item<double>(), 2e-6)
+                CUSET_EXPECT_WITHIN(max_abs_diff(weights[k][i].second, weights[0][i].second), 2e-6)
                     << weights[0][i].first << ", split " << k;
         }
     }

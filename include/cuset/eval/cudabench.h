@@ -77,7 +77,7 @@ std::string result_record_line(const ResultRecord& r);
 void write_results(const std::string& path, const std::vector<ResultRecord>& records);
 // Reads a results file (CUDABench's own, or ours): code<i>/response<i> for i = 1, 2, ... while
 // code<i> is present, plus a single unnumbered "code" as sample 1 when there is no code1.
-// Errors name "<file>:<line>".
+// One line per task: an id on a second line is an error. Errors name "<file>:<line>".
 std::vector<ResultRecord> load_results(const std::string& path);
 
 // Python's json.dumps(value, ensure_ascii=False) of a string (with its quotes).

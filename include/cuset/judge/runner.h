@@ -44,7 +44,7 @@ enum class Status {
     kNoVerdict,       // compare.py exited 0 without a last line "T" or "F"
     kMismatch,        // compare.py's verdict "F"
     kPass,            // functional (or, without gen.py, the program exited 0)
-    kUnjudged,        // emulate: the emulator could not build or run the program
+    kUnjudged,        // emulate: the emulator could not build the program, or its run did not finish in time
 };
 const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
 // Statuses that judged nothing about the program (left out of the rates, counted apart).

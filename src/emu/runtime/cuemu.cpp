@@ -3,6 +3,7 @@
 #include "cuemu.h"
 #include <vector>
 #include <algorithm>
+#include <sys/mman.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #define CUEMU_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
@@ -60,9 +61,19 @@ struct Fiber {
     bool plain = false;
 };
 
+uint3 cur_tid, cur_bid;
+dim3 cur_bdim, cur_gdim;
 static Fiber* cur = nullptr;
 static void* sched_sp = nullptr;
-static dim3 g_grid, g_block;
+static dim3& g_grid = cur_gdim;
+static dim3& g_block = cur_bdim;
+// Makes f the running thread: what threadIdx and blockIdx read.
+static inline void enter(Fiber* f)
+{
+    cur = f;
+    cur_tid = f->tid;
+    cur_bid = f->blk->idx;
+}
 static std::function<void()>* g_fn = nullptr;
 static unsigned long long progress = 0;
 static bool used_sync = false;
@@ -94,10 +105,6 @@ static Fiber* need_fiber(const char* what)
     return cur;
 }
 
-uint3 tidx() { if (!cur) fail("threadIdx outside a kernel"); return cur->tid; }
-uint3 bidx() { if (!cur) fail("blockIdx outside a kernel"); return cur->blk->idx; }
-dim3 bdim() { return g_block; }
-dim3 gdim() { return g_grid; }
 int linear_tid() { return cur->linear; }
 int lane_id() { return cur->linear & 31; }
 int block_threads() { return (int)(g_block.x * g_block.y * g_block.z); }
@@ -306,7 +313,7 @@ static void run_fibers_chaos(std::vector<Fiber>& fs)
         const size_t pick = next_random() % live.size();
         Fiber& f = fs[live[pick]];
         const unsigned long long before = progress;
-        cur = &f;
+        enter(&f);
         cuemu_switch(&sched_sp, f.sp);
         cur = nullptr;
         if (f.done) { live[pick] = live.back(); live.pop_back(); }
@@ -314,7 +321,7 @@ static void run_fibers_chaos(std::vector<Fiber>& fs)
         if (idle_steps > 64 * live.size() + 64) {
             // Possibly a deadlock: give every live thread one more turn before deciding.
             const unsigned long long mark = progress;
-            for (size_t i : live) { cur = &fs[i]; cuemu_switch(&sched_sp, fs[i].sp); cur = nullptr; }
+            for (size_t i : live) { enter(&fs[i]); cuemu_switch(&sched_sp, fs[i].sp); cur = nullptr; }
             if (progress == mark) fail("deadlock: every remaining thread waits at a barrier that cannot complete");
             for (size_t k = 0; k < live.size();)
                 if (fs[live[k]].done) { live[k] = live.back(); live.pop_back(); } else ++k;
@@ -330,7 +337,7 @@ static void run_fibers_lag(std::vector<Fiber>& fs)
     auto round = [&](bool laggards) {
         for (Fiber& f : fs) {
             if (f.done || ((f.linear >> 5) == slow) != laggards) continue;
-            cur = &f;
+            enter(&f);
             cuemu_switch(&sched_sp, f.sp);
         }
         cur = nullptr;
@@ -357,7 +364,7 @@ static void run_fibers(std::vector<Fiber>& fs)
         for (size_t o : order) {
             Fiber& f = fs[o];
             if (f.done) continue;
-            cur = &f;
+            enter(&f);
             cuemu_switch(&sched_sp, f.sp);
             if (f.done) --remaining;
         }
@@ -441,7 +448,7 @@ void Launch::go(std::function<void()> fn)
             for (size_t t : thread_order) {
                 f.tid = thread_coords((int)t);
                 f.linear = t;
-                cur = &f;
+                enter(&f);
                 fn();
             }
             cur = nullptr;
@@ -484,9 +491,19 @@ static void after_d2h(void* dst, size_t n)
     fprintf(stderr, "cuemu: perturbed byte %zu of a %zu-byte copy\n", off, n);
 }
 extern "C" {
+// Device buffers of 2 MiB and more sit on transparent huge pages where the kernel offers them:
+// a GPU's strided (column) accesses would otherwise miss the TLB on every element.
+static void* device_alloc(size_t n)
+{
+    const size_t huge = 2u << 20;
+    if (n < huge) return malloc(n ? n : 1);
+    void* p = aligned_alloc(huge, (n + huge - 1) / huge * huge);
+    if (p) madvise(p, (n + huge - 1) / huge * huge, MADV_HUGEPAGE);
+    return p;
+}
 cudaError_t cudaMalloc(void** p, size_t n)
 {
-    *p = malloc(n ? n : 1);
+    *p = device_alloc(n);
     if (!*p) return cudaErrorMemoryAllocation;
     memset(*p, 0xFF, n);  // device memory is not zeroed: make forgotten initialisation visible
     return cudaSuccess;
@@ -572,4 +589,225 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f,
 {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, bs, sm, 0);
 }
+}
+
+// ------------------------------------------------------------------ arrays and texture objects
+// A CUDA array: rows of w elements of the channel format's size, h rows (1 for a 1D array).
+struct cudaArray {
+    cudaChannelFormatDesc desc;
+    size_t w = 0, h = 1, elem = 0;
+    std::vector<unsigned char> data;
+};
+namespace cuemu {
+struct Texture {
+    const unsigned char* base = nullptr;
+    size_t w = 0, h = 1, pitch = 0, elem = 0;
+    cudaChannelFormatDesc desc;
+    cudaTextureDesc td;
+};
+static size_t format_bytes(const cudaChannelFormatDesc& d) { return (size_t)(d.x + d.y + d.z + d.w) / 8; }
+
+static float half_bits_to_float(unsigned short h)
+{
+    const unsigned sign = (h >> 15) & 1u, ex = (h >> 10) & 31u, man = h & 1023u;
+    float v;
+    if (ex == 0) v = std::ldexp((float)man, -24);
+    else if (ex == 31) v = man ? NAN : INFINITY;
+    else v = std::ldexp((float)(man | 1024u), (int)ex - 25);
+    return sign ? -v : v;
+}
+
+// Channel c of the texel at p as a float: float formats as they are, integers as values or,
+// normalised, in [0, 1] (unsigned) or [-1, 1] (signed).
+static float channel_value(const Texture& t, const unsigned char* p, int c, bool normalise)
+{
+    const int bits[4] = {t.desc.x, t.desc.y, t.desc.z, t.desc.w};
+    size_t off = 0;
+    for (int k = 0; k < c; ++k) off += (size_t)bits[k] / 8;
+    p += off;
+    const int b = bits[c];
+    if (t.desc.f == cudaChannelFormatKindFloat) {
+        if (b == 32) { float f; memcpy(&f, p, 4); return f; }
+        if (b == 16) { unsigned short h; memcpy(&h, p, 2); return half_bits_to_float(h); }
+        fail("texture: unsupported float channel width");
+    }
+    const bool sign = t.desc.f == cudaChannelFormatKindSigned;
+    double v;
+    if (b == 8) v = sign ? (double)*(const int8_t*)p : (double)*p;
+    else if (b == 16) { uint16_t u; memcpy(&u, p, 2); v = sign ? (double)(int16_t)u : (double)u; }
+    else if (b == 32) { uint32_t u; memcpy(&u, p, 4); v = sign ? (double)(int32_t)u : (double)u; }
+    else fail("texture: unsupported channel width");
+    if (!normalise) return (float)v;
+    const double top = sign ? std::ldexp(1.0, b - 1) - 1 : std::ldexp(1.0, b) - 1;
+    return (float)std::max(-1.0, v / top);
+}
+
+// Texel index i along an axis of n texels under address mode m; -1 = outside (border).
+static long long address(long long i, long long n, cudaTextureAddressMode m)
+{
+    if (i >= 0 && i < n) return i;
+    switch (m) {
+    case cudaAddressModeWrap: { long long r = i % n; return r < 0 ? r + n : r; }
+    case cudaAddressModeMirror: {
+        long long r = i % (2 * n);
+        if (r < 0) r += 2 * n;
+        return r < n ? r : 2 * n - 1 - r;
+    }
+    case cudaAddressModeBorder: return -1;
+    default: return i < 0 ? 0 : n - 1;
+    }
+}
+
+static const unsigned char* texel(const Texture& t, long long ix, long long iy)
+{
+    return t.base + (size_t)iy * t.pitch + (size_t)ix * t.elem;
+}
+
+void tex_sample(cudaTextureObject_t obj, int dims, bool fetch, double x, double y, void* out, size_t n)
+{
+    const Texture* t = reinterpret_cast<const Texture*>(obj);
+    if (!t) fail("texture fetch from texture object 0");
+    const int channels = (t->desc.x > 0) + (t->desc.y > 0) + (t->desc.z > 0) + (t->desc.w > 0);
+    if (fetch) {
+        long long i = (long long)x;
+        if (i < 0 || (size_t)i >= t->w * t->h) { memset(out, 0, n); return; }
+        const bool norm = t->td.readMode == cudaReadModeNormalizedFloat && t->desc.f != cudaChannelFormatKindFloat;
+        if (!norm) { memcpy(out, t->base + (size_t)i * t->elem, std::min(n, t->elem)); return; }
+        float f[4] = {0, 0, 0, 0};
+        for (int c = 0; c < channels; ++c) f[c] = channel_value(*t, t->base + (size_t)i * t->elem, c, true);
+        memcpy(out, f, std::min(n, sizeof(f)));
+        return;
+    }
+    const long long w = (long long)t->w, h = dims == 2 ? (long long)t->h : 1;
+    double u = x, v = dims == 2 ? y : 0.0;
+    if (t->td.normalizedCoords) { u *= (double)w; v *= (double)h; }
+    const bool linear = t->td.filterMode == cudaFilterModeLinear;
+    const bool norm = t->td.readMode == cudaReadModeNormalizedFloat && t->desc.f != cudaChannelFormatKindFloat;
+    if (!linear && !norm) {
+        long long ix = address((long long)std::floor(u), w, t->td.addressMode[0]);
+        long long iy = dims == 2 ? address((long long)std::floor(v), h, t->td.addressMode[1]) : 0;
+        if (ix < 0 || iy < 0) { memset(out, 0, n); return; }
+        memcpy(out, texel(*t, ix, iy), std::min(n, t->elem));
+        return;
+    }
+    // Float result: the (bi)linear blend of the neighbouring texels (weights from u - 0.5), or
+    // the nearest texel's converted channels.
+    float acc[4] = {0, 0, 0, 0};
+    auto add = [&](long long ix, long long iy, double wgt) {
+        ix = address(ix, w, t->td.addressMode[0]);
+        iy = dims == 2 ? address(iy, h, t->td.addressMode[1]) : 0;
+        for (int c = 0; c < channels; ++c) {
+            float val = (ix < 0 || iy < 0) ? t->td.borderColor[c] : channel_value(*t, texel(*t, ix, iy), c, norm);
+            acc[c] += (float)(wgt * val);
+        }
+    };
+    if (!linear) {
+        add((long long)std::floor(u), (long long)std::floor(v), 1.0);
+    } else {
+        const double fu = u - 0.5, fv = v - 0.5;
+        const long long i0 = (long long)std::floor(fu), j0 = (long long)std::floor(fv);
+        const double a = fu - (double)i0, b = fv - (double)j0;
+        if (dims == 1) {
+            add(i0, 0, 1 - a);
+            add(i0 + 1, 0, a);
+        } else {
+            add(i0, j0, (1 - a) * (1 - b));
+            add(i0 + 1, j0, a * (1 - b));
+            add(i0, j0 + 1, (1 - a) * b);
+            add(i0 + 1, j0 + 1, a * b);
+        }
+    }
+    memcpy(out, acc, std::min(n, sizeof(acc)));
+}
+}  // namespace cuemu
+
+extern "C" {
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
+{
+    cudaChannelFormatDesc d;
+    d.x = x; d.y = y; d.z = z; d.w = w; d.f = f;
+    return d;
+}
+cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc, size_t width, size_t height, unsigned int)
+{
+    if (!array || !desc || width == 0 || format_bytes(*desc) == 0) return cudaErrorInvalidValue;
+    cudaArray* a = new cudaArray;
+    a->desc = *desc;
+    a->w = width;
+    a->h = height ? height : 1;
+    a->elem = format_bytes(*desc);
+    a->data.assign(a->w * a->h * a->elem, 0xFF);  // not zeroed, as device memory
+    *array = a;
+    return cudaSuccess;
+}
+cudaError_t cudaFreeArray(cudaArray_t array) { delete array; return cudaSuccess; }
+cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc* desc, cudaArray_const_t array)
+{
+    *desc = array->desc;
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind)
+{
+    const size_t row = dst->w * dst->elem;
+    if (wOffset + width > row || hOffset + height > dst->h || (height > 1 && spitch < width)) return cudaErrorInvalidValue;
+    for (size_t r = 0; r < height; ++r) memcpy(dst->data.data() + (hOffset + r) * row + wOffset, (const char*)src + r * spitch, width);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, enum cudaMemcpyKind)
+{
+    const size_t off = hOffset * dst->w * dst->elem + wOffset;
+    if (off + count > dst->data.size()) return cudaErrorInvalidValue;
+    memcpy(dst->data.data() + off, src, count);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind k)
+{
+    const size_t row = src->w * src->elem;
+    if (wOffset + width > row || hOffset + height > src->h || (height > 1 && dpitch < width)) return cudaErrorInvalidValue;
+    for (size_t r = 0; r < height; ++r) memcpy((char*)dst + r * dpitch, src->data.data() + (hOffset + r) * row + wOffset, width);
+    if (k == cudaMemcpyDeviceToHost && height) after_d2h(dst, dpitch * (height - 1) + width);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind k)
+{
+    const size_t off = hOffset * src->w * src->elem + wOffset;
+    if (off + count > src->data.size()) return cudaErrorInvalidValue;
+    memcpy(dst, src->data.data() + off, count);
+    if (k == cudaMemcpyDeviceToHost) after_d2h(dst, count);
+    return cudaSuccess;
+}
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t* obj, const struct cudaResourceDesc* res, const struct cudaTextureDesc* td, const struct cudaResourceViewDesc*)
+{
+    if (!obj || !res || !td) return cudaErrorInvalidValue;
+    Texture* t = new Texture;
+    t->td = *td;
+    switch (res->resType) {
+    case cudaResourceTypeArray: {
+        cudaArray* a = res->res.array.array;
+        if (!a) { delete t; return cudaErrorInvalidValue; }
+        t->base = a->data.data(); t->desc = a->desc; t->w = a->w; t->h = a->h; t->elem = a->elem; t->pitch = a->w * a->elem;
+        break;
+    }
+    case cudaResourceTypeLinear:
+        t->desc = res->res.linear.desc;
+        t->elem = format_bytes(t->desc);
+        if (!t->elem) { delete t; return cudaErrorInvalidValue; }
+        t->base = (const unsigned char*)res->res.linear.devPtr;
+        t->w = res->res.linear.sizeInBytes / t->elem; t->h = 1; t->pitch = res->res.linear.sizeInBytes;
+        break;
+    case cudaResourceTypePitch2D:
+        t->desc = res->res.pitch2D.desc;
+        t->elem = format_bytes(t->desc);
+        if (!t->elem) { delete t; return cudaErrorInvalidValue; }
+        t->base = (const unsigned char*)res->res.pitch2D.devPtr;
+        t->w = res->res.pitch2D.width; t->h = res->res.pitch2D.height; t->pitch = res->res.pitch2D.pitchInBytes;
+        break;
+    default:
+        delete t;
+        return cudaErrorInvalidValue;
+    }
+    *obj = (cudaTextureObject_t)t;
+    return cudaSuccess;
+}
+cudaError_t cudaDestroyTextureObject(cudaTextureObject_t obj) { delete (Texture*)obj; return cudaSuccess; }
 }

@@ -10,6 +10,9 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+// Declares threadIdx & co. as variables: included before they become the macros below, so that a
+// program's own #include <device_launch_parameters.h> is a no-op.
+#include <device_launch_parameters.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,10 +32,14 @@
 #define warpSize 32
 
 namespace cuemu {
-uint3 tidx();
-uint3 bidx();
-dim3 bdim();
-dim3 gdim();
+// The running CUDA thread's threadIdx and blockIdx and the launch's blockDim and gridDim, set by the
+// scheduler before it resumes a thread (stale outside a kernel, where nvcc rejects them anyway).
+extern uint3 cur_tid, cur_bid;
+extern dim3 cur_bdim, cur_gdim;
+inline const uint3& tidx() { return cur_tid; }
+inline const uint3& bidx() { return cur_bid; }
+inline const dim3& bdim() { return cur_bdim; }
+inline const dim3& gdim() { return cur_gdim; }
 void syncthreads();
 int sync_reduce(int pred, int kind);  // 0 count, 1 and, 2 or
 void syncwarp(unsigned mask);
@@ -98,6 +105,20 @@ inline int __syncthreads_and(int p) { return cuemu::sync_reduce(p, 1); }
 inline int __syncthreads_or(int p) { return cuemu::sync_reduce(p, 2); }
 inline void __threadfence() {}
 inline void __threadfence_block() {}
+
+// ---- texture objects (cudaCreateTextureObject over a cudaArray, linear or pitched memory)
+namespace cuemu {
+// Samples texture object t at x (dims 1) or (x, y) (dims 2) with its filter, address modes,
+// normalised coordinates and read mode; `fetch`: tex1Dfetch's integer index (no filtering, 0 out
+// of range). Writes n bytes to out: the texel's bytes for element reads with point filtering,
+// else its channels converted to float (cudaReadModeNormalizedFloat, linear filtering).
+void tex_sample(cudaTextureObject_t t, int dims, bool fetch, double x, double y, void* out, size_t n);
+}
+template <class T> inline T tex1Dfetch(cudaTextureObject_t t, int i) { T v{}; cuemu::tex_sample(t, 1, true, i, 0, &v, sizeof(T)); return v; }
+template <class T> inline T tex1D(cudaTextureObject_t t, float x) { T v{}; cuemu::tex_sample(t, 1, false, x, 0, &v, sizeof(T)); return v; }
+template <class T> inline T tex2D(cudaTextureObject_t t, float x, float y) { T v{}; cuemu::tex_sample(t, 2, false, x, y, &v, sizeof(T)); return v; }
+template <class T> inline void tex1Dfetch(T* r, cudaTextureObject_t t, int i) { *r = tex1Dfetch<T>(t, i); }
+template <class T> inline void tex2D(T* r, cudaTextureObject_t t, float x, float y) { *r = tex2D<T>(t, x, y); }
 
 // ---- atomics (fibers are cooperative, so plain read-modify-write is atomic)
 template <class T, class U> inline T atomicAdd(T* p, U v) { T o = *p; *p = (T)(o + (T)v); return o; }

@@ -36,6 +36,9 @@ struct grid_group {
 };
 inline grid_group this_grid() { return grid_group{}; }
 
+// cg::sync(group): the group's barrier.
+template <class Group> inline void sync(const Group& g) { g.sync(); }
+
 template <class T> struct plus { T operator()(T a, T b) const { return a + b; } };
 template <class T> struct less { T operator()(T a, T b) const { return a < b ? a : b; } };
 template <class T> struct greater { T operator()(T a, T b) const { return a < b ? b : a; } };
