@@ -147,7 +147,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
     } else {
         // Generation: CUDABench's two messages per task, K samples each.
         std::string prompts = (fs::path(out) / "prompts.jsonl").string();
-        std::string text;
+        std::string prompt_lines;
         std::map<std::string, std::string> user_of;
         for (const Task& t : tasks) {
             std::string user = build_user_prompt(t, req.level, cfg.eval.gpu_name);
@@ -156,9 +156,9 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
             j["id"] = t.id_text;
             j["system"] = system_prompt();
             j["prompt"] = user;
-            text += j.dump() + "\n";
+            prompt_lines += j.dump() + "\n";
         }
-        atomic_write(prompts, text, "prompts file");
+        atomic_write(prompts, prompt_lines, "prompts file");
         Config gcfg = cfg;
         gcfg.generate.n = req.samples;
         GenerateRequest g;
