@@ -306,6 +306,7 @@ gid_t sandbox_host_gid() { return ::getuid() == 0 ? 65534 : ::getgid(); }
 struct Sandbox::Impl {
     std::vector<Op> base;             // the system part, the same for every stage
     std::set<std::string> dirs_made;  // inside paths of folders the base creates
+    std::set<std::string> links_made;  // inside paths of the links link_through() makes
     std::vector<std::string> env;     // the environment every command starts from
     std::vector<std::string> bound;   // inside paths bound from the host (to skip nested binds)
 
@@ -333,10 +334,29 @@ struct Sandbox::Impl {
     }
     void bind_dir(const std::string& host, bool devices = false) {
         const std::string real = real_path(host);
-        if (real.empty() || covered(real)) return;
-        dir_chain(real);
-        base.push_back({Op::kBind, kNewRoot + real, kOldRoot + real, true, devices, false, "bind-mounting a system folder"});
-        bound.push_back(real);
+        if (real.empty()) return;
+        if (!covered(real)) {
+            dir_chain(real);
+            base.push_back({Op::kBind, kNewRoot + real, kOldRoot + real, true, devices, false, "bind-mounting a system folder"});
+            bound.push_back(real);
+        }
+        link_through(host);
+    }
+    // A folder is bound at its resolved path; when the path it was named by goes through a symbolic
+    // link (a project's .venv that links to an environment elsewhere), the first link on that path
+    // is made inside too, pointing at its resolved target, so the path as named works as well.
+    void link_through(const std::string& host) {
+        std::string acc;
+        for (const fs::path& part : fs::path(host).relative_path()) {
+            acc += "/" + part.string();
+            std::error_code ec;
+            if (!fs::is_symlink(acc, ec)) continue;
+            const std::string target = real_path(acc);
+            if (target.empty() || covered(acc) || dirs_made.count(acc) || !links_made.insert(acc).second) return;
+            dir_chain(fs::path(acc).parent_path().string());
+            base.push_back({Op::kSymlink, kNewRoot + acc, target, true, false, false, "symlink"});
+            return;
+        }
     }
     void bind_file(const std::string& host, bool devices = false) {
         const std::string real = real_path(host);

@@ -64,6 +64,26 @@ int count_host_processes(const std::string& marker) {
 
 }  // namespace
 
+// A read-only folder named through a symbolic link (a project's .venv linking to an environment
+// elsewhere) is reachable inside by the path it was named by, not only by its resolved path.
+TEST(Sandbox, AFolderNamedThroughALinkIsSeenByThatName) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-link");
+    fs::create_directories(dir + "/env/bin");
+    fs::create_directories(dir + "/project");
+    write_file(dir + "/env/bin/tool.txt", "tool\n");
+    fs::create_directory_symlink(dir + "/env", dir + "/project/.venv");
+    fs::create_directories(dir + "/work");
+    SandboxOptions o = small_limits();
+    o.read_only.push_back(dir + "/project/.venv/bin");
+    Sandbox sb(o);
+    ProcessResult r = run_in(sb, dir + "/work",
+                             "cat " + dir + "/project/.venv/bin/tool.txt; cat " + dir + "/env/bin/tool.txt; "
+                             "(echo x > " + dir + "/env/bin/planted) 2>/dev/null || echo read-only");
+    EXPECT_EQ(r.out, "tool\ntool\nread-only\n") << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/env/bin/planted"));
+}
+
 TEST(Sandbox, ShowsOnlyTheWorkFolderWritableAndTheHostAbsentOrReadOnly) {
     require_sandbox();
     const std::string dir = scratch_dir("sandbox-fs");
