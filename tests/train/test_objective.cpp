@@ -728,7 +728,17 @@ TEST(ObjectiveChunks, Bfloat16ModelGivesFloat32Loss) {
     expect_close(lb, lf, 0.0, 2 * z_cap * ub + r.dl, "bf16 nll");
     CUSET_EXPECT_ELEMENTWISE(hb.grad(), hf.grad(), 2 * z_cap * ub * r.gh_p + ub * r.gh_terms + ub * r.gh_ref.abs() + r.gh,
                              "bf16 grad hidden");
-    CUSET_EXPECT_ELEMENTWISE(wb.grad(), wf.grad(), 2 * z_cap * ub * r.gw_p + ub * r.gw_terms + ub * r.gw_ref.abs() + r.gw,
+    // The weight's gradient is the fp32 sum of the chunks' parts (3 chunks of 8 tokens), each
+    // rounded to bf16 first (u |g_c|), then the sum once more (u |g|): the parts' roundings are
+    // relative to the parts, which may cancel, not to their sum.
+    at::Tensor parts_abs = at::zeros_like(wf);  // [V, D] sum over chunks c of |g_c|, fp32 parts
+    for (int64_t a = 0; a < N; a += 8) {
+        at::Tensor wc = wf.detach().clone().requires_grad_();
+        cuset::token_nll(hf.detach().narrow(0, a, 8), wc, y.narrow(0, a, 8), 0).sum().backward();
+        parts_abs += wc.grad().abs();
+    }
+    CUSET_EXPECT_ELEMENTWISE(wb.grad(), wf.grad(),
+                             2 * z_cap * ub * r.gw_p + ub * r.gw_terms + ub * (r.gw_ref.abs() + parts_abs) + r.gw,
                              "bf16 grad weight");
 }
 
