@@ -730,7 +730,9 @@ TEST(ObjectiveChunks, Bfloat16ModelGivesFloat32Loss) {
                              "bf16 grad hidden");
     // The weight's gradient is the fp32 sum of the chunks' parts (3 chunks of 8 tokens), each
     // rounded to bf16 first (u |g_c|), then the sum once more (u |g|): the parts' roundings are
-    // relative to the parts, which may cancel, not to their sum.
+    // relative to the parts, which may cancel, not to their sum. A part is a bf16 product over the
+    // chunk's 8 tokens, and the CPU's bf16 matrix product need not accumulate in fp32 (it does
+    // only where oneDNN's bf16 kernels run): a length-8 sum then errs by up to 8 u sum |terms|.
     at::Tensor parts_abs = at::zeros_like(wf);  // [V, D] sum over chunks c of |g_c|, fp32 parts
     for (int64_t a = 0; a < N; a += 8) {
         at::Tensor wc = wf.detach().clone().requires_grad_();
@@ -738,7 +740,7 @@ TEST(ObjectiveChunks, Bfloat16ModelGivesFloat32Loss) {
         parts_abs += wc.grad().abs();
     }
     CUSET_EXPECT_ELEMENTWISE(wb.grad(), wf.grad(),
-                             2 * z_cap * ub * r.gw_p + ub * r.gw_terms + ub * (r.gw_ref.abs() + parts_abs) + r.gw,
+                             2 * z_cap * ub * r.gw_p + 8 * ub * r.gw_terms + ub * (r.gw_ref.abs() + parts_abs) + r.gw,
                              "bf16 grad weight");
 }
 
