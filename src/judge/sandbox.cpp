@@ -387,6 +387,11 @@ Sandbox::Sandbox(SandboxOptions opts) : opts_(std::move(opts)), impl_(std::make_
         std::error_code ec;
         if (fs::is_directory(d, ec)) m.bind_dir(d);
     }
+    // The private /tmp before the read-only folders: a toolchain or environment that lives under
+    // /tmp is bound on top of it, not hidden by it.
+    m.dir_chain("/tmp");
+    m.base.push_back({Op::kTmpfs, std::string(kNewRoot) + "/tmp",
+                      "mode=1777,size=" + std::to_string(opts_.limits.file_mb) + "m", true, false, false, "/tmp"});
     std::vector<std::string> read_only = opts_.read_only;  // outer folders first: a later bind never hides one
     std::sort(read_only.begin(), read_only.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
     for (const std::string& d : read_only) {
@@ -432,9 +437,6 @@ Sandbox::Sandbox(SandboxOptions opts) : opts_(std::move(opts)), impl_(std::make_
     }
     m.dir_chain("/proc");
     m.base.push_back({Op::kProc, std::string(kNewRoot) + "/proc", "", true, false, true, "mounting /proc"});
-    m.dir_chain("/tmp");
-    m.base.push_back({Op::kTmpfs, std::string(kNewRoot) + "/tmp",
-                      "mode=1777,size=" + std::to_string(opts_.limits.file_mb) + "m", true, false, false, "/tmp"});
     m.dir_chain(kSandboxWork);
 
     std::string path = "/usr/local/bin:/usr/bin:/bin";

@@ -84,6 +84,30 @@ TEST(Sandbox, AFolderNamedThroughALinkIsSeenByThatName) {
     EXPECT_FALSE(fs::exists(dir + "/env/bin/planted"));
 }
 
+// The sandbox's /tmp is private; a read-only folder that lives under the host's /tmp (an
+// environment or a checkout there) is still seen, on top of it, and /tmp stays writable.
+TEST(Sandbox, AFolderUnderTheHostsTmpIsSeen) {
+    require_sandbox();
+    char tmpl[] = "/tmp/cuset-sandbox-ro-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string ro = tmpl;
+    fs::permissions(ro, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);  // mkdtemp makes it 0700
+    write_file(ro + "/tool.txt", "tool\n");
+    const std::string dir = scratch_dir("sandbox-tmp");
+    fs::create_directories(dir + "/work");
+    SandboxOptions o = small_limits();
+    o.read_only.push_back(ro);
+    Sandbox sb(o);
+    ProcessResult r = run_in(sb, dir + "/work",
+                             "cat " + ro + "/tool.txt; (echo x > " + ro + "/planted) 2>/dev/null || echo read-only; "
+                             "echo t > /tmp/own.txt && cat /tmp/own.txt");
+    EXPECT_EQ(r.out, "tool\nread-only\nt\n") << r.err;
+    EXPECT_FALSE(fs::exists(ro + "/planted"));
+    EXPECT_FALSE(fs::exists("/tmp/own.txt"));
+    fs::remove_all(ro);
+}
+
 TEST(Sandbox, ShowsOnlyTheWorkFolderWritableAndTheHostAbsentOrReadOnly) {
     require_sandbox();
     const std::string dir = scratch_dir("sandbox-fs");
