@@ -21,6 +21,7 @@ namespace cuset::eval {
 namespace {
 
 constexpr const char* kWorkMarker = ".cuset-eval-work";  // inside OUT/work: cuset made it
+constexpr const char* kJournalName = "judged.jsonl";  // OUT/judged.jsonl: the verdicts so far (eval/judge.h)
 
 struct Generated {
     std::map<std::string, std::vector<std::pair<std::string, int64_t>>> by_id;  // id -> (response, tokens)
@@ -104,7 +105,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
                 for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
             inputs.push_back(cfg.model.tokenizer);
         }
-        std::vector<std::string> written = {"eval.json", "eval.html"};
+        std::vector<std::string> written = {"eval.json", "eval.html", kJournalName};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
         // OUT/work is the judge's scratch folder, removed at the end: never one cuset did not make,
@@ -206,6 +207,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
     ro.keep_work = req.keep_work;
     ro.cache_dir = judge_cache_dir();
     o.jobs = static_cast<int>(cfg.eval.jobs);
+    o.journal = (fs::path(out) / kJournalName).string();
     {
         std::error_code ec;
         fs::create_directories(ro.work_dir, ec);
@@ -237,6 +239,9 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         res.summary = judge_results(all, records, o);
     }
     progress.finish();
+    if (res.summary.from_journal > 0)
+        log_info("eval: %lld sample(s) were judged by an earlier run that stopped (%s)",
+                 static_cast<long long>(res.summary.from_journal), o.journal.c_str());
     for (TaskResult& t : res.summary.tasks) {
         auto it = tokens.find(t.id_text);
         if (it == tokens.end()) continue;
@@ -245,6 +250,8 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
     if (!res.summary.notice.empty()) log_warn("eval: %s", res.summary.notice.c_str());
     res.report = make_report(res.summary, req.tasks, results_file);
     write_report(res.report, out);
+    std::error_code ec;  // eval.json holds every verdict now: the next run judges afresh
+    fs::remove(o.journal, ec);
     return res;
 }
 

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "cuset/core/error.h"
+#include "cuset/core/hash.h"
+#include "cuset/core/journal.h"
 #include "cuset/core/signals.h"
 
 namespace cuset::eval {
@@ -22,6 +24,7 @@ struct Job {
     size_t task_slot, sample_slot;
     std::string dir;
     int index;
+    std::string key;  // verdict_key()
 };
 
 std::string safe_name(const std::string& s) {
@@ -31,6 +34,67 @@ std::string safe_name(const std::string& s) {
 }
 
 std::string id_text_of(const nlohmann::json& id) { return id.is_string() ? id.get<std::string>() : id.dump(); }
+
+// What a verdict depends on: the judge's settings, the task's files and the program. A journal
+// entry is reused only under the same key.
+std::string verdict_key(const judge::RunnerOptions& ro, const Task& t, const std::string& id, int index,
+                        const std::optional<std::string>& code) {
+    Hasher h;
+    h.add("cuset-judge-journal-1").add(judge::judge_mode_name(ro.mode)).add_u64(ro.contain ? 1 : 0);
+    for (double s : {ro.compile_timeout_s, ro.run_timeout_s, ro.gen_timeout_s, ro.compare_timeout_s, ro.emulate_timeout_s})
+        h.add(std::to_string(s));
+    h.add(id).add_u64(static_cast<uint64_t>(index)).add(t.gen_py).add(t.compare_py).add(t.bench_cu);
+    for (const TensorSpec& in : t.inputs) h.add(in.name);
+    h.add_u64(code ? 1 : 0).add(code ? *code : std::string());
+    return h.hex();
+}
+
+nlohmann::json optional_json(const std::optional<bool>& b) { return b ? nlohmann::json(*b) : nlohmann::json(nullptr); }
+std::optional<bool> optional_bool(const nlohmann::json& j) {
+    if (j.is_boolean()) return j.get<bool>();
+    return std::nullopt;
+}
+
+std::string journal_line(const std::string& key, const std::string& id, const SampleResult& s) {
+    nlohmann::json j = {{"key", key},           {"task", id},          {"sample", s.index},
+                        {"status", judge::status_name(s.status)},     {"compiled", s.compiled},
+                        {"ran", optional_json(s.ran)},               {"functional", optional_json(s.functional)},
+                        {"emulated", s.emulated}, {"error", s.error}, {"seconds", s.seconds},
+                        {"containment", s.containment}};
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<SampleStatus> status_of(const std::string& name) {
+    for (int i = 0; i <= static_cast<int>(SampleStatus::kUnjudged); ++i)
+        if (name == judge::status_name(static_cast<SampleStatus>(i))) return static_cast<SampleStatus>(i);
+    return std::nullopt;
+}
+
+// The verdicts of a journal by key. A line that is not one of ours (another version, a hand
+// edit) is skipped: its sample is judged again.
+std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
+    std::map<std::string, SampleResult> out;
+    for (const std::string& line : read_journal(path, "judge journal")) {
+        nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_object() || !j.contains("key") || !j["key"].is_string() || !j.contains("status") ||
+            !j["status"].is_string() || !j.contains("sample") || !j["sample"].is_number_integer())
+            continue;
+        std::optional<SampleStatus> st = status_of(j["status"].get<std::string>());
+        if (!st) continue;
+        SampleResult s;
+        s.index = j["sample"].get<int>();
+        s.status = *st;
+        s.compiled = j.value("compiled", false);
+        s.ran = optional_bool(j.value("ran", nlohmann::json()));
+        s.functional = optional_bool(j.value("functional", nlohmann::json()));
+        s.emulated = j.value("emulated", false);
+        s.error = j.value("error", std::string());
+        s.seconds = j.value("seconds", 0.0);
+        s.containment = j.value("containment", std::string());
+        out[j["key"].get<std::string>()] = std::move(s);
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -80,8 +144,26 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
         for (size_t k = 0; k < r.codes.size(); ++k)
             jobs.push_back({it->second, r.codes[k], sum.tasks.size(), k,
                             "task-" + safe_name(id) + "-" + std::to_string(i) + "-sample-" + std::to_string(k + 1),
-                            static_cast<int>(k + 1)});
+                            static_cast<int>(k + 1),
+                            verdict_key(opts.runner, *it->second, id, static_cast<int>(k + 1), r.codes[k])});
         sum.tasks.push_back(std::move(tr));
+    }
+    const int64_t total = static_cast<int64_t>(jobs.size());
+    std::unique_ptr<JournalWriter> journal;
+    if (!opts.journal.empty()) {  // the samples a stopped run judged are not judged again
+        std::map<std::string, SampleResult> known = read_verdicts(opts.journal);
+        std::vector<Job> left;
+        for (Job& j : jobs) {
+            auto k = known.find(j.key);
+            if (k != known.end() && k->second.index == j.index) {
+                sum.tasks[j.task_slot].samples[j.sample_slot] = k->second;
+                ++sum.from_journal;
+            } else {
+                left.push_back(std::move(j));
+            }
+        }
+        jobs = std::move(left);
+        journal = std::make_unique<JournalWriter>(opts.journal, "judge journal");
     }
     judge::Runner runner(opts.runner);
     sum.notice = runner.notice();
@@ -116,6 +198,10 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 s.error = v.error;
                 s.seconds = v.seconds;
                 s.containment = v.containment;
+                if (journal) {
+                    std::lock_guard<std::mutex> lock(err_mu);
+                    journal->append(journal_line(job.key, sum.tasks[job.task_slot].id_text, s));
+                }
                 sum.tasks[job.task_slot].samples[job.sample_slot] = std::move(s);
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> lock(err_mu);
@@ -133,9 +219,8 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
     std::vector<std::thread> threads;
     for (int i = 0; i < n; ++i) threads.emplace_back(worker);
     int64_t shown = -1;
-    const int64_t total = static_cast<int64_t>(jobs.size());
     for (;;) {
-        int64_t d = done.load();
+        int64_t d = sum.from_journal + done.load();
         if (opts.on_progress && d != shown) opts.on_progress(shown = d, total);
         if (d >= total || signals_stop_requested()) break;
         {
@@ -149,7 +234,15 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
         if (environment) throw judge::JudgeEnvironmentError(failure);
         throw RuntimeFailure("judging failed: " + failure);
     }
-    if (signals_stop_requested()) throw RuntimeFailure("judging stopped by a signal before every sample was judged");
+    if (signals_stop_requested()) {
+        const int64_t judged = sum.from_journal + done.load();
+        if (journal)
+            throw StoppedBySignal("judging stopped by a signal after " + std::to_string(judged) + " of " +
+                                  std::to_string(total) + " sample(s); their verdicts are in " + opts.journal +
+                                  ": run the same command again to judge the rest");
+        throw StoppedBySignal("judging stopped by a signal after " + std::to_string(judged) + " of " +
+                              std::to_string(total) + " sample(s)");
+    }
     return sum;
 }
 

@@ -3,12 +3,16 @@
 // judge on the fixture tasks (tests/fixtures/cudabench: references compile; a broken program
 // gives its compiler error line; a hanging compile times out; without a GPU the run stages are
 // skipped with a notice; emulated, the references pass and wrong programs fail), pass@k.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -305,6 +309,39 @@ TEST(EvalJudge, ReferencesCompileAndRunStagesAreSkippedWithANotice) {
     EXPECT_TRUE(fs::is_empty(work)) << "sample folders are removed";
 }
 
+// The journal: every verdict is appended as it is reached; a rerun takes from it exactly the
+// samples whose task files, program and judge settings are unchanged, and judges the rest. A torn
+// last line (a kill in the middle of an append) is dropped and cut off.
+TEST(EvalJudge, AJournalKeepsEachVerdictAndARerunJudgesOnlyWhatChanged) {
+    std::string work = scratch_dir("eval_judge_journal");
+    const std::string journal = scratch_dir("eval_judge_journal_file") + "/judged.jsonl";
+    std::vector<ResultRecord> recs = reference_records(fixture_tasks());
+    recs[1].codes.push_back(std::string("int main( {\n"));
+    JudgeOptions o = options(work);
+    o.journal = journal;
+    JudgeSummary first = judge_results(fixture_tasks(), {recs[0], recs[1]}, o);
+    EXPECT_EQ(first.from_journal, 0);
+    ASSERT_EQ(cuset::test::lines_of(journal).size(), 3u);
+    ASSERT_EQ(first.tasks[1].samples[1].status, SampleStatus::kCompileError);
+    { std::ofstream(journal, std::ios::app) << "{\"key\": \"0123"; }  // torn: no newline
+
+    recs[0].codes[0] = *recs[0].codes[0] + "\n// changed\n";  // task 0's program is another one now
+    JudgeSummary second = judge_results(fixture_tasks(), recs, o);
+    EXPECT_EQ(second.from_journal, 2) << "task 1's two samples, unchanged";
+    ASSERT_EQ(second.tasks.size(), 4u);
+    for (size_t t : {0u, 2u, 3u}) EXPECT_EQ(second.tasks[t].samples[0].status, SampleStatus::kCompiled) << t;
+    EXPECT_EQ(second.tasks[1].samples[0].status, SampleStatus::kCompiled);
+    EXPECT_EQ(second.tasks[1].samples[1].status, SampleStatus::kCompileError);
+    EXPECT_EQ(second.tasks[1].samples[1].error, first.tasks[1].samples[1].error);
+    EXPECT_EQ(second.tasks[1].samples[1].index, 2);
+    const std::vector<std::string> lines = cuset::test::lines_of(journal);
+    EXPECT_EQ(lines.size(), 6u) << "3 kept, 3 appended, the torn line cut off";
+    for (const std::string& l : lines) EXPECT_TRUE(nlohmann::json::accept(l)) << l;
+
+    o.runner.compile_timeout_s += 1;  // other judge settings: nothing is taken from the journal
+    EXPECT_EQ(judge_results(fixture_tasks(), {recs[1]}, o).from_journal, 0);
+}
+
 TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
     std::string work = scratch_dir("eval_judge_broken");
     ResultRecord r;
@@ -545,6 +582,56 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
     r = cuset::test::run_cuset("eval --results " + q(dir + "/bad.jsonl") + " --tasks " + q(tasks_path()) + " --judge compile");
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_NE(r.err.find("results line 1: id 42 is not a task"), std::string::npos) << r.err;
+}
+
+// A stopped judge (SIGTERM) exits 75 with every finished verdict in OUT/judged.jsonl; the same
+// command again judges only the rest and writes the figures an uninterrupted run writes.
+TEST(EvalCli, AStoppedJudgeContinuesWhereItStopped) {
+    std::string dir = scratch_dir("eval_cli_resume");
+    std::vector<ResultRecord> recs = reference_records(fixture_tasks());
+    for (ResultRecord& r : recs)
+        for (int k = 0; k < 2; ++k) {  // three samples a task: 12 compiles
+            r.codes.push_back(*r.codes[0] + "\n// sample " + std::to_string(k + 2) + "\n");
+            r.responses.push_back("```cuda\n" + *r.codes.back() + "\n```");
+        }
+    write_results(dir + "/results.jsonl", recs);
+    const std::string out = dir + "/out", journal = out + "/judged.jsonl";
+    const std::string args = "eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks_path()) +
+                             " --judge compile --out " + q(out) + " --set eval.jobs=1 --set log.progress=never";
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (!freopen((dir + "/stopped.err").c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+        execl("/bin/sh", "sh", "-c", ("exec " + std::string(CUSET_BINARY) + " " + args).c_str(), (char*)nullptr);
+        _exit(127);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while ((!fs::exists(journal) || cuset::test::lines_of(journal).size() < 2) &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(600))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const std::string err = read_file(dir + "/stopped.err");
+    ASSERT_TRUE(WIFEXITED(status)) << err;
+    EXPECT_EQ(WEXITSTATUS(status), 75) << err;
+    EXPECT_NE(err.find("run the same command again"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(out + "/eval.json")) << "no figures from a stopped judge";
+    const size_t kept = cuset::test::lines_of(journal).size();
+    ASSERT_GE(kept, 2u);
+    ASSERT_LT(kept, 12u) << "the stop came too late to test anything";
+
+    auto r = cuset::test::run_cuset(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(std::to_string(kept) + " sample(s) were judged by an earlier run"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(journal)) << "eval.json holds the verdicts once complete";
+    auto j = read_json(out + "/eval.json");
+    ASSERT_EQ(j["tasks"].size(), 4u);
+    for (const auto& t : j["tasks"]) {
+        ASSERT_EQ(t["samples"].size(), 3u);
+        for (const auto& s : t["samples"]) EXPECT_EQ(s["status"], "compiled") << s.dump();
+    }
+    EXPECT_EQ(j["overall"]["compiled"], 12) << "samples compiled";
 }
 
 TEST(EvalCli, TinyCoderEndToEnd) {

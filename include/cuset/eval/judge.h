@@ -29,6 +29,11 @@ struct JudgeOptions {
     int jobs = 2;                 // samples judged at once
     // Called from the judging thread with (samples done, samples in all).
     std::function<void(int64_t, int64_t)> on_progress;
+    // A journal (core/journal.h) of judged samples: each verdict is appended as it is reached, and
+    // a sample the journal already holds, for the same task files, program and judge settings,
+    // is taken from it instead of being judged again, so that a stopped run continues where it
+    // stopped ("" = none).
+    std::string journal;
 };
 
 struct SampleResult {
@@ -52,6 +57,7 @@ struct TaskResult {
 
 struct JudgeSummary {
     JudgeMode mode = JudgeMode::kCompile;
+    int64_t from_journal = 0;  // samples whose verdict was read back from JudgeOptions::journal
     std::string notice;       // one line when stages were skipped or emulated ("" = none)
     std::string containment;  // what contained every command (judge::Runner::containment())
     std::string python;       // the interpreter of gen.py and compare.py ("" = not used)
@@ -59,7 +65,9 @@ struct JudgeSummary {
 };
 
 // Judges `records` against `tasks` (matched by id; an id that is not a task is an InputError
-// naming the results line). A judge that cannot work (JudgeEnvironmentError) stops it.
+// naming the results line). A judge that cannot work (JudgeEnvironmentError) stops it; a stop
+// signal ends it with StoppedBySignal (exit 75) once the samples being judged are done, every
+// finished one kept in the journal.
 JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<ResultRecord>& records,
                            const JudgeOptions& opts);
 

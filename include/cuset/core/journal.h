@@ -1,0 +1,37 @@
+// An append-only JSONL file that survives a kill: long jobs (judging a results file, building a
+// data set) append one record per finished unit of work and, run again, read back what is there
+// and skip it. Each append() writes one whole line and fdatasyncs it before returning, so after a
+// kill the file holds every record appended before it, plus at most one torn last line (no
+// newline), which read_journal() drops and JournalWriter cuts off before appending.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cuset {
+
+// The complete lines of `path` (without their newlines), in order; none when it does not exist.
+// A last line with no newline (a write cut by a kill) is left out. `what` names the file in
+// errors ("judge journal"): a path that exists but is not a regular file is an InputError.
+std::vector<std::string> read_journal(const std::string& path, const std::string& what);
+
+class JournalWriter {
+public:
+    // Opens `path` for appending (creating it and missing parent folders); a torn last line is
+    // cut off first. RuntimeFailure naming the file when it cannot be opened.
+    JournalWriter(const std::string& path, const std::string& what);
+    ~JournalWriter();
+    JournalWriter(const JournalWriter&) = delete;
+    JournalWriter& operator=(const JournalWriter&) = delete;
+
+    // Appends `line` (must not contain a newline) and a newline, then fdatasyncs. Not thread
+    // safe: callers serialise.
+    void append(const std::string& line);
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_, what_;
+    int fd_ = -1;
+};
+
+}  // namespace cuset

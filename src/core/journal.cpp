@@ -1,0 +1,92 @@
+// Append-only, kill-safe JSONL (core/journal.h).
+#include "cuset/core/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cuset/core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+
+namespace {
+
+// The length of the prefix of `path` made of complete lines (its size when it ends in '\n').
+off_t complete_prefix(const std::string& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return 0;
+    in.seekg(0, std::ios::end);
+    const off_t size = static_cast<off_t>(in.tellg());
+    off_t pos = size;
+    char c = 0;
+    while (pos > 0) {  // walk back to the last newline
+        in.seekg(pos - 1);
+        in.get(c);
+        if (c == '\n') break;
+        --pos;
+    }
+    if (!in) throw InputError(what + " " + path + ": cannot be read");
+    return pos;
+}
+
+}  // namespace
+
+std::vector<std::string> read_journal(const std::string& path, const std::string& what) {
+    std::vector<std::string> lines;
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) return lines;
+    if (!fs::is_regular_file(st))
+        throw InputError(what + " " + path + ": not a regular file; move it away (it is written by cuset-train)");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(what + " " + path + ": cannot be read: " + std::strerror(errno));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (in.eof()) break;  // no newline after it: a torn last line
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+JournalWriter::JournalWriter(const std::string& path, const std::string& what) : path_(path), what_(what) {
+    std::error_code ec;
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+        throw InputError(what + " " + path + ": not a regular file; move it away (it is written by cuset-train)");
+    const off_t keep = complete_prefix(path, what);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw RuntimeFailure(what + " " + path + ": cannot be opened for appending: " + std::strerror(errno));
+    struct stat s {};
+    if (::fstat(fd_, &s) == 0 && s.st_size > keep && ::ftruncate(fd_, keep) != 0)
+        throw RuntimeFailure(what + " " + path + ": cannot cut its torn last line: " + std::strerror(errno));
+}
+
+JournalWriter::~JournalWriter() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void JournalWriter::append(const std::string& line) {
+    std::string buf = line;
+    buf += '\n';
+    const char* p = buf.data();
+    size_t left = buf.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd_, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw RuntimeFailure(what_ + " " + path_ + ": write failed: " + std::strerror(errno));
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    if (::fdatasync(fd_) != 0 && errno != EINVAL)
+        throw RuntimeFailure(what_ + " " + path_ + ": fdatasync failed: " + std::strerror(errno));
+}
+
+}  // namespace cuset
