@@ -1,0 +1,142 @@
+// train/grpo: the policy-gradient loss, its gradient and its clip and KL statistics equal TRL's
+// GRPOTrainer._compute_loss on fixed tensors (tests/golden/grpo.py: every loss_type, with and
+// without the KL term, token- and sequence-level ratios, asymmetric and two-sided clipping,
+// accumulation, dapo's generation-batch normaliser); the advantages against hand-worked groups.
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/error.h"
+#include "cuset/train/grpo.h"
+#include "tensor_check.h"
+#include "test_util.h"
+
+using namespace cuset;
+
+namespace {
+
+const nlohmann::json& golden() {
+    static const nlohmann::json j = nlohmann::json::parse(
+        std::ifstream(std::string(CUSET_TEST_WORK) + "/golden/grpo/grpo.json"));
+    return j;
+}
+
+at::Tensor tensor_of(const nlohmann::json& v, int64_t b, int64_t t) {
+    std::vector<float> x = v.get<std::vector<float>>();
+    return at::tensor(x).view({b, t}).clone();
+}
+
+constexpr double kU = 5.9604644775390625e-08;  // fp32 unit roundoff, 2^-24
+
+}  // namespace
+
+// Bounds. Both sides compute in fp32 from the same fp32 inputs, in other orders. The mask keeps
+// n = 14 tokens; each per-token term is a ratio exp(d) with |d| < 1.5 (< 4.5) times |A| <= 1.9,
+// plus beta times a k3 term (< 1): |x| < 9, so sum |x| < 126. Reordering an fp32 sum moves it by
+// at most n u sum|x| = 1.05e-4, and the per-term exp and products by a few u each: the loss bound
+// is kLossTol = 1.1e-4 (a worst case; every loss divides by a count >= 1, which only shrinks it).
+// The gradient of a token is one product of a few factors divided by a count, no sum: 16 u
+// relative, plus 1e-6 absolute for the terms that are exactly 0 on one side (a clipped token).
+// The clip fractions are ratios of small integer counts (exact); the KL is a masked mean of 14
+// k3 terms < 1: 14 u x 14 / 14 < 1e-6, bound 4e-5.
+constexpr double kLossTol = 1.1e-4;
+
+TEST(GrpoLoss, EqualsTrlForEveryLossType) {
+    const nlohmann::json& g = golden();
+    const int64_t B = g["B"], T = g["T"];
+    const at::Tensor mask = tensor_of(g["mask"], B, T);
+    const at::Tensor logps0 = tensor_of(g["logps"], B, T);
+    const at::Tensor old = tensor_of(g["old"], B, T);
+    const at::Tensor ref = tensor_of(g["ref"], B, T);
+    const at::Tensor adv = at::tensor(g["adv"].get<std::vector<float>>());
+    ASSERT_EQ(g["cases"].size(), 12u);
+    ASSERT_EQ(mask.sum().item<double>(), 14) << "the bounds' premises";
+    ASSERT_LT(((logps0 - old) * mask).abs().max().item<double>(), 1.5) << "the bounds' premises";
+    ASSERT_LE(adv.abs().max().item<double>(), 1.9) << "the bounds' premises";
+    for (const nlohmann::json& c : g["cases"]) {
+        const std::string name = c["loss_type"].get<std::string>() + " beta " + std::to_string(c["beta"].get<double>()) +
+                                 " " + c["importance_sampling_level"].get<std::string>() +
+                                 (c["delta"].is_null() ? "" : " delta");
+        SCOPED_TRACE(name);
+        GrpoOptions o;
+        o.loss_type = grpo_loss_type_from(c["loss_type"], "loss_type");
+        o.beta = c["beta"];
+        o.epsilon = c["epsilon"];
+        o.epsilon_high = c["epsilon_high"].get<double>();
+        if (!c["delta"].is_null()) o.delta = c["delta"].get<double>();
+        o.importance_sampling = importance_sampling_from(c["importance_sampling_level"], "importance_sampling_level");
+        o.max_completion_length = c["max_completion_length"];
+        GrpoNormalizer n;
+        n.grad_accum = c["grad_accum"];
+        n.steps_per_generation = c["steps_per_generation"];
+        n.num_items_in_batch = c["num_items_in_batch"];
+        GrpoBatch b;
+        b.logps = logps0.clone().requires_grad_(true);
+        b.old_logps = old;
+        b.ref_logps = ref;
+        b.advantages = adv;
+        b.mask = mask;
+        GrpoStats s;
+        at::Tensor loss = grpo_loss(b, o, n, &s);
+        loss.backward();
+        CUSET_EXPECT_NEAR(loss.item<double>(), c["loss"].get<double>(), kLossTol);
+        const at::Tensor want = tensor_of(c["grad"], B, T);
+        CUSET_EXPECT_ALLCLOSE(b.logps.grad(), want, 16 * kU, 1e-6, "d loss / d logps");
+        EXPECT_EQ(b.logps.grad().masked_select(mask == 0).abs().max().item<float>(), 0.f) << "padding gets no gradient";
+        CUSET_EXPECT_NEAR(s.clipped_low / s.clip_units, c["clip_low"].get<double>(), 4e-5);
+        CUSET_EXPECT_NEAR(s.clipped_high / s.clip_units, c["clip_high"].get<double>(), 4e-5);
+        CUSET_EXPECT_NEAR(s.clipped_region / s.clip_units, c["clip_region"].get<double>(), 4e-5);
+        if (o.beta != 0) CUSET_EXPECT_NEAR(s.kl / s.tokens, c["kl"].get<double>(), 4e-5);
+        EXPECT_GT(s.clipped_low + s.clipped_high, 0) << "the case exercises clipping";
+    }
+}
+
+// Hand-worked groups of G = 4 (unbiased std, n - 1):
+//   [1, 0, 0, 1]: mean 0.5, std sqrt(4 * 0.25 / 3) = 0.57735; A = +-0.5 / (0.57735 + 1e-4).
+//   [2, 2, 2, 2]: std 0, A = 0 (a group without signal; counted as zero_std).
+//   [3, NaN, 1, 2]: the unscorable completion is left out: mean 2, std 1; A = (1, 0, -1, 0) / (1 + 1e-4).
+TEST(GrpoAdvantages, HandWorkedGroups) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    at::Tensor r = at::tensor(std::vector<float>{1, 0, 0, 1, 2, 2, 2, 2, 3, nan, 1, 2});
+    GrpoAdvantages a = grpo_advantages(r, 4, RewardScaling::kGroup);
+    const double s1 = std::sqrt(1.0 / 3.0) + 1e-4, s3 = 1.0 + 1e-4;
+    const std::vector<double> want = {0.5 / s1, -0.5 / s1, -0.5 / s1, 0.5 / s1, 0, 0, 0, 0, 1 / s3, 0, -1 / s3, 0};
+    for (size_t i = 0; i < want.size(); ++i)  // a few fp32 operations on numbers <= 3: 8 u relative
+        CUSET_EXPECT_NEAR(a.advantages[i].item<double>(), want[i], 8 * kU * 3) << i;
+    EXPECT_EQ(a.zero_std, 4);
+    // Not scaled: A = r - mean.
+    GrpoAdvantages none = grpo_advantages(r, 4, RewardScaling::kNone);
+    const std::vector<double> plain = {0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0, 1, 0, -1, 0};
+    for (size_t i = 0; i < plain.size(); ++i) CUSET_EXPECT_NEAR(none.advantages[i].item<double>(), plain[i], 8 * kU * 3) << i;
+    // Batch scaling: group means, the batch's std over the 11 scored rewards. Their mean is
+    // 16/11, their squares sum to 32, so the squared deviations sum to 32 - 256/11 = 8.72727 and
+    // std = sqrt(8.72727 / 10) = 0.93420.
+    GrpoAdvantages batch = grpo_advantages(r, 4, RewardScaling::kBatch);
+    const double sb = std::sqrt((32.0 - 256.0 / 11.0) / 10.0) + 1e-4;
+    for (size_t i = 0; i < plain.size(); ++i)
+        CUSET_EXPECT_NEAR(batch.advantages[i].item<double>(), plain[i] / sb, 8 * kU * 3) << i;
+    EXPECT_EQ(batch.zero_std, 0);
+    EXPECT_THROW(grpo_advantages(r, 5, RewardScaling::kGroup), UsageError);
+    EXPECT_THROW(grpo_advantages(r, 1, RewardScaling::kGroup), UsageError);
+}
+
+TEST(GrpoLoss, NamesAndRefusals) {
+    EXPECT_EQ(grpo_loss_type_from("dr_grpo", "k"), GrpoLossType::kDrGrpo);
+    try {
+        grpo_loss_type_from("ppo", "objective.grpo.loss_type");
+        FAIL();
+    } catch (const UsageError& e) {
+        EXPECT_STREQ(e.what(), "key 'objective.grpo.loss_type' must be grpo, bnpo, dr_grpo or dapo, got 'ppo'");
+    }
+    GrpoBatch b;
+    b.logps = at::zeros({1, 2});
+    b.advantages = at::zeros({1});
+    b.mask = at::ones({1, 2});
+    GrpoOptions o;
+    o.beta = 0.1;  // a KL term needs the reference's log-probabilities
+    EXPECT_THROW(grpo_loss(b, o, {}, nullptr), UsageError);
+}
