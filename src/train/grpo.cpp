@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "cuset/core/error.h"
+#include "cuset/model/lm_head.h"
 
 namespace cuset {
 
@@ -72,6 +73,26 @@ GrpoAdvantages grpo_advantages(const at::Tensor& rewards, int64_t group_size, Re
     out.std = std;
     out.zero_std = (std.abs() <= 1e-8).sum().item<int64_t>();
     return out;
+}
+
+at::Tensor completion_logps(Decoder& model, const at::Tensor& prompt_ids, const at::Tensor& prompt_mask,
+                            const at::Tensor& completion_ids, const at::Tensor& completion_mask, double temperature,
+                            int64_t chunk_size) {
+    if (prompt_ids.dim() != 2 || completion_ids.dim() != 2 || prompt_ids.size(0) != completion_ids.size(0))
+        throw UsageError("completion_logps: prompt_ids [B, P] and completion_ids [B, T] must share B");
+    if (!(temperature > 0)) throw UsageError("completion_logps: temperature must be > 0");
+    const int64_t B = prompt_ids.size(0), P = prompt_ids.size(1), T = completion_ids.size(1);
+    if (P < 1) throw UsageError("completion_logps: a completion needs a prompt of at least one token");
+    at::Tensor ids = at::cat({prompt_ids, completion_ids}, 1);                                    // [B, P+T]
+    at::Tensor mask = at::cat({prompt_mask.to(at::kBool), completion_mask.to(at::kBool)}, 1);  // [B, P+T]
+    at::Tensor hidden = model->forward(ids, mask);                                              // [B, P+T, D]
+    at::Tensor h = hidden.narrow(1, P - 1, T);  // [B, T, D]: position P-1+t predicts completion token t
+    if (temperature != 1.0) h = h / temperature;  // softmax(h W^T / tau) = softmax((h / tau) W^T)
+    at::Tensor labels = at::where(completion_mask.to(at::kBool), completion_ids,
+                                  at::full({}, kIgnoreIndex, completion_ids.options()));  // [B, T]
+    at::Tensor nll = token_nll(h.reshape({B * T, h.size(2)}), model->lm_head_weight(), labels.reshape({B * T}),
+                               chunk_size);  // [B T] fp32, 0 at ignored
+    return nll.neg().view({B, T});
 }
 
 void GrpoStats::merge(const GrpoStats& o) {

@@ -6,6 +6,12 @@ the trainer object it is given carries only the attributes that method reads (th
 accelerator of one process, a policy in training mode), and its log-probability hook returns the
 test's tensor instead of running a model. Nothing here restates the formulas.
 
+The model case (grpo_model.safetensors): data/tiny-coder (the demo model, fp32, transformers'
+eager attention) scores fixed completions after left-padded prompts at temperature 0.7 the way
+TRL does (log_softmax of logits / temperature at the completion positions); TRL's _compute_loss
+(dapo, beta 0.04) on those log-probabilities, backpropagated into the model: the loss, the
+log-probabilities and every parameter's gradient.
+
 Cases: every loss_type (grpo, bnpo, dr_grpo, dapo) with beta 0 and 0.04, token- and
 sequence-level importance sampling, an asymmetric clip (epsilon_high) and two-sided clipping
 (delta), gradient accumulation 2 and the dapo normaliser of a larger generation batch.
@@ -17,6 +23,8 @@ from collections import defaultdict
 from types import SimpleNamespace
 
 import torch
+import transformers
+from safetensors.torch import save_file
 from trl.trainer.grpo_trainer import GRPOTrainer
 
 out = sys.argv[1]
@@ -52,11 +60,14 @@ class Accelerator:
         return x
 
 
-def trl_loss(case):
-    logps = logps0.clone().requires_grad_(True)
+def trl_loss(case, logps=None, inputs=None):
+    own = logps is None
+    if own:
+        logps = logps0.clone().requires_grad_(True)
+    b, t = logps.shape
     metrics = {"train": defaultdict(list)}
     me = SimpleNamespace(
-        _get_per_token_logps_and_entropies=lambda *a, **k: (logps, torch.zeros(B, T), None),
+        _get_per_token_logps_and_entropies=lambda *a, **k: (logps, torch.zeros(b, t), None),
         aux_loss_enabled=False,
         top_entropy_quantile=1.0,
         off_policy_mask_threshold=None,
@@ -76,7 +87,7 @@ def trl_loss(case):
         _entropy_bonus_enabled=False,
         _metrics=metrics,
     )
-    inputs = {
+    inputs = inputs or {
         "prompt_ids": torch.zeros(B, 2, dtype=torch.long),
         "prompt_mask": torch.ones(B, 2, dtype=torch.long),
         "completion_ids": torch.zeros(B, T, dtype=torch.long),
@@ -88,6 +99,8 @@ def trl_loss(case):
     }
     loss = GRPOTrainer._compute_loss(me, None, inputs)
     loss.backward()
+    if not own:
+        return loss.item()
     m = metrics["train"]
     return {
         "loss": loss.item(),
@@ -118,4 +131,42 @@ for c in cases:
 json.dump({"B": B, "T": T, "mask": mask.reshape(-1).tolist(), "logps": logps0.reshape(-1).tolist(),
            "old": old.reshape(-1).tolist(), "ref": ref.reshape(-1).tolist(), "adv": adv.tolist(), "cases": cases},
           open(os.path.join(out, "grpo.json"), "w"), indent=1)
+# ---------------------------------------------------------------- the model case
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+torch.set_num_threads(2)
+model = transformers.AutoModelForCausalLM.from_pretrained(
+    os.path.join(root, "data/tiny-coder"), dtype=torch.float32, attn_implementation="eager")
+model.train()
+gen = torch.Generator().manual_seed(7)
+vocab = model.config.vocab_size
+MB, MP, MT, TEMP = 3, 5, 6, 0.7
+prompt_ids = torch.randint(1, vocab, (MB, MP), generator=gen)
+prompt_mask = torch.ones(MB, MP, dtype=torch.long)
+prompt_mask[1, :2] = 0  # left padding
+prompt_mask[2, :4] = 0
+prompt_ids[prompt_mask == 0] = 0
+completion_ids = torch.randint(1, vocab, (MB, MT), generator=gen)
+completion_mask = torch.ones(MB, MT, dtype=torch.long)
+completion_mask[0, 4:] = 0  # right padding
+completion_mask[2, 2:] = 0
+completion_ids[completion_mask == 0] = 0
+ids = torch.cat([prompt_ids, completion_ids], 1)
+logits = model(input_ids=ids, attention_mask=torch.cat([prompt_mask, completion_mask], 1)).logits
+mlogps = torch.log_softmax(logits[:, MP - 1:-1].float() / TEMP, -1).gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+mold = mlogps.detach() + torch.randn(MB, MT, generator=gen) * 0.3
+mref = mlogps.detach() + torch.randn(MB, MT, generator=gen) * 0.2
+madv = torch.tensor([0.9, -1.2, 0.5])
+mcase = dict(loss_type="dapo", beta=0.04, importance_sampling_level="token", epsilon=0.2, epsilon_high=0.28,
+             delta=None, grad_accum=1, steps_per_generation=1, max_completion_length=MT,
+             num_items_in_batch=float(completion_mask.sum()))
+minputs = {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
+           "completion_mask": completion_mask, "advantages": madv, "old_per_token_logps": mold,
+           "ref_per_token_logps": mref, "num_items_in_batch": torch.tensor(mcase["num_items_in_batch"])}
+mloss = trl_loss(mcase, logps=mlogps, inputs=minputs)
+tensors = {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
+           "completion_mask": completion_mask, "logps": mlogps.detach(), "old": mold, "ref": mref, "adv": madv,
+           "loss": torch.tensor([mloss], dtype=torch.float64), "temperature": torch.tensor([TEMP], dtype=torch.float64)}
+for n, p in model.named_parameters():
+    tensors["g." + n] = p.grad.detach().clone()
+save_file(tensors, os.path.join(out, "grpo_model.safetensors"))
 print(f"grpo: {len(cases)} cases from trl's GRPOTrainer._compute_loss")

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/model/safetensors_torch.h"
 #include "cuset/train/grpo.h"
 #include "tensor_check.h"
 #include "test_util.h"
@@ -93,6 +95,65 @@ TEST(GrpoLoss, EqualsTrlForEveryLossType) {
         if (o.beta != 0) CUSET_EXPECT_NEAR(s.kl / s.tokens, c["kl"].get<double>(), 4e-5);
         EXPECT_GT(s.clipped_low + s.clipped_high, 0) << "the case exercises clipping";
     }
+}
+
+// The model case: data/tiny-coder (fp32) scores fixed completions after left-padded prompts at
+// temperature 0.7, and TRL's loss (dapo, beta 0.04) on those log-probabilities is backpropagated
+// into the model; cuset's completion_logps + grpo_loss + backward give the same log-probabilities,
+// loss and gradient of every parameter as transformers + TRL.
+// Bounds (fp32, u = 2^-24; the sides differ in summation order: chunked LM head, SDPA against
+// eager attention, other GEMM blockings). A logit z / tau (|z / tau| <= 15.5 on these inputs)
+// is the end of 4 layers of reductions of ~1024 terms (attention and projections over D = 256,
+// the MLP over 768) and the LM head's 256: with rounding errors that add up like a random walk,
+// sqrt(4 x 1024 + 256) u = 66 u relative, 6e-5 absolute per side; log_softmax = z_y - lse(z)
+// at most doubles it, and two sides: 2.4e-4, bound 2.5e-4 per log-probability (the worst case,
+// n u, is 4e-3; a wrong temperature or position moves them by > 1e-2). The loss is a mean over
+// the 12 scored tokens of ratio (< 4.5) x |A| (< 1.25) terms whose ratios carry that relative
+// error: 4.5 x 1.25 x 2.5e-4 = 1.4e-3, bound 1.5e-3 (beta k3 adds 0.04 of that). A gradient
+// element sums the 12 tokens' paths through length-D and length-V (4096) reductions of the
+// backward: V u = 2.4e-4 relative per reduction, a few chained: 1e-3 of the parameter's largest
+// gradient element.
+TEST(GrpoLoss, ModelGradientsEqualTransformersAndTrl) {
+    std::map<std::string, at::Tensor> g =
+        cuset::safetensors_load(std::string(CUSET_TEST_WORK) + "/golden/grpo/grpo_model.safetensors", c10::Device(c10::kCPU));
+    cuset::Decoder model =
+        cuset::model_load(std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder", at::kFloat, c10::Device(c10::kCPU));
+    const double temperature = g.at("temperature").item<double>();
+    ASSERT_EQ(temperature, 0.7);
+    at::Tensor logps = completion_logps(model, g.at("prompt_ids"), g.at("prompt_mask"), g.at("completion_ids"),
+                                        g.at("completion_mask"), temperature, /*chunk_size=*/4);  // [3, 6]
+    const at::Tensor cmask = g.at("completion_mask").to(at::kFloat);
+    ASSERT_EQ(cmask.sum().item<double>(), 12) << "the bounds' premise";
+    CUSET_EXPECT_ALLCLOSE(logps.detach() * cmask, g.at("logps") * cmask, 0.0, 2.5e-4, "completion log-probabilities");
+    EXPECT_EQ(logps.detach().masked_select(cmask == 0).abs().max().item<float>(), 0.f) << "0 at padding";
+    GrpoOptions o;  // the golden's: dapo, beta 0.04, epsilon 0.2 / 0.28
+    o.beta = 0.04;
+    o.epsilon_high = 0.28;
+    o.max_completion_length = 6;
+    GrpoNormalizer n;
+    n.num_items_in_batch = 12;
+    GrpoBatch b;
+    b.logps = logps;
+    b.old_logps = g.at("old");
+    b.ref_logps = g.at("ref");
+    b.advantages = g.at("adv");
+    b.mask = cmask;
+    ASSERT_LE(b.advantages.abs().max().item<double>(), 1.25) << "the bounds' premise";
+    at::Tensor loss = grpo_loss(b, o, n, nullptr);
+    loss.backward();
+    CUSET_EXPECT_NEAR(loss.item<double>(), g.at("loss").item<double>(), 1.5e-3);
+    int64_t checked = 0;
+    for (const auto& [name, p] : model->trainable_parameters()) {
+        auto it = g.find("g." + name);
+        ASSERT_NE(it, g.end()) << name << " has no reference gradient";
+        ASSERT_TRUE(p.grad().defined()) << name;
+        const double scale = it->second.abs().max().item<double>();
+        CUSET_EXPECT_WITHIN(cuset::test::max_abs_diff(p.grad(), it->second), 1e-3 * scale + 1e-12) << name;
+        ++checked;
+    }
+    int64_t want = 0;
+    for (const auto& [k, v] : g) want += k.rfind("g.", 0) == 0;
+    EXPECT_EQ(checked, want) << "every parameter compared";
 }
 
 // Hand-worked groups of G = 4 (unbiased std, n - 1):

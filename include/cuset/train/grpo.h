@@ -13,6 +13,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "cuset/model/model.h"
+
 namespace cuset {
 
 enum class GrpoLossType { kGrpo, kBnpo, kDrGrpo, kDapo };
@@ -46,6 +48,16 @@ struct GrpoAdvantages {
     int64_t zero_std = 0;   // completions whose std is 0 (to 1e-8 relative; TRL's isclose): no signal
 };
 GrpoAdvantages grpo_advantages(const at::Tensor& rewards, int64_t group_size, RewardScaling scale);
+
+// log pi_theta(y_t | prompt, y_<t) of every completion token, the policy's distribution at the
+// sampling `temperature` (logits / temperature, as TRL scores them), through the chunked LM head
+// (model/lm_head.h: no [B T, V] logits at once). prompt_ids [B, P] int64 left-padded with
+// prompt_mask [B, P] (1 = real), completion_ids [B, T] int64 right-padded with completion_mask
+// [B, T]; positions 0..P+T-1 per row, as transformers' default. Returns [B, T] fp32, 0 at padding;
+// gradients flow into the model.
+at::Tensor completion_logps(Decoder& model, const at::Tensor& prompt_ids, const at::Tensor& prompt_mask,
+                            const at::Tensor& completion_ids, const at::Tensor& completion_mask, double temperature,
+                            int64_t chunk_size);
 
 // One micro-batch of B completions of length T (right-padded).
 struct GrpoBatch {
