@@ -1,0 +1,53 @@
+// One GRPO optimizer step from scored completions (train/grpo.h's arithmetic on the model): the
+// group advantages of the step's rewards, then for each micro-batch the completions'
+// log-probabilities under the policy (and the reference model for the KL term), the loss,
+// backward; the gradient averaged over ranks (as data-parallel training averages it), clipped by
+// its global norm, and the optimizer's update. It does not sample or judge: the caller brings
+// completions and rewards. Groups never split across ranks: each rank brings whole groups.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include <ATen/core/Tensor.h>
+
+#include "cuset/model/model.h"
+#include "cuset/train/comm.h"
+#include "cuset/train/grpo.h"
+#include "cuset/train/optim.h"
+
+namespace cuset {
+
+// This rank's completions of one step: N = groups x G rows, a prompt's G completions adjacent.
+struct GrpoRollout {
+    at::Tensor prompt_ids, prompt_mask;          // [N, P] int64, left-padded (1 = real token)
+    at::Tensor completion_ids, completion_mask;  // [N, T] int64, right-padded
+    at::Tensor rewards;                          // [N] fp32; NaN = unscorable
+};
+
+struct GrpoStepOptions {
+    GrpoOptions loss;
+    int64_t num_generations = 8;   // G
+    double temperature = 1.0;      // the sampling temperature (log-probabilities are scored at it)
+    int64_t micro_batch = 8;       // completions per forward/backward
+    int64_t chunk_size = 1024;     // LM head chunk (model/lm_head.h)
+    double lr = 0.0;
+    double grad_clip = 1.0;        // 0 = none
+    Decoder* reference = nullptr;  // the frozen reference policy; required when loss.beta != 0
+};
+
+struct GrpoStepResult {
+    bool applied = false;
+    bool non_finite = false;
+    double loss = std::numeric_limits<double>::quiet_NaN();       // summed over micro-batches, mean over ranks
+    double grad_norm = std::numeric_limits<double>::quiet_NaN();  // before clipping
+    double reward_mean = std::numeric_limits<double>::quiet_NaN(), reward_std = 0;  // over scored completions, all ranks
+    int64_t completions = 0, zero_std = 0;  // over all ranks
+    GrpoStats stats;                        // merged over micro-batches and ranks
+};
+
+// Every rank must call it (with its own whole groups); the collectives match on every rank.
+GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, const GrpoRollout& rollout,
+                         const GrpoStepOptions& o);
+
+}  // namespace cuset
