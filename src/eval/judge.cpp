@@ -188,6 +188,10 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
             const Job& job = jobs[j];
             try {
                 judge::Verdict v = runner.judge(job.code, &checked.at(job.task), job.dir);
+                // A stop kills the commands under way: a verdict reached after it may be the
+                // kill's ("nvcc stopped"), not the program's. It is dropped, and judged again
+                // by the next run.
+                if (signals_stop_requested()) return;
                 SampleResult s;
                 s.index = job.index;
                 s.status = v.status;
