@@ -1,0 +1,31 @@
+// The reward of a judged program, for reinforcement learning on the judge (train/grpo.h): a
+// weighted sum of what the judge established, stage by stage, each counted only where the judge
+// ran that stage. What the judge could not establish about the program itself (unjudged: the
+// emulator could not build it or its run did not finish) and what is the task's fault (gen-failed,
+// task-error) give no reward at all (NaN: the completion is left out of its group's baseline),
+// never 0, which would punish the model for the judge's limits.
+#pragma once
+
+#include <string>
+
+#include "cuset/judge/runner.h"
+
+namespace cuset::judge {
+
+struct RewardWeights {
+    double format = 0.1;      // the answer holds a fenced program (status is not no-code)
+    double compiles = 0.2;    // nvcc (or the emulator's build) accepted it
+    double runs = 0.2;        // it exited 0 (gpu or emulate judges only)
+    double functional = 1.0;  // the checker printed its success verdict (gpu or emulate judges only)
+};
+
+struct Reward {
+    double value = 0;    // NaN when the verdict says nothing about the program
+    std::string reason;  // one word for the log: the status, or "unscorable"
+};
+
+// The reward of `v` under `w`. Weights must be finite and >= 0 (UsageError naming `key_prefix`).
+Reward reward_of(const Verdict& v, const RewardWeights& w);
+void check_reward_weights(const RewardWeights& w, const std::string& key_prefix);
+
+}  // namespace cuset::judge

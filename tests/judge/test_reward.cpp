@@ -1,0 +1,64 @@
+// judge/reward: the reward of each kind of verdict, worked by hand with the default weights
+// (format 0.1, compiles 0.2, runs 0.2, functional 1.0), and the verdicts that give no reward.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "cuset/core/error.h"
+#include "cuset/judge/reward.h"
+
+using namespace cuset::judge;
+
+namespace {
+
+Verdict verdict(Status s, bool compiled, std::optional<bool> ran, std::optional<bool> functional) {
+    Verdict v;
+    v.status = s;
+    v.compiled = compiled;
+    v.ran = ran;
+    v.functional = functional;
+    return v;
+}
+
+}  // namespace
+
+TEST(Reward, EachStageAddsItsWeight) {
+    const RewardWeights w;
+    // Sums of at most four decimal weights: exact to a few ulp of 1.5.
+    EXPECT_EQ(reward_of(verdict(Status::kNoCode, false, {}, {}), w).value, 0.0);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kCompileError, false, {}, {}), w).value, 0.1);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kCompileTimeout, false, {}, {}), w).value, 0.1);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kCompiled, true, {}, {}), w).value, 0.1 + 0.2);  // compile-only judge
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kRunFailed, true, false, {}), w).value, 0.1 + 0.2);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kMismatch, true, true, false), w).value, 0.1 + 0.2 + 0.2);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kNoVerdict, true, true, false), w).value, 0.1 + 0.2 + 0.2);
+    Reward pass = reward_of(verdict(Status::kPass, true, true, true), w);
+    EXPECT_DOUBLE_EQ(pass.value, 0.1 + 0.2 + 0.2 + 1.0);
+    EXPECT_EQ(pass.reason, "pass");
+    RewardWeights only = {0, 0, 0, 1};  // functional only: the usual verifiable reward
+    EXPECT_EQ(reward_of(verdict(Status::kPass, true, true, true), only).value, 1.0);
+    EXPECT_EQ(reward_of(verdict(Status::kMismatch, true, true, false), only).value, 0.0);
+}
+
+TEST(Reward, WhatSaysNothingAboutTheProgramIsUnscorable) {
+    for (Status s : {Status::kUnjudged, Status::kGenFailed, Status::kTaskError}) {
+        Reward r = reward_of(verdict(s, true, {}, {}), RewardWeights{});
+        EXPECT_TRUE(std::isnan(r.value)) << status_name(s);
+        EXPECT_EQ(r.reason, std::string("unscorable (") + status_name(s) + ")");
+    }
+}
+
+TEST(Reward, WeightsAreCheckedByKey) {
+    RewardWeights w;
+    w.runs = -1;
+    try {
+        check_reward_weights(w, "objective.grpo.reward.");
+        FAIL();
+    } catch (const cuset::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("key 'objective.grpo.reward.runs' must be a finite number >= 0"),
+                  std::string::npos) << e.what();
+    }
+    w.runs = std::nan("");
+    EXPECT_THROW(check_reward_weights(w, "r."), cuset::UsageError);
+    EXPECT_NO_THROW(check_reward_weights(RewardWeights{}, "r."));
+}
