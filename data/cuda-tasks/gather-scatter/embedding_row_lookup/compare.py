@@ -1,0 +1,32 @@
+"""Embedding_Table_Row_Lookup: compares the program's outputs with the reference outputs; prints T or F."""
+import numpy as np
+
+
+def load(path, dtype, count):
+    try:
+        values = np.fromfile(path, dtype=dtype)
+    except OSError:
+        return None
+    return values if values.size == count else None
+
+
+def exact(got, want):
+    return got is not None and want is not None and np.array_equal(got, want)
+
+
+def close(got, want, rtol, atol):
+    # Written so that a NaN or an infinity in the output fails.
+    if got is None or want is None:
+        return False
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    return bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+ok = True
+
+# vectors: a data movement: every value must be copied bit for bit
+got = load("data/vectors.bin", np.float32, 65536)
+want = load("data/vectors_ref.bin", np.float32, 65536)
+ok = ok and exact(got, want)
+
+print("T" if ok else "F")

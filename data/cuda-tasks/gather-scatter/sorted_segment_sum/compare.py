@@ -1,0 +1,33 @@
+"""Sorted_Segment_Id_Sum: compares the program's outputs with the reference outputs; prints T or F."""
+import numpy as np
+
+
+def load(path, dtype, count):
+    try:
+        values = np.fromfile(path, dtype=dtype)
+    except OSError:
+        return None
+    return values if values.size == count else None
+
+
+def exact(got, want):
+    return got is not None and want is not None and np.array_equal(got, want)
+
+
+def close(got, want, rtol, atol):
+    # Written so that a NaN or an infinity in the output fails.
+    if got is None or want is None:
+        return False
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    return bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+ok = True
+
+# sums: each segment sums at most a few dozen non-negative fp32 terms (here <= 40):
+# 40 * 2^-24 = 2.4e-6 relative, 1e-5 to be safe for any order
+got = load("data/sums.bin", np.float32, 512)
+want = load("data/sums_ref.bin", np.float32, 512)
+ok = ok and close(got, want, rtol=1e-05, atol=0.0)
+
+print("T" if ok else "F")

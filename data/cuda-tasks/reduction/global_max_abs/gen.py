@@ -1,0 +1,21 @@
+"""Global_Max_Magnitude: writes the inputs and the reference outputs (numpy, fixed seed)."""
+import os
+
+import numpy as np
+
+N = 65536
+rng = np.random.default_rng(2002)
+
+x = (rng.standard_normal(N) * 3.0).astype(np.float32)
+y_ref = np.array([np.max(np.abs(x))])
+
+
+def save(array, path, dtype, shape):
+    array = np.asarray(array)
+    assert array.shape == shape, (path, array.shape, shape)
+    array.astype(dtype).tofile(path)
+
+
+os.makedirs("data", exist_ok=True)
+save(x, "data/x.bin", np.float32, (N,))
+save(y_ref, "data/y_ref.bin", np.float32, (1,))

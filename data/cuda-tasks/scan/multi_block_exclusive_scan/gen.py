@@ -1,0 +1,22 @@
+"""Three_Phase_Exclusive_Scan: writes the inputs and the reference outputs (numpy, fixed seed)."""
+import os
+
+import numpy as np
+
+N = 65536
+BLOCK = 256
+rng = np.random.default_rng(3006)
+
+x = rng.integers(-50, 51, N, dtype=np.int32)
+y_ref = np.concatenate([[0], np.cumsum(x.astype(np.int64))[:-1]])
+
+
+def save(array, path, dtype, shape):
+    array = np.asarray(array)
+    assert array.shape == shape, (path, array.shape, shape)
+    array.astype(dtype).tofile(path)
+
+
+os.makedirs("data", exist_ok=True)
+save(x, "data/x.bin", np.int32, (N,))
+save(y_ref, "data/y_ref.bin", np.int32, (N,))

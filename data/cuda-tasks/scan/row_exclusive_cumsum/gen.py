@@ -1,0 +1,23 @@
+"""Row_Exclusive_Cumulative_Sum: writes the inputs and the reference outputs (numpy, fixed seed)."""
+import os
+
+import numpy as np
+
+ROWS = 64
+COLS = 256
+rng = np.random.default_rng(3002)
+
+x = rng.uniform(0.0, 1.0, (ROWS, COLS)).astype(np.float32)
+x64 = x.astype(np.float64)
+y_ref = np.cumsum(x64, axis=1) - x64
+
+
+def save(array, path, dtype, shape):
+    array = np.asarray(array)
+    assert array.shape == shape, (path, array.shape, shape)
+    array.astype(dtype).tofile(path)
+
+
+os.makedirs("data", exist_ok=True)
+save(x, "data/x.bin", np.float32, (ROWS, COLS))
+save(y_ref, "data/y_ref.bin", np.float32, (ROWS, COLS))

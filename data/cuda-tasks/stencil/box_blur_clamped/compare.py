@@ -1,0 +1,32 @@
+"""Clamped_Edge_Box_Blur_3x3: compares the program's outputs with the reference outputs; prints T or F."""
+import numpy as np
+
+
+def load(path, dtype, count):
+    try:
+        values = np.fromfile(path, dtype=dtype)
+    except OSError:
+        return None
+    return values if values.size == count else None
+
+
+def exact(got, want):
+    return got is not None and want is not None and np.array_equal(got, want)
+
+
+def close(got, want, rtol, atol):
+    # Written so that a NaN or an infinity in the output fails.
+    if got is None or want is None:
+        return False
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    return bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+ok = True
+
+# blur: 9 non-negative fp32 terms and a division by 9: 9 * 2^-24 = 5.4e-7 relative, 1e-6
+got = load("data/blur.bin", np.float32, 12288)
+want = load("data/blur_ref.bin", np.float32, 12288)
+ok = ok and close(got, want, rtol=1e-06, atol=1e-07)
+
+print("T" if ok else "F")
