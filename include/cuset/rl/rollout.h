@@ -1,0 +1,60 @@
+// A GRPO rollout on the judge: for each task of a step, G completions sampled from the policy for
+// the task's CUDABench prompt (the system and user messages eval sends, rendered by the model's
+// chat format with its generation prompt), their programs judged by the one judge (eval/judge.h,
+// contained), each verdict turned into a reward (judge/reward.h), and the padded tensors
+// train/grpo_step.h takes. A record per completion (task, sample, status, reward, tokens) lets a
+// run be audited for reward hacking.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuset/eval/cudabench.h"
+#include "cuset/eval/judge.h"
+#include "cuset/generate/generator.h"
+#include "cuset/judge/reward.h"
+#include "cuset/text/chat_format.h"
+#include "cuset/train/grpo_step.h"
+
+namespace cuset::rl {
+
+// Decodes a batch (Generator::generate, or fixed answers in tests and replays).
+using SampleFn = std::function<std::vector<GenerationOutput>(const std::vector<GenerationInput>&)>;
+
+struct RolloutOptions {
+    int64_t group_size = 8;    // G completions per task
+    int level = 3;             // CUDABench's description level of the prompt
+    std::string gpu_name;      // the GPU label of the prompt ("" = the task's)
+    uint64_t seed = 0;         // the run's seed: completion k of a task draws from
+                               // sample_seed(seed, "<step>:<task id>", k)
+    int64_t step = 0;
+    bool thinking = false;     // Qwen3-style thinking blocks in the generation prompt
+    eval::JudgeOptions judge;  // mode, tools, containment, work folder, jobs
+    judge::RewardWeights rewards;
+};
+
+struct RolloutRecord {
+    std::string task;     // the task's id
+    int64_t sample = 0;   // 1-based within its group
+    std::string status;   // the judge's status name
+    std::string reason;   // reward_of's reason
+    double reward = 0;    // NaN = unscorable
+    int64_t tokens = 0;   // completion tokens
+    std::string finish;   // eos | stop | length
+    std::string error;    // the judge's first error line
+};
+
+struct Rollout {
+    GrpoRollout batch;                   // [N = tasks x G] rows, a task's G adjacent
+    std::vector<RolloutRecord> records;  // one per row, in row order
+};
+
+// Samples, judges and scores `tasks` (all of them: the caller picks a step's tasks). The pad id
+// fills the padding (masked out). Judge failures of the judge's own environment stop it
+// (judge::JudgeEnvironmentError), a program's failure is its status.
+Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std::vector<eval::Task>& tasks,
+                     int32_t pad_id, const RolloutOptions& o);
+
+}  // namespace cuset::rl

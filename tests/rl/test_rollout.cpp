@@ -1,0 +1,140 @@
+// rl/rollout: a step's completions judged and turned into the tensors of a GRPO step. With fixed
+// answers (a task's own reference, a program that does not compile, an answer without a program)
+// under the compile-only judge, each row carries its prompt exactly as the chat format renders
+// CUDABench's messages, its completion tokens, the judge's status and the reward worked by hand;
+// with the demo model as the policy, the same seed gives the same completions and another step
+// other draws.
+#include <cmath>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "cuset/core/error.h"
+#include "cuset/generate/sampling.h"
+#include "cuset/judge/toolchain.h"
+#include "cuset/model/model.h"
+#include "cuset/rl/rollout.h"
+#include "cuset/text/tokenizer.h"
+#include "test_util.h"
+
+using namespace cuset;
+
+namespace {
+
+std::string demo_dir() { return std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder"; }
+
+std::vector<eval::Task> two_tasks() {
+    std::vector<eval::Task> all = eval::load_tasks(std::string(CUSET_SOURCE_DIR) + "/data/cuda-tasks/tasks.jsonl");
+    return {all.at(0), all.at(1)};
+}
+
+rl::RolloutOptions options(const std::string& name) {
+    rl::RolloutOptions o;
+    o.group_size = 3;
+    o.seed = 1234;
+    o.step = 7;
+    o.judge.runner.mode = judge::JudgeMode::kCompile;
+    o.judge.runner.work_dir = cuset::test::scratch_dir(name);
+    o.judge.runner.nvcc = judge::find_nvcc("", "eval.nvcc");
+    o.judge.jobs = 2;
+    return o;
+}
+
+}  // namespace
+
+TEST(Rollout, FixedAnswersGiveTheirStatusesRewardsAndRows) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const std::vector<eval::Task> tasks = two_tasks();
+    rl::RolloutOptions o = options("rollout_fixed");
+    auto answers_text = [&](int64_t row) {
+        const eval::Task& t = tasks[static_cast<size_t>(row / 3)];
+        const std::string texts[3] = {"Here it is:\n```cuda\n" + t.bench_cu + "\n```\n", "```cuda\nint main( {\n```",
+                                      "I cannot write that."};
+        return texts[row % 3];
+    };
+    std::vector<GenerationInput> seen;
+    std::vector<int64_t> lengths;  // the completion tokens of each answer
+    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in) {
+        seen = in;
+        std::vector<GenerationOutput> out;
+        for (size_t i = 0; i < in.size(); ++i) {
+            GenerationOutput g;
+            g.text = answers_text(static_cast<int64_t>(i));
+            g.tokens = tok->encode(g.text).ids;
+            g.finish = FinishReason::kEos;
+            lengths.push_back(static_cast<int64_t>(g.tokens.size()));
+            out.push_back(g);
+        }
+        return out;
+    };
+    rl::Rollout r = rl::grpo_rollout(answers, fmt, tasks, /*pad_id=*/0, o);
+    ASSERT_EQ(seen.size(), 6u);
+    ASSERT_EQ(r.records.size(), 6u);
+    // Hand-worked with the default weights: compiled 0.1 + 0.2, a compile error 0.1, no program 0.
+    const double want[3] = {0.1 + 0.2, 0.1, 0.0};
+    const char* status[3] = {"compiled", "compile-error", "no-code"};
+    for (int64_t row = 0; row < 6; ++row) {
+        const eval::Task& t = tasks[static_cast<size_t>(row / 3)];
+        const rl::RolloutRecord& rec = r.records[static_cast<size_t>(row)];
+        EXPECT_EQ(rec.task, t.id_text);
+        EXPECT_EQ(rec.sample, row % 3 + 1);
+        EXPECT_EQ(rec.status, status[row % 3]) << rec.error;
+        EXPECT_DOUBLE_EQ(r.batch.rewards[row].item<double>(), static_cast<float>(want[row % 3]));
+        // The prompt: CUDABench's two messages with the generation prompt, left-padded.
+        Conversation c;
+        c.messages = {{"system", eval::system_prompt()}, {"user", eval::build_user_prompt(t, 3, "")}};
+        const std::vector<int32_t> p = fmt.generation_prompt(c);
+        EXPECT_EQ(seen[static_cast<size_t>(row)].prompt, p);
+        EXPECT_EQ(seen[static_cast<size_t>(row)].seed, sample_seed(1234, "7:" + t.id_text, row % 3));
+        const int64_t P = r.batch.prompt_ids.size(1);
+        at::Tensor prow = r.batch.prompt_ids[row].narrow(0, P - static_cast<int64_t>(p.size()), static_cast<int64_t>(p.size()));
+        EXPECT_TRUE(at::equal(prow, at::tensor(std::vector<int64_t>(p.begin(), p.end())))) << row;
+        EXPECT_EQ(r.batch.prompt_mask[row].sum().item<int64_t>(), static_cast<int64_t>(p.size()));
+        EXPECT_EQ(r.batch.completion_mask[row].sum().item<int64_t>(), rec.tokens);
+        EXPECT_EQ(rec.tokens, lengths[static_cast<size_t>(row)]);
+        const std::vector<int32_t> ids = tok->encode(answers_text(row)).ids;
+        EXPECT_TRUE(at::equal(r.batch.completion_ids[row].narrow(0, 0, rec.tokens),
+                              at::tensor(std::vector<int64_t>(ids.begin(), ids.end()))))
+            << row;
+    }
+    // The two tasks' prompts differ in length: the shorter ones are padded on the left.
+    EXPECT_LT(r.batch.prompt_mask.sum(1).min().item<int64_t>(), r.batch.prompt_ids.size(1));
+}
+
+TEST(Rollout, TheDemoModelsDrawsFollowTheSeed) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    Decoder model = model_load(demo_dir(), at::kFloat, c10::Device(c10::kCPU));
+    GenerateOptions go;
+    go.max_new_tokens = 12;
+    go.sampling.temperature = 1.0;
+    Generator gen(model, *tok, go, c10::Device(c10::kCPU));
+    rl::SampleFn sample = [&](const std::vector<GenerationInput>& in) { return gen.generate(in); };
+    const std::vector<eval::Task> tasks = {two_tasks()[0]};
+    rl::RolloutOptions o = options("rollout_model");
+    o.group_size = 2;
+    rl::Rollout a = rl::grpo_rollout(sample, fmt, tasks, 0, o);
+    rl::Rollout b = rl::grpo_rollout(sample, fmt, tasks, 0, o);
+    EXPECT_TRUE(at::equal(a.batch.completion_ids, b.batch.completion_ids)) << "same seed, same completions";
+    o.step = 8;
+    rl::Rollout c = rl::grpo_rollout(sample, fmt, tasks, 0, o);
+    EXPECT_FALSE(at::equal(a.batch.completion_ids, c.batch.completion_ids)) << "another step draws anew";
+    EXPECT_FALSE(at::equal(a.batch.completion_ids[0], a.batch.completion_ids[1])) << "the group's streams differ";
+    for (const rl::RolloutRecord& r : a.records) {
+        EXPECT_GT(r.tokens, 0);
+        EXPECT_LE(r.tokens, 12);
+        EXPECT_FALSE(std::isnan(r.reward)) << "the compile judge scores every answer";
+    }
+}
+
+TEST(Rollout, Refusals) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    rl::RolloutOptions o = options("rollout_refusals");
+    rl::SampleFn none = [](const std::vector<GenerationInput>&) { return std::vector<GenerationOutput>{}; };
+    EXPECT_THROW(rl::grpo_rollout(none, fmt, two_tasks(), 0, o), RuntimeFailure);  // no completions back
+    o.group_size = 1;
+    EXPECT_THROW(rl::grpo_rollout(none, fmt, two_tasks(), 0, o), UsageError);
+}
