@@ -116,6 +116,8 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 s.error = v.error;
                 s.seconds = v.seconds;
                 s.containment = v.containment;
+                if (v.run.ran) s.run_seconds = v.run.seconds;
+                if (opts.on_sample) opts.on_sample(job.task_slot, s);
                 sum.tasks[job.task_slot].samples[job.sample_slot] = std::move(s);
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> lock(err_mu);
