@@ -1,0 +1,233 @@
+// `cuset-train data build` through the real binary, on the fixture tasks (tests/fixtures/cudabench)
+// under --judge emulate, with a candidates file written here of programs that are right (each
+// task's own reference), wrong (another operation), broken (a syntax error), hostile (it looks for
+// the reference output and prints a verdict) and absent: exactly the right ones are kept, a broken
+// first answer repaired in round 2 is kept with the judge's compiler error in its repair turn, the
+// pass rates after each round are the ones the candidates make by construction; a build stopped
+// by SIGTERM exits 75 and the same command then writes the same train.jsonl; `train` accepts the
+// output; and with data/tiny-coder as the model every stage runs and reports.
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/eval/cudabench.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using cuset::test::lines_of;
+using cuset::test::read_file;
+using cuset::test::run_command;
+using cuset::test::run_cuset;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+using nlohmann::json;
+
+namespace {
+
+std::string tasks_path() { return std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl"; }
+std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string fenced(const std::string& code) { return "```cuda\n" + code + "\n```"; }
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+}
+
+// A program that tries to pass without computing: it copies the reference output from where it
+// might lie, and prints a verdict.
+const char* kHostile = R"(#include <cstdio>
+int main() {
+    const char* where[] = {"data/c_ref.bin", "../data/c_ref.bin", "../../data/c_ref.bin", "/tmp/data/c_ref.bin"};
+    for (const char* p : where) {
+        FILE* in = std::fopen(p, "rb");
+        if (!in) continue;
+        FILE* out = std::fopen("data/c.bin", "wb");
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) std::fwrite(buf, 1, n, out);
+        std::fclose(out);
+        std::fclose(in);
+    }
+    std::printf("T\n");
+    return 0;
+}
+)";
+
+struct Fixture {
+    std::vector<cuset::eval::Task> tasks = cuset::eval::load_tasks(tasks_path());
+    std::string right(size_t t) const { return fenced(tasks[t].bench_cu); }
+};
+
+json cand(int id, int sample, int round, const std::string& response) {
+    return {{"id", id}, {"sample", sample}, {"round", round}, {"response", response}};
+}
+
+// The candidates: K = 2, R = 2.
+std::string candidates_file(const Fixture& f, const std::string& dir) {
+    const std::string& add = "c[i] = a[i] + b[i];";
+    std::vector<json> c = {
+        // task 0: broken, then repaired; its second sample right at once (the same program).
+        cand(0, 1, 1, fenced(replaced(f.tasks[0].bench_cu, add, "c[i] = a[i] + b[i]"))),
+        cand(0, 1, 2, f.right(0)),
+        cand(0, 2, 1, f.right(0)),
+        // task 1: wrong twice; hostile, with no second answer.
+        cand(1, 1, 1, fenced(replaced(f.tasks[1].bench_cu, add, "c[i] = a[i] - b[i];"))),
+        cand(1, 1, 2, fenced(replaced(f.tasks[1].bench_cu, add, "c[i] = a[i] * b[i];"))),
+        cand(1, 2, 1, fenced(kHostile)),
+        // task 2: right, and right again with a comment more (a near duplicate).
+        cand(2, 1, 1, f.right(2)),
+        cand(2, 2, 1, fenced(replaced(f.tasks[2].bench_cu, "int main() {", "// ReLU\nint main() {"))),
+        // task 3: no program, then right; no second sample.
+        cand(3, 1, 1, "I would sum each row with a shared-memory tree reduction."),
+        cand(3, 1, 2, "Here it is:\n" + f.right(3) + "\nOne block per row."),
+    };
+    std::string text;
+    for (const json& j : c) text += j.dump() + "\n";
+    write_file(dir + "/candidates.jsonl", text);
+    return dir + "/candidates.jsonl";
+}
+
+std::string build_args(const std::string& candidates, const std::string& out, int jobs, int samples = 2) {
+    return "data build --tasks " + q(tasks_path()) + " --candidates " + q(candidates) + " --out " + q(out) +
+           " --samples " + std::to_string(samples) + " --rounds 2 --judge emulate --jobs " + std::to_string(jobs) +
+           " --config configs/demo.yaml --set log.progress=never";
+}
+
+json read_json(const std::string& path) { return json::parse(read_file(path)); }
+
+// build.json without what a run's timing changes.
+json figures_of(json b) {
+    b.erase("judge_seconds");
+    return b;
+}
+
+}  // namespace
+
+TEST(DataBuildCli, KeepsExactlyTheRightOnesResumesAfterSigtermAndTrainAcceptsIt) {
+    Fixture f;
+    ASSERT_EQ(f.tasks.size(), 4u);
+    const std::string dir = scratch_dir("data_build_cli");
+    const std::string cands = candidates_file(f, dir);
+
+    // ---- uninterrupted
+    auto r = run_cuset(build_args(cands, dir + "/a", 2));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("data build [emulated]: 4 task(s), 10 attempt(s); tasks passed after each round: 2 3; "
+                         "3 sample(s) kept"),
+              std::string::npos)
+        << r.out;
+    std::vector<std::string> train = lines_of(dir + "/a/train.jsonl");
+    ASSERT_EQ(train.size(), 3u) << read_file(dir + "/a/train.jsonl");
+    const std::pair<const char*, std::string> want[] = {
+        {"0-s1", f.right(0)}, {"2-s1", f.right(2)}, {"3-s1", "Here it is:\n" + f.right(3) + "\nOne block per row."}};
+    for (size_t i = 0; i < 3; ++i) {
+        json j = json::parse(train[i]);
+        EXPECT_EQ(j["id"], want[i].first);
+        EXPECT_EQ(j["response"], want[i].second) << j["id"];
+        EXPECT_EQ(j["system"], cuset::eval::system_prompt());
+        EXPECT_EQ(j["prompt"], cuset::eval::build_user_prompt(f.tasks[std::stoi(want[i].first)], 1, cuset::eval::kDefaultGpuName));
+    }
+    json b = read_json(dir + "/a/build.json");
+    EXPECT_EQ(b["judge"], "emulated");
+    EXPECT_EQ(b["attempts"], 10);
+    // Round 1: 7 attempts (task 3 has one sample), 3 pass (0-s2, 2-s1, 2-s2) in 2 tasks; round 2: the
+    // repairs of 0-s1, 1-s1 and 3-s1, two of which pass.
+    EXPECT_EQ(b["by_round"][0]["attempts"], 7);
+    EXPECT_EQ(b["by_round"][0]["passed"], 3);
+    EXPECT_EQ(b["by_round"][0]["tasks_passed"], 2);
+    EXPECT_EQ(b["by_round"][0]["task_pass_rate"], 0.5);
+    EXPECT_EQ(b["by_round"][0]["samples_passed"], 3);
+    EXPECT_EQ(b["by_round"][1]["attempts"], 3);
+    EXPECT_EQ(b["by_round"][1]["passed"], 2);
+    EXPECT_EQ(b["by_round"][1]["tasks_passed"], 3);
+    EXPECT_EQ(b["by_round"][1]["sample_pass_rate"], 5.0 / 8);
+    EXPECT_EQ(b["passing_samples"], 5);
+    EXPECT_EQ(b["kept"], 3);
+    const json& t1 = b["per_task"][1];
+    EXPECT_EQ(t1["samples"][0][0]["status"], "mismatch");
+    EXPECT_EQ(t1["samples"][0][1]["status"], "mismatch");
+    EXPECT_NE(t1["samples"][1][0]["status"], "pass") << t1.dump();  // the hostile one
+    ASSERT_EQ(t1["samples"][1].size(), 1u);
+    EXPECT_EQ(b["per_task"][0]["samples"][0][0]["status"], "compile-error");
+    EXPECT_EQ(b["per_task"][3]["samples"][0][0]["status"], "no-code");
+    EXPECT_EQ(lines_of(dir + "/a/build.jsonl").size(), 10u);
+    EXPECT_NE(read_file(dir + "/a/build.html").find("<h2>After each round</h2>"), std::string::npos);
+    EXPECT_FALSE(fs::exists(dir + "/a/work"));
+
+    // ---- stopped by SIGTERM after its first judged attempt, then the same command again
+    const std::string out_b = dir + "/b";
+    auto s = run_command("'" + std::string(CUSET_BINARY) + "' " + build_args(cands, out_b, 1) + " 2> " + q(dir + "/b.err") +
+                         " & pid=$!; for i in $(seq 1 1200); do [ -s " + q(out_b + "/build.jsonl") +
+                         " ] && break; sleep 0.05; done; t0=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; "
+                         "echo \"$rc $(( ($(date +%s%N) - t0) / 1000000 ))\"");
+    int rc = -1;
+    long ms = -1;
+    ASSERT_EQ(std::sscanf(s.out.c_str(), "%d %ld", &rc, &ms), 2) << s.out << s.err;
+    EXPECT_EQ(rc, 75) << read_file(dir + "/b.err");
+    EXPECT_LT(ms, 10000) << "a stop request is answered within seconds";
+    const size_t judged = lines_of(out_b + "/build.jsonl").size();
+    EXPECT_GE(judged, 1u);
+    EXPECT_LT(judged, 10u);
+    EXPECT_FALSE(fs::exists(out_b + "/train.jsonl"));
+    r = run_cuset(build_args(cands, out_b, 2));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("continuing: " + std::to_string(judged) + " attempt(s) already judged"), std::string::npos) << r.err;
+    EXPECT_EQ(lines_of(out_b + "/build.jsonl").size(), 10u);
+    EXPECT_EQ(read_file(out_b + "/train.jsonl"), read_file(dir + "/a/train.jsonl"));
+    EXPECT_EQ(figures_of(read_json(out_b + "/build.json")), figures_of(b));
+
+    // ---- other settings refuse to continue the folder
+    r = run_cuset(build_args(cands, out_b, 2, /*samples=*/3));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("holds a build made with other settings (samples: 2 there, 3 now)"), std::string::npos) << r.err;
+
+    // ---- the keep policy and the format act on the judged attempts: nothing is judged again
+    r = run_cuset(build_args(cands, out_b, 2) + " --keep distinct --format messages");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(lines_of(out_b + "/build.jsonl").size(), 10u);
+    json d = read_json(out_b + "/build.json");
+    EXPECT_EQ(d["kept"], 3);
+    EXPECT_EQ(d["duplicates"]["exact"], 1);  // 0-s2 is 0-s1's final program
+    EXPECT_EQ(d["duplicates"]["near"], 1);   // 2-s2 is 2-s1 with a comment
+    json m = json::parse(lines_of(out_b + "/train.jsonl")[0]);
+    ASSERT_EQ(m["messages"].size(), 5u) << m.dump(1);  // system, user, broken answer, the finding, repair
+    EXPECT_EQ(m["messages"][2]["role"], "assistant");
+    const std::string finding = m["messages"][3]["content"];
+    EXPECT_NE(finding.find("does not compile"), std::string::npos) << finding;
+    EXPECT_NE(finding.find("error"), std::string::npos) << finding;
+    EXPECT_EQ(m["messages"][4]["content"], f.right(0));
+
+    // ---- `train` accepts the kept set: one step of the bundled tiny model
+    r = run_cuset("train --config configs/demo.yaml --set data.train=" + q(dir + "/a/train.jsonl") +
+                  " --set data.eval= --set train.max_steps=1 --set train.micro_batch_size=1 --set train.grad_accum=1"
+                  " --set data.cache_dir= --set log.progress=never --output-dir " + q(dir + "/runs") + " --run-name accept");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(cuset::test::read_metrics(dir + "/runs/accept").size(), 1u);
+}
+
+TEST(DataBuildCli, WithTheTinyModelEveryStageRunsAndReports) {
+    const std::string dir = scratch_dir("data_build_tiny");
+    auto r = run_cuset("data build --tasks " + q(tasks_path()) + " --out " + q(dir + "/out") +
+                       " --limit 2 --rounds 2 --judge emulate --config configs/demo.yaml --set generate.max_new_tokens=8"
+                       " --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Its answers hold no program: each is repaired once, and nothing is kept.
+    std::vector<std::string> gens = lines_of(dir + "/out/generations.jsonl");
+    ASSERT_EQ(gens.size(), 4u);
+    std::set<std::string> ids;
+    for (const std::string& g : gens) ids.insert(json::parse(g)["id"].get<std::string>());
+    EXPECT_EQ(ids, (std::set<std::string>{"0/s1/r1", "0/s1/r2", "1/s1/r1", "1/s1/r2"}));
+    json b = read_json(dir + "/out/build.json");
+    EXPECT_EQ(b["attempts"], 4);
+    EXPECT_EQ(b["by_round"][1]["tasks_passed"], 0);
+    EXPECT_EQ(b["kept"], 0);
+    EXPECT_NE(b["source"].get<std::string>().find("model data/tiny-coder"), std::string::npos) << b["source"];
+    for (const std::string& l : lines_of(dir + "/out/build.jsonl")) EXPECT_EQ(json::parse(l)["status"], "no-code") << l;
+    EXPECT_TRUE(fs::exists(dir + "/out/train.jsonl"));
+    EXPECT_TRUE(fs::exists(dir + "/out/build.html"));
+}
