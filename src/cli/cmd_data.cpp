@@ -15,7 +15,9 @@
 #include "cuset/core/progress.h"
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/databuild/build_run.h"
+#include "cuset/databuild/task_set.h"
 #include "cuset/eval/eval_run.h"
 
 namespace cuset::cli {
@@ -92,6 +94,68 @@ int run_build(const BuildCli& b) {
     std::printf("; %lld sample(s) kept in %s/train.jsonl\n", static_cast<long long>(s.kept), b.out.c_str());
     std::fflush(stdout);
     return 0;
+}
+
+struct TasksCli {
+    ConfigCli cfg;
+    std::string file, from_sft, out, judge = "auto", python;
+    bool check = false;
+    int64_t jobs = 0;
+};
+
+int run_tasks(const TasksCli& t) {
+    ConfigCli c = t.cfg;
+    if (!t.python.empty()) c.sets.push_back("eval.python=" + t.python);
+    const Config cfg = load_config(c);
+    std::string tasks_file = t.file;
+    if (!t.from_sft.empty()) {
+        if (t.out.empty()) throw UsageError("data tasks: --from-sft needs --out TASKS.jsonl");
+        if (!t.file.empty()) throw UsageError("data tasks: give either a tasks FILE or --from-sft, not both");
+        refuse_output_equal_to_input(t.out, {t.from_sft}, "data tasks");
+        const databuild::SftTasks s = databuild::tasks_from_sft(t.from_sft, data_load_options_from(cfg));
+        for (const std::string& why : s.skipped_why) log_warn("data tasks: skipped %s", why.c_str());
+        if (s.converted == 0) throw InputError(t.from_sft + ": no sample with a fenced program to make a task of");
+        atomic_write(t.out, s.jsonl, "tasks file");
+        log_info("data tasks: %lld task(s) from %s -> %s (%lld sample(s) skipped)", static_cast<long long>(s.converted),
+                 t.from_sft.c_str(), t.out.c_str(), static_cast<long long>(s.skipped));
+        tasks_file = t.out;
+    } else if (t.file.empty()) {
+        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE --out TASKS.jsonl");
+    } else if (!t.out.empty()) {
+        throw UsageError("data tasks: --out is for --from-sft");
+    }
+    const std::vector<eval::Task> tasks = eval::load_tasks(tasks_file);  // every record well formed, or one line
+    if (!t.check) {
+        if (!t.from_sft.empty()) return 0;
+        std::printf("%s: %zu task(s), well formed (--check judges their reference solutions)\n", tasks_file.c_str(),
+                    tasks.size());
+        return 0;
+    }
+    std::string how;
+    const judge::JudgeMode mode = eval::resolve_judge(t.judge, &how);
+    const std::string work = atomic_temp_name((std::filesystem::temp_directory_path() / "cuset-data-tasks").string(), "work");
+    eval::JudgeOptions o = eval::judge_options_from(cfg, mode, work, /*keep_work=*/false);
+    if (t.jobs > 0) o.jobs = static_cast<int>(t.jobs);
+    eval::judge_work_dir_create(work, "data tasks");
+    struct RemoveWork {
+        std::string dir;
+        ~RemoveWork() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } remove_work{work};
+    Progress progress("check", static_cast<int64_t>(tasks.size()), "tasks", progress_bar_wanted(cfg.log.progress));
+    o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
+    const databuild::TaskCheck r = databuild::tasks_check(tasks, o);
+    progress.finish();
+    if (!r.notice.empty()) log_warn("data tasks: %s", r.notice.c_str());
+    for (const databuild::TaskProblem& p : r.problems)
+        std::printf("%s: task %s: reference %s%s\n", p.where.c_str(), p.id.c_str(), p.status.c_str(),
+                    p.error.empty() ? "" : (": " + quote_bounded(p.error)).c_str());
+    std::printf("%s [%s]: %lld of %lld reference solution(s) pass\n", tasks_file.c_str(), judge::judge_label(mode),
+                static_cast<long long>(r.passed), static_cast<long long>(r.tasks));
+    std::fflush(stdout);
+    return r.problems.empty() ? 0 : static_cast<int>(ExitCode::kBadInput);
 }
 
 }  // namespace
@@ -171,8 +235,24 @@ Command add_data_command(CLI::App& root) {
     build->add_option("--python", bo->python, "Python for gen.py and compare.py (eval.python)");
     build->add_flag("--keep-work", bo->keep_work, "keep every program's work folder under OUT/work");
 
+    auto to = std::make_shared<TasksCli>();
+    CLI::App* tasks = data->add_subcommand(
+        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft), "
+                 "check one (every record; --check: every reference solution passes the judge); exit 3 on a bad task");
+    add_config_options(tasks, to->cfg);
+    tasks->add_option("FILE", to->file, "tasks file (JSONL) to check");
+    tasks->add_option("--from-sft", to->from_sft,
+                      "prompt/response JSONL whose responses hold self-checking programs (data/cuda-sft)");
+    tasks->add_option("--out", to->out, "the tasks file --from-sft writes");
+    tasks->add_flag("--check", to->check, "judge every task's reference solution (gen.py, the program, compare.py)");
+    tasks->add_option("--judge", to->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
+        ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
+    tasks->add_option("--jobs,-j", to->jobs, "programs judged at once (default: eval.jobs)")->check(non_negative_integer());
+    tasks->add_option("--python", to->python, "Python for gen.py and compare.py (eval.python)");
+
     return {data, [=] {
                 if (build->parsed()) return run_build(*bo);
+                if (tasks->parsed()) return run_tasks(*to);
                 if (check->parsed()) {
                     log_init(*check_level);
                     std::vector<Override> overrides;  // --tokenizer names model.tokenizer

@@ -5,7 +5,8 @@
 // first answer repaired in round 2 is kept with the judge's compiler error in its repair turn, the
 // pass rates after each round are the ones the candidates make by construction; a build stopped
 // by SIGTERM exits 75 and the same command then writes the same train.jsonl; `train` accepts the
-// output; and with data/tiny-coder as the model every stage runs and reports.
+// output; with data/tiny-coder as the model every stage runs and reports. And `data tasks`: self-
+// checking pairs become tasks whose references the check judges (a wrong one is named, exit 3).
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -202,6 +203,15 @@ TEST(DataBuildCli, KeepsExactlyTheRightOnesResumesAfterSigtermAndTrainAcceptsIt)
     EXPECT_NE(finding.find("error"), std::string::npos) << finding;
     EXPECT_EQ(m["messages"][4]["content"], f.right(0));
 
+    // ---- decontamination: against the tasks file itself every kept sample shares long spans (its
+    // prompt's description and its reference program) and is dropped
+    r = run_cuset(build_args(cands, out_b, 2) + " --against " + q(tasks_path()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    d = read_json(out_b + "/build.json");
+    EXPECT_EQ(d["kept"], 0);
+    EXPECT_EQ(d["contaminated"], 3);
+    EXPECT_TRUE(lines_of(out_b + "/train.jsonl").empty());
+
     // ---- `train` accepts the kept set: one step of the bundled tiny model
     r = run_cuset("train --config configs/demo.yaml --set data.train=" + q(dir + "/a/train.jsonl") +
                   " --set data.eval= --set train.max_steps=1 --set train.micro_batch_size=1 --set train.grad_accum=1"
@@ -230,4 +240,52 @@ TEST(DataBuildCli, WithTheTinyModelEveryStageRunsAndReports) {
     for (const std::string& l : lines_of(dir + "/out/build.jsonl")) EXPECT_EQ(json::parse(l)["status"], "no-code") << l;
     EXPECT_TRUE(fs::exists(dir + "/out/train.jsonl"));
     EXPECT_TRUE(fs::exists(dir + "/out/build.html"));
+}
+
+namespace {
+
+// A self-checking program: doubles 256 floats on the device and compares with the CPU.
+std::string self_checking(const std::string& op) {
+    return "#include <cstdio>\n#include <cuda_runtime.h>\n__global__ void twice(float* x, int n) {\n"
+           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] = " + op + ";\n}\n"
+           "int main() {\n    const int n = 256;\n    float h[n];\n    for (int i = 0; i < n; ++i) h[i] = i * 0.5f;\n"
+           "    float* d;\n    cudaMalloc(&d, n * sizeof(float));\n"
+           "    cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);\n    twice<<<2, 128>>>(d, n);\n"
+           "    cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);\n    cudaFree(d);\n"
+           "    for (int i = 0; i < n; ++i)\n        if (h[i] != i * 1.0f) { std::printf(\"mismatch at %d\\n\", i); return 1; }\n"
+           "    std::printf(\"ok\\n\");\n    return 0;\n}\n";
+}
+
+}  // namespace
+
+TEST(DataTasksCli, SelfCheckingPairsBecomeTasksAndTheCheckJudgesTheirReferences) {
+    const std::string dir = scratch_dir("data_tasks_cli");
+    std::string sft;
+    for (const auto& [id, response] :
+         {std::pair<std::string, std::string>{"twice-ok", "Like this:\n" + fenced(self_checking("2.0f * x[i]"))},
+          {"twice-bad", fenced(self_checking("x[i] + 1.0f"))},
+          {"prose", "Use one thread per element."}})
+        sft += json{{"id", id}, {"prompt", "Double every element of a float array on the GPU."}, {"response", response}}.dump() +
+               "\n";
+    write_file(dir + "/sft.jsonl", sft);
+    auto r = run_cuset("data tasks --from-sft " + q(dir + "/sft.jsonl") + " --out " + q(dir + "/tasks.jsonl") +
+                       " --check --judge emulate --config configs/demo.yaml --set log.progress=never");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("skipped " + dir + "/sft.jsonl: sample prose: no fenced program in the response"),
+              std::string::npos) << r.err;
+    EXPECT_NE(r.out.find(dir + "/tasks.jsonl:2: task twice-bad: reference run-failed: run: exit status 1"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("1 of 2 reference solution(s) pass"), std::string::npos) << r.out;
+    const std::vector<cuset::eval::Task> tasks = cuset::eval::load_tasks(dir + "/tasks.jsonl");
+    ASSERT_EQ(tasks.size(), 2u);
+    EXPECT_EQ(tasks[0].id_text, "twice-ok");
+    EXPECT_EQ(tasks[0].bench_cu + "\n", self_checking("2.0f * x[i]"));  // the fenced block, stripped
+    EXPECT_EQ(tasks[0].gen_py, "");
+    EXPECT_EQ(tasks[0].level_prompt[0], "Double every element of a float array on the GPU.");
+    // A record that is not a task: one line naming the file and line, exit 3.
+    write_file(dir + "/bad.jsonl", read_file(dir + "/tasks.jsonl") + "{\"id\": \"x\"}\n");
+    r = run_cuset("data tasks " + q(dir + "/bad.jsonl"));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("bad.jsonl:3: task has no \"task_name\" field"), std::string::npos) << r.err;
+    EXPECT_EQ(cuset::test::count_of(r.err, "\n"), 1) << r.err;
 }
