@@ -199,7 +199,12 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         if (signals_stop_requested()) throw stopped();
         log_info("data build: round %lld of %lld: %zu attempt(s)", static_cast<long long>(r),
                  static_cast<long long>(opts.rounds), todo.size());
-        std::vector<Answer> answers = source.answer(todo);
+        std::vector<Answer> answers;
+        try {
+            answers = source.answer(todo);
+        } catch (const StoppedBySignal&) {  // a model stops within a step
+            throw stopped();
+        }
         if (signals_stop_requested()) throw stopped();
 
         std::vector<eval::ResultRecord> records;

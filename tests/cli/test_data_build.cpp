@@ -240,6 +240,23 @@ TEST(DataBuildCli, WithTheTinyModelEveryStageRunsAndReports) {
     for (const std::string& l : lines_of(dir + "/out/build.jsonl")) EXPECT_EQ(json::parse(l)["status"], "no-code") << l;
     EXPECT_TRUE(fs::exists(dir + "/out/train.jsonl"));
     EXPECT_TRUE(fs::exists(dir + "/out/build.html"));
+
+    // SIGTERM while the model generates: it stops within a step, with exit 75 and nothing judged.
+    const std::string out = dir + "/stopped";
+    auto s = run_command("'" + std::string(CUSET_BINARY) + "' data build --tasks " + q(tasks_path()) + " --out " + q(out) +
+                         " --limit 2 --judge emulate --config configs/demo.yaml --set generate.max_new_tokens=600"
+                         " --set log.progress=never 2> " + q(dir + "/stopped.err") +
+                         " & pid=$!; for i in $(seq 1 1200); do [ -e " + q(out + "/generate-prompts.jsonl") +
+                         " ] && break; sleep 0.05; done; sleep 1; t0=$(date +%s%N); kill -TERM $pid; wait $pid; "
+                         "echo \"$? $(( ($(date +%s%N) - t0) / 1000000 ))\"");
+    int rc = -1;
+    long ms = -1;
+    ASSERT_EQ(std::sscanf(s.out.c_str(), "%d %ld", &rc, &ms), 2) << s.out << s.err;
+    const std::string err = read_file(dir + "/stopped.err");
+    EXPECT_EQ(rc, 75) << err;
+    EXPECT_LT(ms, 10000);
+    EXPECT_NE(err.find("data build: stopped by signal 15; 0 attempt(s)"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(out + "/generations.jsonl"));
 }
 
 namespace {
