@@ -48,6 +48,8 @@ std::string model_source_key(const Config& cfg, const std::string& model) {
 }
 
 int run_build(const BuildCli& b) {
+    if (!b.candidates.empty() && !b.model.empty())
+        throw UsageError("data build: --candidates and --model exclude each other (answers come from one source)");
     ConfigCli c = b.cfg;
     if (!b.python.empty()) c.sets.push_back("eval.python=" + b.python);
     const Config cfg = load_config(c);

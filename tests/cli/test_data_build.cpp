@@ -306,3 +306,32 @@ TEST(DataTasksCli, SelfCheckingPairsBecomeTasksAndTheCheckJudgesTheirReferences)
     EXPECT_NE(r.err.find("bad.jsonl:3: task has no \"task_name\" field"), std::string::npos) << r.err;
     EXPECT_EQ(cuset::test::count_of(r.err, "\n"), 1) << r.err;
 }
+
+TEST(DataBuildCli, BadInputIsOneLineAndWritesNothing) {
+    const std::string dir = scratch_dir("data_build_bad");
+    write_file(dir + "/c.jsonl", "{\"id\": 0, \"response\": \"x\"}\n{\"id\": 42, \"response\": \"y\"}\n");
+    const std::string base = "data build --tasks " + q(tasks_path()) + " --config configs/demo.yaml --judge emulate --out ";
+    struct Case {
+        std::string args;
+        int code;
+        std::string message;
+    };
+    const Case cases[] = {
+        {q(dir + "/o1") + " --candidates " + q(dir + "/c.jsonl"), 3, "c.jsonl:2: id 42 is not a task of the tasks file"},
+        {q(dir + "/o2") + " --candidates " + q(dir + "/c.jsonl") + " --model data/tiny-coder", 2,
+         "--candidates and --model exclude each other"},
+        {q(dir + "/o3") + " --candidates " + q(dir + "/none.jsonl"), 3, "cannot read candidates file"},
+    };
+    for (const Case& c : cases) {
+        auto r = run_cuset(base + c.args);
+        EXPECT_EQ(r.exit_code, c.code) << c.args << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+        EXPECT_EQ(cuset::test::count_of(r.err, "\n"), 1) << r.err;
+    }
+    // --keep fastest needs measured GPU run times: refused before anything is written.
+    write_file(dir + "/ok.jsonl", "{\"id\": 0, \"response\": \"x\"}\n");
+    auto r = run_cuset(base + q(dir + "/o4") + " --candidates " + q(dir + "/ok.jsonl") + " --keep fastest");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--keep fastest needs run times measured on a GPU"), std::string::npos) << r.err;
+    for (const char* o : {"/o1", "/o2", "/o3", "/o4"}) EXPECT_FALSE(fs::exists(dir + o)) << o;
+}
