@@ -1,19 +1,169 @@
-// `cuset-train data check FILE` and `data show`: validating a JSONL data file and showing one
-// sample as the trainer sees it (the work is in data_check.cpp / data_show.cpp).
+// `cuset-train data check FILE`, `data show` and `data build`: validating a JSONL data file,
+// showing one sample as the trainer sees it, and building verified training data from tasks
+// (the work is in data_check.cpp, data_show.cpp and databuild/build_run.cpp).
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "cuset/app/options.h"
 #include "cuset/core/error.h"
+#include "cuset/core/hash.h"
 #include "cuset/core/log.h"
+#include "cuset/core/progress.h"
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"
+#include "cuset/core/atomic_file.h"
+#include "cuset/databuild/build_run.h"
+#include "cuset/databuild/task_set.h"
+#include "cuset/eval/eval_run.h"
 
 namespace cuset::cli {
 
+namespace {
+
+struct BuildCli {
+    ConfigCli cfg;
+    std::string tasks, out, candidates, model, against, python;
+    std::string judge = "auto", keep = "first", format = "prompt";
+    int64_t samples = 1, rounds = 1, limit = 0, jobs = 0;
+    int level = 1;
+    std::vector<std::string> task_ids;
+    bool keep_work = false;
+};
+
+// What decides a model's answers: the weights, the adapter, the chat format and the sampling keys.
+std::string model_source_key(const Config& cfg, const std::string& model) {
+    const GenerateKeys& g = cfg.generate;
+    const std::string path = model.empty() ? cfg.model.path : model;
+    return "model " + hash_model_with_adapter(path, cfg.model.lora.path) +
+           strprintf(" format %s temperature %.17g top_k %lld top_p %.17g min_p %.17g repetition %.17g seed %lld "
+                     "max_new_tokens %lld thinking %d stop ",
+                     cfg.data.chat_format.c_str(), g.temperature, static_cast<long long>(g.top_k), g.top_p, g.min_p,
+                     g.repetition_penalty, static_cast<long long>(g.seed), static_cast<long long>(g.max_new_tokens),
+                     g.thinking ? 1 : 0) +
+           g.stop + " system " + cfg.data.system_prompt;
+}
+
+int run_build(const BuildCli& b) {
+    if (!b.candidates.empty() && !b.model.empty())
+        throw UsageError("data build: --candidates and --model exclude each other (answers come from one source)");
+    ConfigCli c = b.cfg;
+    if (!b.python.empty()) c.sets.push_back("eval.python=" + b.python);
+    const Config cfg = load_config(c);
+    const std::vector<eval::Task> all = eval::load_tasks(b.tasks);
+    const std::vector<eval::Task> tasks = eval::select_tasks(all, b.task_ids, b.limit);
+    std::string how;
+    const judge::JudgeMode mode = eval::resolve_judge(b.judge, &how);
+
+    databuild::BuildOptions o;
+    o.tasks_file = b.tasks;
+    o.out = b.out;
+    o.samples = b.samples;
+    o.rounds = b.rounds;
+    o.level = b.level;
+    o.gpu_name = cfg.eval.gpu_name;
+    o.keep = databuild::keep_policy_parse(b.keep);
+    o.format = databuild::train_format_parse(b.format);
+    o.against = b.against.empty() ? cfg.data.against : b.against;
+    o.progress_bar = progress_bar_wanted(cfg.log.progress);
+    o.judge = eval::judge_options_from(cfg, mode, (std::filesystem::path(b.out) / "work").string(), b.keep_work);
+    if (b.jobs > 0) o.judge.jobs = static_cast<int>(b.jobs);
+    const TextOptions text = text_options_from(cfg, b.model);
+    const TextPipeline pipe = text_pipeline_from(text);
+    o.tokenizer = pipe.tokenizer.get();
+
+    std::unique_ptr<databuild::CandidateSource> source;
+    if (!b.candidates.empty()) {
+        source = std::make_unique<databuild::FileCandidates>(b.candidates, all);
+        o.source_key = "candidates " + hash_file(b.candidates);
+    } else {
+        std::filesystem::create_directories(b.out);
+        source = std::make_unique<databuild::ModelCandidates>(cfg, b.model, text, runtime_from(cfg),
+                                                              (std::filesystem::path(b.out) / "generations.jsonl").string());
+        o.source_key = model_source_key(cfg, b.model);
+    }
+    if (mode != judge::JudgeMode::kCompile)
+        log_info("data build: gen.py and compare.py run with %s (%s)", o.judge.runner.python.executable.c_str(),
+                 o.judge.runner.python.origin.c_str());
+    const databuild::BuildSummary s = databuild::build_run(tasks, *source, o);
+    std::printf("data build [%s]: %lld task(s), %lld attempt(s); tasks passed after each round:", s.judge_label.c_str(),
+                static_cast<long long>(s.tasks), static_cast<long long>(s.attempts));
+    for (const databuild::RoundFigures& f : s.rounds)
+        std::printf(" %lld", static_cast<long long>(f.tasks_passed));
+    std::printf("; %lld sample(s) kept in %s/train.jsonl\n", static_cast<long long>(s.kept), b.out.c_str());
+    std::fflush(stdout);
+    return 0;
+}
+
+struct TasksCli {
+    ConfigCli cfg;
+    std::string file, from_sft, out, judge = "auto", python;
+    bool check = false;
+    int64_t jobs = 0;
+};
+
+int run_tasks(const TasksCli& t) {
+    ConfigCli c = t.cfg;
+    if (!t.python.empty()) c.sets.push_back("eval.python=" + t.python);
+    const Config cfg = load_config(c);
+    std::string tasks_file = t.file;
+    if (!t.from_sft.empty()) {
+        if (t.out.empty()) throw UsageError("data tasks: --from-sft needs --out TASKS.jsonl");
+        if (!t.file.empty()) throw UsageError("data tasks: give either a tasks FILE or --from-sft, not both");
+        refuse_output_equal_to_input(t.out, {t.from_sft}, "data tasks");
+        const databuild::SftTasks s = databuild::tasks_from_sft(t.from_sft, data_load_options_from(cfg));
+        for (const std::string& why : s.skipped_why) log_warn("data tasks: skipped %s", why.c_str());
+        if (s.converted == 0) throw InputError(t.from_sft + ": no sample with a fenced program to make a task of");
+        atomic_write(t.out, s.jsonl, "tasks file");
+        log_info("data tasks: %lld task(s) from %s -> %s (%lld sample(s) skipped)", static_cast<long long>(s.converted),
+                 t.from_sft.c_str(), t.out.c_str(), static_cast<long long>(s.skipped));
+        tasks_file = t.out;
+    } else if (t.file.empty()) {
+        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE --out TASKS.jsonl");
+    } else if (!t.out.empty()) {
+        throw UsageError("data tasks: --out is for --from-sft");
+    }
+    const std::vector<eval::Task> tasks = eval::load_tasks(tasks_file);  // every record well formed, or one line
+    if (!t.check) {
+        if (!t.from_sft.empty()) return 0;
+        std::printf("%s: %zu task(s), well formed (--check judges their reference solutions)\n", tasks_file.c_str(),
+                    tasks.size());
+        return 0;
+    }
+    std::string how;
+    const judge::JudgeMode mode = eval::resolve_judge(t.judge, &how);
+    const std::string work = atomic_temp_name((std::filesystem::temp_directory_path() / "cuset-data-tasks").string(), "work");
+    eval::JudgeOptions o = eval::judge_options_from(cfg, mode, work, /*keep_work=*/false);
+    if (t.jobs > 0) o.jobs = static_cast<int>(t.jobs);
+    eval::judge_work_dir_create(work, "data tasks");
+    struct RemoveWork {
+        std::string dir;
+        ~RemoveWork() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } remove_work{work};
+    Progress progress("check", static_cast<int64_t>(tasks.size()), "tasks", progress_bar_wanted(cfg.log.progress));
+    o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
+    const databuild::TaskCheck r = databuild::tasks_check(tasks, o);
+    progress.finish();
+    if (!r.notice.empty()) log_warn("data tasks: %s", r.notice.c_str());
+    for (const databuild::TaskProblem& p : r.problems)
+        std::printf("%s: task %s: reference %s%s\n", p.where.c_str(), p.id.c_str(), p.status.c_str(),
+                    p.error.empty() ? "" : (": " + quote_bounded(p.error)).c_str());
+    std::printf("%s [%s]: %lld of %lld reference solution(s) pass\n", tasks_file.c_str(), judge::judge_label(mode),
+                static_cast<long long>(r.passed), static_cast<long long>(r.tasks));
+    std::fflush(stdout);
+    return r.problems.empty() ? 0 : static_cast<int>(ExitCode::kBadInput);
+}
+
+}  // namespace
+
 Command add_data_command(CLI::App& root) {
-    CLI::App* data = root.add_subcommand("data", "check a JSONL data file, or show a sample as the trainer sees it");
+    CLI::App* data = root.add_subcommand("data", "check a JSONL data file, show a sample as the trainer sees it, or build verified data from tasks");
     data->require_subcommand(1);
 
     auto c = std::make_shared<DataCheckOptions>();
@@ -57,7 +207,54 @@ Command add_data_command(CLI::App& root) {
     show->add_option("--color", s->color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
     show->add_flag("--tokens", s->tokens, "also list every token: index, id, role, trainable, sensitive, piece");
 
+    auto bo = std::make_shared<BuildCli>();
+    CLI::App* build = data->add_subcommand(
+        "build", "verified training data from tasks: K candidates per task (a model, or --candidates FILE), each judged, "
+                 "failures repaired with the judge's finding for up to R rounds, the passing ones kept");
+    add_config_options(build, bo->cfg);
+    build->add_option("--tasks", bo->tasks, "tasks file in CUDABench's format (JSONL)")->required();
+    build->add_option("--out", bo->out, "output folder: train.jsonl, build.jsonl, build.json, build.html")->required();
+    build->add_option("--samples", bo->samples, "candidates per task, K")->check(CLI::Range(1, 65536))->capture_default_str();
+    build->add_option("--rounds", bo->rounds, "attempts per candidate at most: 1 + the repair turns")
+        ->check(CLI::Range(1, 64))->capture_default_str();
+    build->add_option("--judge", bo->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
+        ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
+    build->add_option("--candidates", bo->candidates,
+                      "answers from this file ({\"id\", \"sample\", \"round\", \"response\"} lines, or CUDABench's "
+                      "results format) instead of a model");
+    build->add_option("--model", bo->model, "model folder to generate with (default: model.path)");
+    build->add_option("--jobs,-j", bo->jobs, "programs judged at once (default: eval.jobs)")->check(non_negative_integer());
+    build->add_option("--keep", bo->keep, "which passing candidates to keep: first, shortest, fastest (GPU) or distinct")
+        ->check(CLI::IsMember({"first", "shortest", "fastest", "distinct"}))->capture_default_str();
+    build->add_option("--format", bo->format, "train.jsonl as prompt/response pairs, or whole repair conversations (messages)")
+        ->check(CLI::IsMember({"prompt", "messages"}))->capture_default_str();
+    build->add_option("--level", bo->level, "CUDABench description level of the prompts, 1 (most detailed) to 3")
+        ->check(CLI::Range(1, 3))->capture_default_str();
+    build->add_option("--against", bo->against, "evaluation set (JSONL): drop kept samples sharing a long n-gram with it "
+                                                "(default: data.against)");
+    build->add_option("--limit", bo->limit, "the first N selected tasks only")->check(non_negative_integer());
+    build->add_option("--task-ids", bo->task_ids, "only these task ids")->delimiter(',');
+    build->add_option("--python", bo->python, "Python for gen.py and compare.py (eval.python)");
+    build->add_flag("--keep-work", bo->keep_work, "keep every program's work folder under OUT/work");
+
+    auto to = std::make_shared<TasksCli>();
+    CLI::App* tasks = data->add_subcommand(
+        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft), "
+                 "check one (every record; --check: every reference solution passes the judge); exit 3 on a bad task");
+    add_config_options(tasks, to->cfg);
+    tasks->add_option("FILE", to->file, "tasks file (JSONL) to check");
+    tasks->add_option("--from-sft", to->from_sft,
+                      "prompt/response JSONL whose responses hold self-checking programs (data/cuda-sft)");
+    tasks->add_option("--out", to->out, "the tasks file --from-sft writes");
+    tasks->add_flag("--check", to->check, "judge every task's reference solution (gen.py, the program, compare.py)");
+    tasks->add_option("--judge", to->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
+        ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
+    tasks->add_option("--jobs,-j", to->jobs, "programs judged at once (default: eval.jobs)")->check(non_negative_integer());
+    tasks->add_option("--python", to->python, "Python for gen.py and compare.py (eval.python)");
+
     return {data, [=] {
+                if (build->parsed()) return run_build(*bo);
+                if (tasks->parsed()) return run_tasks(*to);
                 if (check->parsed()) {
                     log_init(*check_level);
                     std::vector<Override> overrides;  // --tokenizer names model.tokenizer

@@ -138,6 +138,9 @@ void add_data_keys(Table& t) {
             {"error", "replace"});
     bookkeeping(t.add("data.cache_dir", Kind::kString, CUSET_REF(data.cache_dir),
                       "tokenised-data cache folder; empty = no cache"));
+    bookkeeping(t.add("data.against", Kind::kString, CUSET_REF(data.against),
+                      "data build: evaluation set (JSONL, e.g. CUDABench-Set.jsonl) whose long n-grams a kept "
+                      "sample must not share; empty = none"));
 }
 
 // objective.* (docs/method.md)

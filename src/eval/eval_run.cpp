@@ -67,6 +67,53 @@ std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<s
     return out;
 }
 
+JudgeOptions judge_options_from(const Config& cfg, JudgeMode mode, const std::string& work_dir, bool keep_work) {
+    JudgeOptions o;
+    judge::RunnerOptions& ro = o.runner;
+    ro.mode = mode;
+    ro.nvcc = judge::find_nvcc(cfg.eval.nvcc, "eval.nvcc");
+    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(cfg.eval.python, "eval.python");
+    ro.compile_timeout_s = cfg.eval.compile_timeout_s;
+    ro.run_timeout_s = cfg.eval.run_timeout_s;
+    ro.gen_timeout_s = cfg.eval.gen_timeout_s;
+    ro.compare_timeout_s = cfg.eval.compare_timeout_s;
+    ro.emulate_timeout_s = cfg.eval.emulate_timeout_s;
+    ro.contain = cfg.eval.sandbox.enabled;
+    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
+                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+    ro.work_dir = work_dir;
+    ro.keep_work = keep_work;
+    ro.cache_dir = judge_cache_dir();
+    o.jobs = static_cast<int>(cfg.eval.jobs);
+    return o;
+}
+
+void judge_work_dir_check(const std::string& work_dir, const std::vector<std::string>& inputs, const std::string& what) {
+    // The judge's scratch folder is removed at the end: never one cuset did not make, and never
+    // over an input.
+    std::error_code ec;
+    const fs::path dir = work_dir;
+    if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / kWorkMarker, ec))
+        throw UsageError(what + ": the work folder '" + dir.string() + "' exists and was not made by cuset-train " + what +
+                         " (its scratch folder, deleted after judging): move it away or choose another --out");
+    const fs::path work = fs::weakly_canonical(dir, ec);
+    for (const std::string& in : inputs) {
+        if (in.empty() || ec) continue;
+        const fs::path p = fs::weakly_canonical(in, ec);
+        if (!ec && std::mismatch(work.begin(), work.end(), p.begin(), p.end()).first == work.end())
+            throw UsageError(what + ": the input '" + in + "' is inside the work folder '" + work.string() + "', which " +
+                             what + " removes when it ends; move it or choose another --out");
+    }
+}
+
+void judge_work_dir_create(const std::string& work_dir, const std::string& what) {
+    std::error_code ec;
+    fs::create_directories(work_dir, ec);
+    if (ec) throw RuntimeFailure(what + ": cannot create " + work_dir + ": " + ec.message());
+    std::ofstream((fs::path(work_dir) / kWorkMarker).string()) << "scratch folder of cuset-train " << what
+                                                               << "; removed after judging\n";
+}
+
 JudgeMode resolve_judge(const std::string& name, std::string* how) {
     std::string found;
     if (name == "compile") return JudgeMode::kCompile;
@@ -108,21 +155,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         std::vector<std::string> written = {"eval.json", "eval.html", kJournalName};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
-        // OUT/work is the judge's scratch folder, removed at the end: never one cuset did not make,
-        // and never over an input.
-        std::error_code ec;
-        const fs::path work_dir = fs::path(out) / "work";
-        if (fs::exists(work_dir, ec) && !fs::is_empty(work_dir, ec) && !fs::exists(work_dir / kWorkMarker, ec))
-            throw UsageError("eval: the work folder '" + work_dir.string() + "' exists and was not made by cuset-train "
-                             "eval (its scratch folder, deleted after judging): move it away or choose another --out");
-        const fs::path work = fs::weakly_canonical(work_dir, ec);
-        for (const std::string& in : {req.tasks, req.results}) {
-            if (in.empty() || ec) continue;
-            const fs::path p = fs::weakly_canonical(in, ec);
-            if (!ec && std::mismatch(work.begin(), work.end(), p.begin(), p.end()).first == work.end())
-                throw UsageError("eval: the input '" + in + "' is inside the work folder '" + work.string() +
-                                 "', which eval removes when it ends; move it or choose another --out");
-        }
+        judge_work_dir_check((fs::path(out) / "work").string(), {req.tasks, req.results}, "eval");
     }
     fs::create_directories(out);
     res.out_dir = out;
@@ -190,30 +223,10 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         log_info("eval: %s written (CUDABench's results format)", results_file.c_str());
     }
 
-    JudgeOptions o;
-    judge::RunnerOptions& ro = o.runner;
-    ro.mode = mode;
-    ro.nvcc = judge::find_nvcc(cfg.eval.nvcc, "eval.nvcc");
-    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(cfg.eval.python, "eval.python");
-    ro.compile_timeout_s = cfg.eval.compile_timeout_s;
-    ro.run_timeout_s = cfg.eval.run_timeout_s;
-    ro.gen_timeout_s = cfg.eval.gen_timeout_s;
-    ro.compare_timeout_s = cfg.eval.compare_timeout_s;
-    ro.emulate_timeout_s = cfg.eval.emulate_timeout_s;
-    ro.contain = cfg.eval.sandbox.enabled;
-    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
-                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
-    ro.work_dir = (fs::path(out) / "work").string();
-    ro.keep_work = req.keep_work;
-    ro.cache_dir = judge_cache_dir();
-    o.jobs = static_cast<int>(cfg.eval.jobs);
+    JudgeOptions o = judge_options_from(cfg, mode, (fs::path(out) / "work").string(), req.keep_work);
+    const judge::RunnerOptions& ro = o.runner;
+    judge_work_dir_create(ro.work_dir, "eval");
     o.journal = (fs::path(out) / kJournalName).string();
-    {
-        std::error_code ec;
-        fs::create_directories(ro.work_dir, ec);
-        if (ec) throw RuntimeFailure("eval: cannot create " + ro.work_dir + ": " + ec.message());
-        std::ofstream((fs::path(ro.work_dir) / kWorkMarker).string()) << "scratch folder of cuset-train eval; removed after judging\n";
-    }
     int64_t total = 0;
     for (const ResultRecord& r : records) total += static_cast<int64_t>(r.codes.size());
     log_info("eval: judge %s (%s), %lld sample(s), %d job(s)", judge_label(mode), how.empty() ? "as asked" : how.c_str(),

@@ -202,6 +202,8 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 s.error = v.error;
                 s.seconds = v.seconds;
                 s.containment = v.containment;
+                if (v.run.ran) s.run_seconds = v.run.seconds;
+                if (opts.on_sample) opts.on_sample(job.task_slot, s);
                 if (journal) {
                     std::lock_guard<std::mutex> lock(err_mu);
                     journal->append(journal_line(job.key, sum.tasks[job.task_slot].id_text, s));

@@ -14,6 +14,7 @@
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
+#include "cuset/core/signals.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generator.h"
@@ -217,6 +218,8 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
             batch.push_back({prompt_ids[seqs[s].prompt], sample_seed(static_cast<uint64_t>(g.seed),
                                                                      records[seqs[s].prompt].id, seqs[s].sample)});
         std::vector<GenerationOutput> outs = gen.generate(batch, [&](int64_t n) {
+            // A caller that installed a stop handler (data build) is answered within a step.
+            if (signals_stop_requested()) throw StoppedBySignal("generate: stopped by a signal");
             tokens += n;
             progress.update(done, rate());
         });

@@ -54,6 +54,7 @@ struct DataKeys {
     bool skip_invalid = false;
     std::string invalid_utf8 = "error";  // error | replace
     std::string cache_dir = ".cache/tokenized";  // tokenised-data cache; empty = off
+    std::string against;  // evaluation set (JSONL) `data build` decontaminates its kept samples against; empty = none
 };
 
 struct ObjectiveKeys {

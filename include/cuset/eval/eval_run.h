@@ -37,6 +37,16 @@ std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<s
 // without a GPU is a UsageError.
 JudgeMode resolve_judge(const std::string& judge, std::string* how);
 
+// The judge of a configuration's eval.* keys (nvcc, Python, timeouts, containment, eval.jobs) in
+// `mode`, with `work_dir` as its scratch folder; shared by eval and `data build`.
+JudgeOptions judge_options_from(const Config& cfg, JudgeMode mode, const std::string& work_dir, bool keep_work);
+
+// The judge's scratch folder is deleted when judging ends: UsageError (naming `what`, the command)
+// when `work_dir` exists, is not empty and holds no marker of cuset's, or holds one of `inputs`.
+void judge_work_dir_check(const std::string& work_dir, const std::vector<std::string>& inputs, const std::string& what);
+// Creates it with the marker (RuntimeFailure when it cannot).
+void judge_work_dir_create(const std::string& work_dir, const std::string& what);
+
 // Runs the request: the judged samples, their report (written to out_dir) and the folder.
 struct EvalOutcome {
     JudgeSummary summary;

@@ -24,18 +24,6 @@ using judge::judge_mode_name;
 using SampleStatus = judge::Status;
 inline const char* sample_status_name(SampleStatus s) { return judge::status_name(s); }
 
-struct JudgeOptions {
-    judge::RunnerOptions runner;  // mode, tools, timeouts, containment, work folder
-    int jobs = 2;                 // samples judged at once
-    // Called from the judging thread with (samples done, samples in all).
-    std::function<void(int64_t, int64_t)> on_progress;
-    // A journal (core/journal.h) of judged samples: each verdict is appended as it is reached, and
-    // a sample the journal already holds, for the same task files, program and judge settings,
-    // is taken from it instead of being judged again, so that a stopped run continues where it
-    // stopped ("" = none).
-    std::string journal;
-};
-
 struct SampleResult {
     int index = 1;                   // 1-based sample number (code<index>)
     SampleStatus status = SampleStatus::kNoCode;
@@ -45,8 +33,24 @@ struct SampleResult {
     bool emulated = false;
     std::string error;               // first compiler / runtime / script error line ("" = none)
     double seconds = 0;              // this sample's judging wall time
+    double run_seconds = -1;         // the program's own run (wall time); -1 = not run
     int64_t generated_tokens = -1;   // tokens of its answer; -1 = unknown
     std::string containment;         // what contained its commands (judge::Runner::containment())
+};
+
+struct JudgeOptions {
+    judge::RunnerOptions runner;  // mode, tools, timeouts, containment, work folder
+    int jobs = 2;                 // samples judged at once
+    // Called from the judging thread with (samples done, samples in all).
+    std::function<void(int64_t, int64_t)> on_progress;
+    // Called from a worker as soon as a sample is judged, with the index of its record in the
+    // records judged and its result (calls may come from several workers at once).
+    std::function<void(size_t, const SampleResult&)> on_sample;
+    // A journal (core/journal.h) of judged samples: each verdict is appended as it is reached, and
+    // a sample the journal already holds, for the same task files, program and judge settings,
+    // is taken from it instead of being judged again, so that a stopped run continues where it
+    // stopped ("" = none). Samples taken from it are not passed to on_sample.
+    std::string journal;
 };
 
 struct TaskResult {
