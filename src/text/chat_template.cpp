@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -229,10 +230,11 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
         for (const jinja::Span& sp : o.spans)
             if (sp.begin >= last) window_end = std::min(window_end, sp.begin);
         size_t best = std::string::npos, best_len = 0;
+        const std::string_view window = std::string_view(text).substr(last, window_end - last);
         for (const std::string& sp : special_texts_) {
-            size_t p = text.find(sp, last);
-            if (p != std::string::npos && p + sp.size() <= window_end && p < best) {
-                best = p;
+            size_t p = window.find(sp);
+            if (p != std::string_view::npos && last + p < best) {
+                best = last + p;
                 best_len = sp.size();
             }
         }
