@@ -12,7 +12,8 @@ template has {% generation %} markers; or the error when transformers refuses th
 
 It also renders a corpus of small templates (whitespace control, expressions, filters, tests,
 loops, macros, undefined values) with the environment transformers compiles chat templates in,
-for the interpreter's own tests (OUT_DIR/jinja.json: text, or the error jinja2 raised).
+for the interpreter's own tests (OUT_DIR/jinja.json: text, or the error jinja2 raised), and every
+template trl ships on the same conversations (OUT_DIR/trl_templates.json).
 
 Usage: chat_template.py OUT_DIR        (writes OUT_DIR/<template>/, cases.json and jinja.json)
 """
@@ -23,7 +24,7 @@ import sys
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
-from transformers.utils.chat_template_utils import _compile_jinja_template
+from transformers.utils.chat_template_utils import _compile_jinja_template, render_jinja_template
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -190,6 +191,37 @@ SNIPPETS = [
 ]
 
 
+def has_markers(template):
+    return "{% generation" in template or "{%- generation" in template
+
+
+def all_trl_templates(out_dir):
+    """Every template trl ships, rendered (text and {% generation %} byte ranges) on each
+    conversation, with and without a generation prompt, through transformers' render_jinja_template."""
+    t = trl_dir()
+    specials = {"bos_token": "<s>", "eos_token": "</s>"}
+    results = []
+    for f in sorted(os.listdir(t)):
+        if not f.endswith(".jinja"):
+            continue
+        with open(os.path.join(t, f), encoding="utf-8") as fh:
+            src = fh.read()
+        for cid, conv in CONVERSATIONS + GEN_CONVERSATIONS:
+            agp = conv[-1]["role"] == "user"
+            r = {"template": f, "id": cid, "context": {"messages": conv, "tools": None, "documents": None,
+                                                     "add_generation_prompt": agp, **specials}}
+            try:
+                (text,), gen = render_jinja_template(conversations=[conv], chat_template=src, add_generation_prompt=agp,
+                                                     return_assistant_tokens_mask=has_markers(src), **specials)
+                r["text"] = text
+                r["generation"] = [[len(text[:a].encode()), len(text[:b].encode())] for a, b in (gen[0] if gen else [])]
+            except Exception as e:
+                r["error"] = f"{type(e).__name__}: {e}"
+            results.append(r)
+    with open(os.path.join(out_dir, "trl_templates.json"), "w", encoding="utf-8") as fh:
+        json.dump({"dir": t, "cases": results}, fh, ensure_ascii=False, indent=1)
+
+
 def jinja_snippets(out_dir):
     results = []
     for template, context in SNIPPETS:
@@ -254,7 +286,7 @@ def main(out_dir):
     cases = []
     for name, (template, family, source) in templates().items():
         hf = write_folder(base, os.path.join(out_dir, name), template, family)
-        markers = "{% generation" in template or "{%- generation" in template
+        markers = has_markers(template)
         option_sets = [{}]
         if name.startswith("qwen3"):
             option_sets.append({"enable_thinking": False})
@@ -280,6 +312,7 @@ def main(out_dir):
                 c.update(render(hf, conv, True, kwargs, False))
                 cases.append(c)
     jinja_snippets(out_dir)
+    all_trl_templates(out_dir)
     with open(os.path.join(out_dir, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, ensure_ascii=False, indent=1)
     print(f"chat_template.py: {len(cases)} cases, {sum('error' in c for c in cases)} refused by transformers")

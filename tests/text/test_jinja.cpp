@@ -3,6 +3,8 @@
 // provenance of message bytes through the string operations that keep them (hand-worked
 // offsets), {% generation %} ranges, and the one-line refusal of constructs outside the subset.
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -20,6 +22,7 @@ using cuset::jinja::Value;
 using ojson = nlohmann::ordered_json;
 
 const std::string kGolden = std::string(CUSET_TEST_WORK) + "/golden/chat_template";
+
 
 ojson load(const std::string& path) {
     std::ifstream f(path);
@@ -61,6 +64,40 @@ TEST(Jinja, RendersAsJinja2InTransformersEnvironment) {
         ++checked;
     }
     EXPECT_GE(checked, 50u);
+}
+
+// Every chat template trl ships (72, of some 30 model families) renders as transformers renders it
+// on each conversation, with the same {% generation %} byte ranges, and refuses what it refuses.
+TEST(Jinja, EveryTrlTemplateRendersAsTransformers) {
+    ojson fx = load(kGolden + "/trl_templates.json");
+    const std::string dir = fx["dir"].get<std::string>();  // trl's chat_templates, where the golden script read them
+    std::map<std::string, std::unique_ptr<Template>> parsed;
+    size_t rendered = 0;
+    for (const ojson& c : fx["cases"]) {
+        const std::string name = c["template"].get<std::string>();
+        auto& t = parsed[name];
+        if (!t) {
+            std::ifstream f(dir + "/" + name);
+            ASSERT_TRUE(f.good()) << dir << "/" << name;
+            std::stringstream ss;
+            ss << f.rdbuf();
+            t = std::make_unique<Template>(ss.str(), name);  // an unsupported construct fails the test here
+        }
+        Value ctx = cuset::jinja::value_from_json(c["context"]);
+        const std::string where = name + " " + c["id"].get<std::string>();
+        if (c.contains("error")) {
+            EXPECT_THROW(t->render(ctx), cuset::InputError) << where << ": transformers raised " << c["error"];
+            continue;
+        }
+        Output o = t->render(ctx);
+        EXPECT_EQ(o.text, c["text"].get<std::string>()) << where;
+        std::vector<std::pair<size_t, size_t>> gen;
+        for (const ojson& g : c["generation"]) gen.push_back({g[0].get<size_t>(), g[1].get<size_t>()});
+        EXPECT_EQ(o.generation, gen) << where;
+        ++rendered;
+    }
+    EXPECT_GE(parsed.size(), 70u);
+    EXPECT_GE(rendered, 600u);
 }
 
 // Bytes of a tagged string keep their source and offset through strip, split, slicing and
