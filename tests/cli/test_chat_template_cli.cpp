@@ -1,5 +1,6 @@
 // `data.chat_format: template` through the real binary: a short training run of the tiny model
-// with its own chat template, `data show` naming the template and the mask's source, and a model
+// with its own chat template, `data show` naming the template and the mask's source, the tokenised
+// cache keyed by the template's variables, and a model
 // folder whose template uses an unsupported construct refused with exit 3 and one line naming the
 // file, the template line and the construct.
 #include <gtest/gtest.h>
@@ -37,6 +38,33 @@ TEST(ChatTemplateCli, TrainsWithTheModelsOwnTemplate) {
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("[[response T]]"), std::string::npos) << r.out;
+}
+
+// The tokenised cache of a template run is keyed by the template's variables: other kwargs, other
+// cache files; the same kwargs, the same files.
+TEST(ChatTemplateCli, CacheKeyFollowsTheTemplateVariables) {
+    const std::string dir = scratch_dir("chat_template_cli_cache");
+    auto n_cached = [&] {
+        size_t n = 0;
+        if (fs::exists(dir + "/cache"))
+            for (const auto& e : fs::directory_iterator(dir + "/cache")) n += e.path().extension() == ".bin";
+        return n;
+    };
+    auto run = [&](const std::string& kwargs, const std::string& name) {
+        const std::string cfg = write_tiny_run_config(dir + "/" + name + ".yaml", dir + "/runs",
+                                                      {{"data.chat_format", "template"},
+                                                       {"data.cache_dir", "'" + dir + "/cache'"},
+                                                       {"data.chat_template_kwargs", "'" + kwargs + "'"}});
+        auto r = run_cuset("--config '" + cfg + "' --run-name " + name);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    };
+    run("{\"x\": 1}", "a");
+    const size_t first = n_cached();
+    ASSERT_GE(first, 1u);
+    run("{\"x\": 2}", "b");
+    EXPECT_EQ(n_cached(), 2 * first);
+    run("{\"x\": 2}", "c");
+    EXPECT_EQ(n_cached(), 2 * first);
 }
 
 TEST(ChatTemplateCli, UnsupportedConstructIsRefused) {
