@@ -17,6 +17,8 @@ ChatFormatOptions chat_format_options_from(const Config& cfg) {
     ChatFormatOptions o;
     o.format = cfg.data.chat_format;
     o.system_prompt = cfg.data.system_prompt;
+    o.chat_template = cfg.data.chat_template;
+    o.template_kwargs = nlohmann::ordered_json::parse(cfg.data.chat_template_kwargs);  // an object: config_validate
     const TemplateKeys& t = cfg.data.templ;
     o.templ.prefix = t.prefix;
     o.templ.system = t.system;

@@ -163,7 +163,7 @@ Command add_tokenize_command(CLI::App& root) {
     sub->add_option("input", o->input, "text file, or JSONL with --chat-format; - reads stdin")->required();
     sub->add_option("--tokenizer", o->tokenizer, "tokenizer folder or file (tokenizer.json / tokenizer.model)")->required();
     sub->add_option("--chat-format", o->chat_format,
-                    "format the input lines as conversations: auto, chatml, qwen3, deepseek-coder, seed-coder, plain");
+                    "format the input lines as conversations: auto, template, chatml, qwen3, deepseek-coder, seed-coder, plain");
     sub->add_option("--system-prompt", o->system_prompt, "system prompt for conversations without one");
     sub->add_option("--format", o->output, "text or json")->check(CLI::IsMember({"text", "json"}));
     sub->add_flag("--add-special-tokens", o->add_special_tokens, "apply the post-processor (e.g. BOS) to raw text");

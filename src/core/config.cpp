@@ -106,8 +106,12 @@ void add_data_keys(Table& t) {
     t.add("data.train", Kind::kString, CUSET_REF(data.train), "training JSONL file");
     t.add("data.eval", Kind::kString, CUSET_REF(data.eval), "evaluation JSONL file; empty = none");
     choices(t.add("data.chat_format", Kind::kEnum, CUSET_REF(data.chat_format),
-                  "chat format; auto = recognise from tokenizer_config.json"),
-            {"auto", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"});
+                  "chat format; template = the model's own Jinja chat template, auto = template when the model has one"),
+            {"auto", "template", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"});
+    t.add("data.chat_template", Kind::kString, CUSET_REF(data.chat_template),
+          "template format: a .jinja file (or a JSON file with chat_template) to use instead of the model's own");
+    t.add("data.chat_template_kwargs", Kind::kString, CUSET_REF(data.chat_template_kwargs),
+          "template format: JSON object of extra template variables, e.g. {\"enable_thinking\": false}");
     t.add("data.system_prompt", Kind::kString, CUSET_REF(data.system_prompt),
           "system message for samples without one; empty = the format's default");
     t.add("data.template.prefix", Kind::kString, CUSET_REF(data.templ.prefix),
@@ -779,6 +783,15 @@ void config_validate(const Config& c) {
     }
     need(!(c.eval.after_training && c.eval.tasks.empty()),
          "key 'eval.tasks' must name a CUDABench tasks file when 'eval.after_training' is true");
+    {
+        nlohmann::json kw;
+        try {
+            kw = nlohmann::json::parse(c.data.chat_template_kwargs);
+        } catch (const nlohmann::json::exception&) {
+        }
+        need(kw.is_object(), "key 'data.chat_template_kwargs' expects a JSON object such as {\"enable_thinking\": false}, got '" +
+                                 quote_bounded(c.data.chat_template_kwargs) + "'");
+    }
     need(!(c.data.chat_format == "custom" &&
            c.data.templ.assistant.find("{content}") == std::string::npos),
          "key 'data.template.assistant' must contain {content} when 'data.chat_format' is custom");

@@ -91,6 +91,11 @@ void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions
 
     out << "sample " << o.index << " of " << path << " (id " << conv.id << ") | chat format "
         << formatter.name() << " | tokenizer " << tok_path << "\n";
+    if (formatter.name() == "template")
+        out << "template " << formatter.template_source() << " | trainable mask from "
+            << (formatter.mask_source() == "markers" ? "its {% generation %} markers"
+                                                       : "the assistant messages' spans (through the end-of-turn token)")
+            << "\n";
     if (colour)
         out << "legend: \033[90mtemplate\033[0m \033[35msystem\033[0m \033[34mprompt\033[0m "
                "\033[32mresponse\033[0m | \033[1mbold\033[0m = trainable, \033[2mdim\033[0m = not "

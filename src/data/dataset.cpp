@@ -25,6 +25,13 @@ TextPipeline text_pipeline_from(const TextOptions& o) {
     h.add(hash_file(p.tokenizer->source()));
     h.add(p.formatter->name()).add(f.system_prompt);
     h.add(f.templ.prefix).add(f.templ.system).add(f.templ.user).add(f.templ.assistant).add(f.templ.end_of_turn);
+    if (p.formatter->name() == "template") {
+        // The template, the special tokens it sees and its variables (only then, so that the keys
+        // of the other formats' caches stay as they were).
+        h.add(hash_file(p.formatter->template_source())).add(f.template_kwargs.dump());
+        const fs::path config = fs::path(p.tokenizer_dir) / "tokenizer_config.json";
+        if (fs::exists(config)) h.add(hash_file(config.string()));
+    }
     h.add_u64(p.tagger.device_functions);
     h.add(p.load.replace_invalid_utf8 ? "replace" : "error");  // data.invalid_utf8, as the key has always had it
     p.key = h.hex();

@@ -32,7 +32,7 @@ const char* const kSeedDefaultSystem =
     "only answer questions related to computer science. For politically sensitive questions, security and "
     "privacy issues, and other non-computer science questions, you will refuse to answer.\n\n";
 
-const char* const kFormats[] = {"chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"};
+const char* const kFormats[] = {"template", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"};
 
 bool known_format(const std::string& f) {
     for (const char* k : kFormats)
@@ -152,17 +152,34 @@ std::string chat_format_detect(const std::string& dir) {
 ChatFormatter::ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir)
     : tok_(tok), opts_(std::move(opts)) {
     name_ = opts_.format.empty() ? "auto" : opts_.format;
+    std::string source;
+    std::string text;
+    if (name_ == "auto" || name_ == "template") {
+        if (!opts_.chat_template.empty()) {
+            text = chat_template_read(opts_.chat_template);
+            source = opts_.chat_template;
+        } else {
+            text = chat_template_find(tokenizer_dir, &source);
+        }
+    }
     if (name_ == "auto") {
-        name_ = chat_format_detect(tokenizer_dir);
-        if (name_.empty())
-            throw UsageError("cannot recognise the chat format of the tokenizer in '" + tokenizer_dir +
-                             "' (no known chat_template in tokenizer_config.json); set data.chat_format to one of "
-                             "chatml, qwen3, deepseek-coder, seed-coder, plain, custom");
-        log_debug("chat format: %s (recognised from %s)", name_.c_str(), tokenizer_dir.c_str());
+        if (text.empty())
+            throw UsageError("the tokenizer in '" + tokenizer_dir +
+                             "' has no chat template (tokenizer_config.json chat_template or chat_template.jinja); set "
+                             "data.chat_format to one of chatml, qwen3, deepseek-coder, seed-coder, plain, custom, or "
+                             "template with data.chat_template naming a template file");
+        name_ = "template";
+        log_debug("chat format: template (from %s)", source.c_str());
+    }
+    if (name_ == "template") {
+        if (text.empty())
+            throw UsageError("data.chat_format is template but the tokenizer in '" + tokenizer_dir +
+                             "' has no chat template; name a template file with data.chat_template");
+        template_init(text, source, tokenizer_dir);
     }
     if (!known_format(name_))
         throw UsageError("unknown chat format '" + name_ +
-                         "' (expected auto, chatml, qwen3, deepseek-coder, seed-coder, plain or custom)");
+                         "' (expected auto, template, chatml, qwen3, deepseek-coder, seed-coder, plain or custom)");
     if ((name_ == "deepseek-coder" || name_ == "seed-coder") && tok_.bos_id() < 0)
         throw InputError("chat format " + name_ + " needs the tokenizer's bos_token (tokenizer_config.json)");
     if (name_ == "seed-coder" && tok_.eos_id() < 0)
@@ -204,6 +221,7 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
         if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
         return b.r;
     }
+    if (name_ == "template") return render_template(c);
 
     if (name_ == "chatml") {
         // Qwen2.5 (no tools): a system block always, the default one when there is no system message.
@@ -395,7 +413,8 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
     by_id_seg.resize(f.ids.size(), -1);
 
     // Raw text, plain and custom get the BOS the tokenizer adds, unless the text starts with it.
-    const bool by_template = name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" || name_ == "seed-coder";
+    const bool by_template = name_ == "template" || name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" ||
+                             name_ == "seed-coder";
     const bool raw_text = ms.size() == 1 && ms[0].role == "text";
     if (add_bos_ >= 0 && (raw_text || !by_template) && (f.ids.empty() || f.ids.front() != add_bos_)) {
         f.ids.insert(f.ids.begin(), add_bos_);
@@ -410,7 +429,7 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
     f.message.assign(T, -1);
     f.spans.assign(T, {-1, -1});
     size_t seg0 = 0;
-    bool any_response = false;
+    bool any_response = false, any_trainable = false;
     for (size_t t = 0; t < T; ++t) {
         if (by_id_seg[t] >= 0) {
             f.trainable[t] = r.segments[static_cast<size_t>(by_id_seg[t])].trainable ? 1 : 0;
@@ -423,11 +442,13 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
                                                         [&](const Rendered::Segment& g) { return g.end <= tb; }) -
                                    r.segments.begin());
         int best = 0;  // 4 response, 3 trainable template, 2 prompt/system, 1 template
+        bool on_trainable = false;
         for (size_t s = seg0; s < r.segments.size() && r.segments[s].begin < te; ++s) {
             const auto& seg = r.segments[s];
             if (seg.token_id >= 0 || seg.end <= tb) continue;
             size_t ob = std::max(tb, seg.begin), oe = std::min(te, seg.end);
             if (oe <= ob) continue;
+            on_trainable = on_trainable || seg.trainable;
             if (seg.message >= 0) {
                 const std::string& role = ms[static_cast<size_t>(seg.message)].role;
                 int rank = (role == "assistant" || role == "text") ? 4 : 2;
@@ -445,11 +466,14 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
                 best = 3;
             }
         }
-        if (best >= 3) f.trainable[t] = 1;
+        if (r.trainable_by_segment ? on_trainable : best >= 3) f.trainable[t] = 1;
         any_response = any_response || best == 4;
+        any_trainable = any_trainable || f.trainable[t];
     }
     if (!any_response)
         throw InputError("sample " + quote_bounded(c.id) + ": the assistant messages are empty, no response token to train on");
+    if (!any_trainable)
+        throw InputError("sample " + quote_bounded(c.id) + ": the chat template marks no token of it as trainable");
     if (rendered) *rendered = std::move(r);
     if (offsets) *offsets = std::move(offs);
     return f;
@@ -464,6 +488,13 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
     if (!raw_text && ms.back().role != "user")
         throw InputError("sample " + quote_bounded(c.id) + ": the last message is from '" + quote_bounded(ms.back().role) +
                          "'; a generation prompt ends with a user message");
+    if (name_ == "template" && !raw_text) {
+        for (size_t i = 0; i < ms.size(); ++i)
+            if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
+                throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
+                                           static_cast<long long>(bad)));
+        return tok_.encode(render_template_text(c, /*add_generation_prompt=*/true, thinking), false).ids;
+    }
     // Render with a placeholder answer and cut where its content starts: the prompt side of the
     // turn is then exactly what format() trains the model to answer after.
     Conversation full = c;
@@ -503,7 +534,8 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
         run = r.segments[s].begin;
     }
     flush(run, raw_text ? r.text.size() : cut);
-    const bool by_template = name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" || name_ == "seed-coder";
+    const bool by_template = name_ == "template" || name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" ||
+                             name_ == "seed-coder";
     if (add_bos_ >= 0 && (raw_text || !by_template) && (ids.empty() || ids.front() != add_bos_))
         ids.insert(ids.begin(), add_bos_);
     return ids;
@@ -511,6 +543,7 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
 
 std::string ChatFormatter::end_of_turn() const {
     const std::string eos_text = tok_.eos_id() >= 0 ? tok_.id_to_token(tok_.eos_id()) : "";
+    if (name_ == "template" && !end_of_turn_.empty()) return end_of_turn_;
     if (name_ == "chatml" || name_ == "qwen3") return "<|im_end|>";
     if (name_ == "deepseek-coder") return "<|EOT|>";
     if (name_ == "custom" && !opts_.templ.end_of_turn.empty()) return opts_.templ.end_of_turn;

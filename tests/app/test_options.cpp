@@ -108,6 +108,16 @@ TEST(AppOptions, TextPipelineOptionsFromConfig) {
     EXPECT_EQ(from.templ.assistant, lib.templ.assistant);
     EXPECT_EQ(cuset::tagger_options_from(d).device_functions, cuset::TaggerOptions{}.device_functions);
     EXPECT_FALSE(cuset::data_load_options_from(d).replace_invalid_utf8);
+    EXPECT_TRUE(from.chat_template.empty());
+    EXPECT_EQ(from.template_kwargs, lib.template_kwargs);
+    // The `template` format's keys.
+    cfg.data.chat_format = "template";
+    cfg.data.chat_template = "t.jinja";
+    cfg.data.chat_template_kwargs = "{\"enable_thinking\": false, \"n\": 2}";
+    cuset::ChatFormatOptions ct = cuset::chat_format_options_from(cfg);
+    EXPECT_EQ(ct.format, "template");
+    EXPECT_EQ(ct.chat_template, "t.jinja");
+    EXPECT_EQ(ct.template_kwargs.dump(), "{\"enable_thinking\":false,\"n\":2}");
 }
 
 TEST(AppOptions, LoraAndTrainerOptionsFromConfig) {

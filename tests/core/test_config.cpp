@@ -177,6 +177,9 @@ TEST(Config, CrossKeyRules) {
     EXPECT_NE(load_error("train:\n  warmup_steps: 5\n  warmup_ratio: 0.1\n").find("use one"),
               std::string::npos);
     EXPECT_NE(load_error("train:\n  device: gpu\n").find("'train.device'"), std::string::npos);
+    EXPECT_NE(load_error("data:\n  chat_template_kwargs: 'enable_thinking'\n").find("'data.chat_template_kwargs' expects a JSON object"),
+              std::string::npos);
+    EXPECT_NE(load_error("data:\n  chat_template_kwargs: '[1]'\n").find("'data.chat_template_kwargs'"), std::string::npos);
 }
 
 TEST(Config, PrintedYamlLoadsBackToTheSameConfig) {

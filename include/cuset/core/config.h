@@ -43,7 +43,9 @@ struct TemplateKeys {
 struct DataKeys {
     std::string train = "data/cuda-sft/train.jsonl";
     std::string eval = "data/cuda-sft/eval.jsonl";  // empty = no evaluation
-    std::string chat_format = "auto";  // auto | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
+    std::string chat_format = "auto";  // auto | template | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
+    std::string chat_template;         // template: a .jinja (or JSON with chat_template) file; "" = the model's own
+    std::string chat_template_kwargs = "{}";  // template: JSON object of extra template variables
     std::string system_prompt;         // used when a sample has no system message
     TemplateKeys templ;                // key path: data.template.*
     int64_t max_seq_len = 2048;

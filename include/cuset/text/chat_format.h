@@ -1,15 +1,19 @@
 // Chat formats: turn a conversation into token ids with, for every token, its role, whether it is
 // a training target, and its byte span inside the message it came from. The whole rendered text
 // is tokenized at once (as transformers' apply_chat_template does), so ids equal the reference.
-// Formats: chatml (Qwen2.5), qwen3 (ChatML with Qwen3's think block), deepseek-coder, seed-coder,
-// plain, custom (data.template.*), auto (recognised from tokenizer_config.json's chat_template).
+// Formats: template (the model's own Jinja chat template, rendered as transformers renders it),
+// chatml (Qwen2.5), qwen3 (ChatML with Qwen3's think block), deepseek-coder, seed-coder, plain,
+// custom (data.template.*), auto (the folder's template when it has one).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cuset/text/tokenizer.h"
 
@@ -45,10 +49,20 @@ struct CustomTemplate {
 };
 
 struct ChatFormatOptions {
-    std::string format = "auto";  // auto | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
+    std::string format = "auto";  // auto | template | chatml | qwen3 | deepseek-coder | seed-coder | plain | custom
     std::string system_prompt;    // used when the conversation has no system message ("" = the format's own default)
     CustomTemplate templ;         // the turns of `custom`
+    // `template`: a file holding the Jinja template (a .jinja file, or a JSON file with a
+    // "chat_template" key such as tokenizer_config.json); "" = the tokenizer folder's own.
+    std::string chat_template;
+    // `template`: extra variables the template sees (apply_chat_template's **kwargs, e.g.
+    // {"enable_thinking": false}); they override the special tokens of the same name.
+    nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
 };
+
+namespace jinja {
+class Template;
+}
 
 // Token roles. A token whose bytes overlap an assistant message's content is kResponse (its span
 // is the overlap, so a token merging a template newline with the content's first byte counts as
@@ -58,18 +72,33 @@ struct ChatFormatOptions {
 // "\n<|EOT|>" for deepseek-coder, "<|im_end|>" for ChatML). Qwen3's empty
 // "<think>\n\n</think>\n\n" block before an answer is template and not trainable (it is part of
 // the prompt at inference with thinking off); a non-empty reasoning block is trainable.
+// `template` renders with the Jinja template, every message's content carried through as
+// provenance, so content bytes are located exactly. Its trainable mask comes from the template's
+// {% generation %} markers where it has them (transformers' return_assistant_tokens_mask), else
+// from the spans of each assistant message: from the end of the generation prompt (the
+// conversation before the message rendered with add_generation_prompt, when the full rendering
+// starts with it) or the content's first byte, through its last byte and the first special token
+// after it (its end of turn). A sample whose assistant content the template does not render as it
+// is, or after which no special token follows, is refused (InputError naming the sample).
 // A conversation made of one message with role "text" is raw text: no template, BOS when the
 // tokenizer adds one, every content token trainable, then EOS (trainable) when the tokenizer has one.
 class ChatFormatter {
 public:
-    // Resolves `auto` from `tokenizer_dir`/tokenizer_config.json (or chat_template.jinja); a
-    // template it does not recognise is a UsageError asking for data.chat_format.
+    // Resolves `auto`: `template` when the folder (or opts.chat_template) has a chat template,
+    // else a UsageError asking for data.chat_format. `template` parses the template: a construct
+    // outside the supported Jinja subset is an InputError naming the file, the line and the
+    // construct.
     ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir);
 
     // InputError naming c.id: unknown role, no assistant message, invalid UTF-8, empty trainable set.
     FormattedSample format(const Conversation& c) const;
 
     const std::string& name() const { return name_; }  // resolved format name
+    // `template`: the file the template came from; "" otherwise.
+    const std::string& template_source() const { return template_source_; }
+    // Where the trainable mask comes from: "markers" ({% generation %}), "spans" (the assistant
+    // messages' spans in the rendering) for `template`; "format" for the hand-written formats.
+    std::string mask_source() const;
 
     // Generation: the token ids [T] of `c` (ending with a user message, or one raw-text message)
     // followed by the assistant header the model answers after, as apply_chat_template(...,
@@ -90,10 +119,20 @@ public:
                            std::vector<std::pair<uint32_t, uint32_t>>* offsets) const;
 
 private:
+    void template_init(const std::string& text, const std::string& source, const std::string& tokenizer_dir);
+    Rendered render_template(const Conversation& c) const;
+    std::string render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking) const;
+
     const Tokenizer& tok_;
     ChatFormatOptions opts_;
     std::string name_;
     int32_t add_bos_ = -1;  // BOS the tokenizer's post-processor would add (plain, custom, raw text)
+    // `template`
+    std::shared_ptr<const jinja::Template> tmpl_;
+    std::string template_source_;
+    nlohmann::ordered_json template_vars_;   // special tokens and template_kwargs
+    std::vector<std::string> special_texts_; // the tokenizer's special tokens, longest first
+    std::string end_of_turn_;
 };
 
 struct ChatFormatter::Rendered {
@@ -108,11 +147,22 @@ struct ChatFormatter::Rendered {
     };
     std::string text;
     std::vector<Segment> segments;
+    // `template`: a token is trainable when it overlaps a trainable segment (content or
+    // template), as the marker and span masks decide; otherwise the hand-written rule above.
+    bool trainable_by_segment = false;
 };
 
 // Recognises the chat format from a tokenizer folder's tokenizer_config.json chat_template (or
 // chat_template.jinja): returns "" when there is none or it is not one cuset knows.
 std::string chat_format_detect(const std::string& tokenizer_dir);
+
+// The chat template of a tokenizer folder, as transformers loads it: chat_template.jinja, else
+// chat_template.json's "chat_template", else tokenizer_config.json's "chat_template" (a string, or
+// the entry named "default" of a list). `source` gets the file it came from. "" when there is none.
+std::string chat_template_find(const std::string& tokenizer_dir, std::string* source);
+// The template in a file named by data.chat_template: a JSON file's "chat_template" (as above),
+// else the file's text. UsageError when it is not a file, InputError when the JSON has none.
+std::string chat_template_read(const std::string& path);
 
 // UTF-8: validate or repair text from data files (config data.invalid_utf8: error | replace).
 // Returns the text unchanged when valid; replaces each maximal invalid subsequence with U+FFFD when

@@ -1,0 +1,284 @@
+// The `template` chat format: a model's own Jinja chat template (jinja.h) rendered as
+// transformers' apply_chat_template renders it, and its training mask from the template's
+// {% generation %} markers or from the spans of the assistant messages. The hand-written
+// formats and the token bookkeeping shared with them are in chat_format.cpp.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/error.h"
+#include "cuset/core/log.h"
+#include "cuset/text/chat_format.h"
+#include "cuset/text/jinja.h"
+
+namespace cuset {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// A "chat_template" value of a JSON file: a string, or the entry named "default" of a list.
+std::string template_of_json(const json& ct) {
+    if (ct.is_string()) return ct.get<std::string>();
+    if (ct.is_array())
+        for (const json& x : ct)
+            if (x.is_object() && x.value("name", std::string()) == "default" && x.contains("template") &&
+                x["template"].is_string())
+                return x["template"].get<std::string>();
+    return "";
+}
+
+json read_json_file(const fs::path& p) {
+    try {
+        return json::parse(read_text(p));
+    } catch (const json::exception& e) {
+        throw InputError(p.string() + ": invalid JSON: " + quote_bounded(e.what()));
+    }
+}
+
+// A named special token of tokenizer_config.json / special_tokens_map.json: a string or {"content": ...}.
+std::string special_token_text(const json& config, const char* key) {
+    if (!config.is_object() || !config.contains(key)) return "";
+    const json& b = config[key];
+    if (b.is_string()) return b.get<std::string>();
+    if (b.is_object() && b.contains("content") && b["content"].is_string()) return b["content"].get<std::string>();
+    return "";
+}
+
+}  // namespace
+
+std::string chat_template_read(const std::string& path) {
+    if (!fs::is_regular_file(path))
+        throw UsageError("data.chat_template: '" + path + "' is not a file (a .jinja template or a JSON file with chat_template)");
+    if (fs::path(path).extension() == ".json") {
+        json j = read_json_file(path);
+        std::string t = j.is_object() && j.contains("chat_template") ? template_of_json(j["chat_template"]) : "";
+        if (t.empty()) throw InputError(path + ": no \"chat_template\" string in this JSON file (data.chat_template)");
+        return t;
+    }
+    return read_text(path);
+}
+
+std::string chat_template_find(const std::string& dir, std::string* source) {
+    const fs::path d(dir);
+    if (fs::exists(d / "chat_template.jinja")) {
+        *source = (d / "chat_template.jinja").string();
+        return read_text(d / "chat_template.jinja");
+    }
+    for (const char* file : {"chat_template.json", "tokenizer_config.json"}) {
+        if (!fs::exists(d / file)) continue;
+        json j = read_json_file(d / file);
+        if (!j.is_object() || !j.contains("chat_template")) continue;
+        std::string t = template_of_json(j["chat_template"]);
+        if (t.empty()) continue;
+        *source = (d / file).string();
+        return t;
+    }
+    return "";
+}
+
+// ---------------------------------------------------------------- the model's own template
+
+namespace {
+
+// The context apply_chat_template renders with: messages (each content tagged with its message
+// index), tools and documents (None), add_generation_prompt, then the special tokens and kwargs.
+jinja::Value template_context(const Conversation& c, size_t n_messages, bool add_generation_prompt,
+                              const json& vars, bool thinking) {
+    jinja::Value ctx = jinja::Value::dict();
+    jinja::List msgs;
+    for (size_t i = 0; i < n_messages; ++i) {
+        jinja::Value m = jinja::Value::dict();
+        m.set("role", jinja::Value::string(c.messages[i].role));
+        m.set("content", jinja::Value::tagged(c.messages[i].content, static_cast<int32_t>(i)));
+        msgs.push_back(m);
+    }
+    ctx.set("messages", jinja::Value::list(std::move(msgs)));
+    ctx.set("tools", jinja::Value::none());
+    ctx.set("documents", jinja::Value::none());
+    ctx.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
+    for (auto it = vars.begin(); it != vars.end(); ++it) ctx.set(it.key(), jinja::value_from_json(it.value()));
+    if (thinking) ctx.set("enable_thinking", jinja::Value::boolean(true));
+    return ctx;
+}
+
+}  // namespace
+
+void ChatFormatter::template_init(const std::string& text, const std::string& source, const std::string& tokenizer_dir) {
+    tmpl_ = std::make_shared<const jinja::Template>(text, source);  // InputError: file:line: construct
+    template_source_ = source;
+    // transformers' special_tokens_map: the named special tokens that are set.
+    json config = json::object(), stmap = json::object();
+    const fs::path d(tokenizer_dir);
+    if (fs::exists(d / "tokenizer_config.json")) config = read_json_file(d / "tokenizer_config.json");
+    if (fs::exists(d / "special_tokens_map.json")) stmap = read_json_file(d / "special_tokens_map.json");
+    template_vars_ = json::object();
+    for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+        std::string t = special_token_text(config, key);
+        if (t.empty() && !(config.is_object() && config.contains(key))) t = special_token_text(stmap, key);
+        if (!t.empty()) template_vars_[key] = t;
+    }
+    if (!opts_.template_kwargs.is_object())
+        throw UsageError("data.chat_template_kwargs must be a mapping of names to values");
+    for (auto it = opts_.template_kwargs.begin(); it != opts_.template_kwargs.end(); ++it)
+        template_vars_[it.key()] = json(it.value());
+    for (int64_t id = 0; id < tok_.vocab_size(); ++id)
+        if (tok_.is_special(static_cast<int32_t>(id))) {
+            std::string t = tok_.id_to_token(static_cast<int32_t>(id));
+            if (!t.empty()) special_texts_.push_back(t);
+        }
+    std::stable_sort(special_texts_.begin(), special_texts_.end(),
+                     [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    // The end of an assistant turn: the trainable template text after a probe answer.
+    try {
+        Rendered r = render_template(Conversation{"probe", {{"user", "x"}, {"assistant", "y"}}});
+        bool after = false;
+        for (const auto& seg : r.segments) {
+            if (seg.message == 1) after = true;
+            else if (after && seg.message < 0 && seg.trainable) end_of_turn_ += r.text.substr(seg.begin, seg.end - seg.begin);
+            else if (after) break;
+        }
+        for (const std::string& sp : special_texts_)  // the end-of-turn token itself, without newlines before it
+            if (end_of_turn_.size() >= sp.size() && end_of_turn_.compare(end_of_turn_.size() - sp.size(), sp.size(), sp) == 0) {
+                end_of_turn_ = sp;
+                break;
+            }
+    } catch (const Error&) {
+        end_of_turn_.clear();
+    }
+}
+
+std::string ChatFormatter::render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking) const {
+    try {
+        return tmpl_->render(template_context(c, c.messages.size(), add_generation_prompt, template_vars_, thinking)).text;
+    } catch (const InputError& e) {
+        throw InputError("sample " + quote_bounded(c.id) + ": chat template " + e.what());
+    }
+}
+
+std::string ChatFormatter::mask_source() const {
+    if (name_ != "template") return "format";
+    return tmpl_->has_generation() ? "markers" : "spans";
+}
+
+ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) const {
+    const auto& ms = c.messages;
+    jinja::Output o;
+    try {
+        o = tmpl_->render(template_context(c, ms.size(), false, template_vars_, false));
+    } catch (const InputError& e) {
+        throw InputError("sample " + quote_bounded(c.id) + ": chat template " + e.what());
+    }
+    const std::string& text = o.text;
+    const bool markers = tmpl_->has_generation();
+
+    // Where each message's content landed.
+    std::vector<std::vector<const jinja::Span*>> by_msg(ms.size());
+    for (const jinja::Span& sp : o.spans)
+        if (sp.source >= 0 && static_cast<size_t>(sp.source) < ms.size()) by_msg[static_cast<size_t>(sp.source)].push_back(&sp);
+
+    std::vector<std::pair<size_t, size_t>> train;  // trainable byte ranges
+    if (markers) {
+        for (auto [b, e] : o.generation)
+            if (e > b) train.push_back({b, e});
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        if (ms[i].role != "assistant") continue;
+        if (by_msg[i].empty()) {
+            if (ms[i].content.empty()) continue;
+            throw InputError(strprintf("sample %s: the chat template (%s) does not render the content of assistant message %zu "
+                                       "as it is, so its tokens cannot be located for the training mask; use a hand-written "
+                                       "data.chat_format",
+                                       quote_bounded(c.id).c_str(), template_source_.c_str(), i));
+        }
+        const size_t first = by_msg[i].front()->begin, last = by_msg[i].back()->end;
+        if (markers) {
+            bool inside = false;
+            for (const jinja::Span* sp : by_msg[i])
+                for (auto [b, e] : train) inside = inside || (sp->begin < e && b < sp->end);
+            if (!inside)
+                throw InputError(strprintf("sample %s: the {%% generation %%} markers of the chat template (%s) do not cover "
+                                           "assistant message %zu",
+                                           quote_bounded(c.id).c_str(), template_source_.c_str(), i));
+            continue;
+        }
+        // From the end of the generation prompt, when the rendering starts with it.
+        size_t start = first;
+        if (i > 0) {
+            try {
+                Conversation prefix{c.id, std::vector<Message>(ms.begin(), ms.begin() + static_cast<long>(i))};
+                std::string p = tmpl_->render(template_context(prefix, i, true, template_vars_, false)).text;
+                if (p.size() <= first && text.compare(0, p.size(), p) == 0) start = p.size();
+            } catch (const Error&) {
+                // A template that refuses the prefix (e.g. one that checks the turn order): content start.
+            }
+        }
+        // Through the first special token after the content, before any later content.
+        size_t window_end = text.size();
+        for (const jinja::Span& sp : o.spans)
+            if (sp.begin >= last) window_end = std::min(window_end, sp.begin);
+        size_t best = std::string::npos, best_len = 0;
+        const std::string_view window = std::string_view(text).substr(last, window_end - last);
+        for (const std::string& sp : special_texts_) {
+            size_t p = window.find(sp);
+            if (p != std::string_view::npos && last + p < best) {
+                best = last + p;
+                best_len = sp.size();
+            }
+        }
+        if (best == std::string::npos)
+            throw InputError(strprintf("sample %s: the chat template (%s) puts no special token after assistant message %zu "
+                                       "to end its turn, so the end of the training mask is unknown",
+                                       quote_bounded(c.id).c_str(), template_source_.c_str(), i));
+        train.push_back({start, best + best_len});
+    }
+    std::sort(train.begin(), train.end());
+
+    // Segments: cut at every span and trainable-range boundary.
+    std::vector<size_t> cuts{0, text.size()};
+    for (const jinja::Span& sp : o.spans) {
+        cuts.push_back(sp.begin);
+        cuts.push_back(sp.end);
+    }
+    for (auto [b, e] : train) {
+        cuts.push_back(b);
+        cuts.push_back(e);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    Rendered r;
+    r.text = text;
+    r.trainable_by_segment = true;
+    size_t si = 0, ti = 0;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+        const size_t b = cuts[k], e = cuts[k + 1];
+        while (si < o.spans.size() && o.spans[si].end <= b) ++si;
+        while (ti < train.size() && train[ti].second <= b) ++ti;
+        Rendered::Segment seg;
+        seg.begin = b;
+        seg.end = e;
+        if (si < o.spans.size() && o.spans[si].begin <= b && o.spans[si].source >= 0 &&
+            static_cast<size_t>(o.spans[si].source) < ms.size()) {
+            seg.message = o.spans[si].source;
+            seg.content_begin = o.spans[si].offset + (b - o.spans[si].begin);
+        }
+        for (size_t q = ti; q < train.size() && train[q].first < e; ++q)
+            if (train[q].first <= b && train[q].second >= e) seg.trainable = true;
+        r.segments.push_back(seg);
+    }
+    return r;
+}
+
+}  // namespace cuset

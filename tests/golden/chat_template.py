@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Reference renderings of real chat templates for tests/text/test_chat_template.cpp.
+
+For each real template (PyPI's trl/chat_templates, tests/fixtures/chat_templates and the
+families' templates of tokenizer_parity.py) it writes a tokenizer folder: a small byte-level BPE
+tokenizer trained here with the family's special tokens added, and a tokenizer_config.json with
+the template and the named special tokens. Then, for a set of conversations (with and without a
+system message, multi-turn, unicode, braces and backslashes, a generation prompt, Qwen3 with and
+without thinking), it records what transformers' apply_chat_template returns: the rendered text,
+the token ids (tokenize=True), and the assistant mask (return_assistant_tokens_mask) where the
+template has {% generation %} markers; or the error when transformers refuses the conversation.
+
+It also renders a corpus of small templates (whitespace control, expressions, filters, tests,
+loops, macros, undefined values) with the environment transformers compiles chat templates in,
+for the interpreter's own tests (OUT_DIR/jinja.json: text, or the error jinja2 raised), and every
+template trl ships on the same conversations (OUT_DIR/trl_templates.json).
+
+Usage: chat_template.py OUT_DIR        (writes OUT_DIR/<template>/, cases.json and jinja.json)
+"""
+import importlib.util
+import json
+import os
+import sys
+
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+from transformers.utils.chat_template_utils import _compile_jinja_template, render_jinja_template
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tokenizer_parity as tp  # noqa: E402  (the families' templates and regexes)
+
+FIXTURES = os.path.join(HERE, "..", "fixtures", "chat_templates")
+
+
+def trl_dir():
+    spec = importlib.util.find_spec("trl")  # located, not imported (installed without its dependencies)
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("chat_template.py: PyPI's trl is not installed (scripts/setup.sh installs it)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "chat_templates")
+
+
+DS_BOS, DS_EOS = tp.DS_BOS, tp.DS_EOS
+SEED_BOS, SEED_EOS = tp.SEED_BOS, tp.SEED_EOS
+
+# Family -> (special tokens, plain added tokens, named special tokens of tokenizer_config.json).
+FAMILIES = {
+    "qwen": (["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+             ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
+             {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}),
+    "llama3": (["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
+                "<|eom_id|>", "<|python_tag|>"], [],
+               {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}),
+    "gemma": (["<bos>", "<eos>", "<pad>", "<start_of_turn>", "<end_of_turn>"], [],
+              {"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>"}),
+    "phi3": (["<s>", "</s>", "<unk>", "<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"], [],
+             {"bos_token": "<s>", "eos_token": "<|endoftext|>", "unk_token": "<unk>"}),
+    "mistral": (["<s>", "</s>", "<unk>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                 "[TOOL_CALLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"], [],
+                {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}),
+    "deepseek": ([DS_BOS, DS_EOS, "<|EOT|>"], [], {"bos_token": DS_BOS, "eos_token": "<|EOT|>", "pad_token": DS_EOS}),
+    "seed": ([SEED_BOS, SEED_EOS, "<[PAD▁TOKEN]>"], [], {"bos_token": SEED_BOS, "eos_token": SEED_EOS, "pad_token": "<[PAD▁TOKEN]>"}),
+}
+
+
+def templates():
+    """name -> (template text, family, where it comes from)."""
+    t = trl_dir()
+
+    def trl(f):
+        with open(os.path.join(t, f + ".jinja"), encoding="utf-8") as fh:
+            return fh.read()
+
+    def fixture(f):
+        with open(os.path.join(FIXTURES, f), encoding="utf-8") as fh:
+            return fh.read()
+
+    return {
+        "qwen2.5": (trl("qwen2_5"), "qwen", "trl/chat_templates/qwen2_5.jinja"),
+        "qwen2.5-training": (trl("qwen2_5_training"), "qwen", "trl/chat_templates/qwen2_5_training.jinja"),
+        "qwen2.5-coder": (tp.QWEN25_TEMPLATE, "qwen", "tests/golden/tokenizer_parity.py QWEN25_TEMPLATE"),
+        "qwen3": (trl("qwen3"), "qwen", "trl/chat_templates/qwen3.jinja"),
+        "qwen3-training": (trl("qwen3_training"), "qwen", "trl/chat_templates/qwen3_training.jinja"),
+        "deepseek-coder": (tp.DEEPSEEK_TEMPLATE, "deepseek", "tests/golden/tokenizer_parity.py DEEPSEEK_TEMPLATE"),
+        "seed-coder": (tp.SEED_TEMPLATE, "seed", "tests/golden/tokenizer_parity.py SEED_TEMPLATE"),
+        "llama3": (trl("llama3"), "llama3", "trl/chat_templates/llama3.jinja"),
+        "llama3-training": (trl("llama3_training"), "llama3", "trl/chat_templates/llama3_training.jinja"),
+        "llama3.1": (trl("llama3_1"), "llama3", "trl/chat_templates/llama3_1.jinja"),
+        "llama3.2": (trl("llama3_2"), "llama3", "trl/chat_templates/llama3_2.jinja"),
+        "mistral-v0.3": (fixture("mistral-7b-instruct-v0.3.jinja"), "mistral", "tests/fixtures/chat_templates"),
+        "gemma": (trl("gemma"), "gemma", "trl/chat_templates/gemma.jinja"),
+        "gemma-training": (trl("gemma_training"), "gemma", "trl/chat_templates/gemma_training.jinja"),
+        "gemma2": (fixture("gemma-2-it.jinja"), "gemma", "tests/fixtures/chat_templates"),
+        "gemma3": (trl("gemma3"), "gemma", "trl/chat_templates/gemma3.jinja"),
+        "phi3": (trl("phi3"), "phi3", "trl/chat_templates/phi3.jinja"),
+        "phi3-training": (trl("phi3_training"), "phi3", "trl/chat_templates/phi3_training.jinja"),
+        "phi3.5": (trl("phi3_5"), "phi3", "trl/chat_templates/phi3_5.jinja"),
+        "smollm2": (fixture("smollm2-instruct.jinja"), "qwen", "tests/fixtures/chat_templates"),
+    }
+
+
+# The spans mask of a template is compared with transformers' marker mask of its family's
+# training template (the same rendering with {% generation %} added).
+TRAINING_PAIRS = {"qwen2.5": "qwen2.5-training", "qwen3": "qwen3-training", "llama3": "llama3-training",
+                  "gemma": "gemma-training", "phi3": "phi3-training"}
+
+U = "unicode é ü 中文字符 😀👍🏽 \u00a0nbsp \u200bzero-width"
+BRACES = "{{ not_a_var }} {% if x %} {# c #} \\n \\\\ '\" ${x} {}"
+CUDA = "__global__ void k(float* a) {\n    a[threadIdx.x] = 0.f;\n}\nk<<<1, 32>>>(a);\n"
+
+CONVERSATIONS = [
+    ("single", [{"role": "user", "content": "Write a CUDA kernel."}, {"role": "assistant", "content": CUDA}]),
+    ("system", [{"role": "system", "content": "You are a CUDA expert."}, {"role": "user", "content": "Vector add?"},
+                {"role": "assistant", "content": "Use one thread per element."}]),
+    ("multi", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+               {"role": "user", "content": "  c  "}, {"role": "assistant", "content": "  d\n"}]),
+    ("multi-system", [{"role": "system", "content": "S"}, {"role": "user", "content": "q1"},
+                      {"role": "assistant", "content": "r1"}, {"role": "user", "content": "q2"},
+                      {"role": "assistant", "content": "r2"}]),
+    ("unicode", [{"role": "user", "content": U}, {"role": "assistant", "content": U + " ✓"}]),
+    ("braces", [{"role": "user", "content": BRACES}, {"role": "assistant", "content": BRACES + " }}"}]),
+    ("think", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>\nstep 1\n</think>\n\nanswer"}]),
+]
+GEN_CONVERSATIONS = [
+    ("gen", [{"role": "user", "content": "Write a CUDA kernel."}]),
+    ("gen-system", [{"role": "system", "content": "S"}, {"role": "user", "content": "u {x} \\ é"}]),
+    ("gen-multi", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]),
+]
+
+# (template, context) pairs for the interpreter; each is rendered by jinja2 in transformers' environment.
+D = {"d": {"b": 2, "a": [1, "x", None, True, 1.5], "s": "t\"q\n\u00e9"}, "items": [
+    {"name": "b", "n": 2, "on": True}, {"name": "a", "n": 1, "on": False}, {"name": "c", "n": 3, "on": True}]}
+SNIPPETS = [
+    ("a\n  {% if true %}\n  b\n  {% endif %}\nc", {}),
+    ("{%- if true -%}  x  {%- endif -%}  y", {}),
+    ("  {{- 'x' -}}  \n z", {}),
+    ("{# comment #}\nx\n  {#- c -#}  y", {}),
+    ("  {%+ if true %}a{% endif %}", {}),
+    ("{% if true +%}\nx{% endif %}", {}),
+    ("line\n{% for i in [1, 2] %}\n{{ i }}\n{% endfor %}\nend\n", {}),
+    ("a\r\nb\r\n{% if true %}\r\nc{% endif %}", {}),
+    ("x  {% if true %}y{% endif %}  \n  {% if true %}z{% endif %}", {}),
+    ("{{ 1 + 2 * 3 }} {{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 2 ** 10 }} {{ 7 / 2 }}", {}),
+    ("{{ 1.5 + 1 }} {{ 0.1 + 0.2 }} {{ 1e3 }} {{ 2.5e-7 }} {{ 1e16 }} {{ 10 / 4 }} {{ 1_000 }} {{ -3 }}", {}),
+    ("{{ 'a' ~ 1 ~ none ~ true ~ 2.0 }}|{{ 'x' * 3 }}|{{ [1] + [2] }}", {}),
+    ("{{ [1, 'a', none, true, 1.5, \"it's\"] }} {{ {'a': 1, 'b': [2, 'c']} }} {{ (1, 2) | list }}", {}),
+    ("{{ 'x' if false }}|{{ 'y' if true else 'z' }}|{{ not 1 == 2 }}|{{ 1 < 2 < 3 }}|{{ 3 > 2 > 5 }}", {}),
+    ("{{ 'ab' in 'cabd' }} {{ 2 not in [1, 3] }} {{ 'k' in {'k': 1} }} {{ 1 and 'x' }} {{ 0 or '' or 'z' }}", {}),
+    ("{{ 'abc'[1] }}{{ 'abcdef'[1:4] }}{{ 'abc'[::-1] }}{{ [1, 2, 3][-1] }}{{ [1, 2, 3, 4][::2] }}{{ 'abcdef'[-2:] }}", {}),
+    ("{{ 'é中😀x'[1] }}|{{ 'é中😀x'|length }}|{{ 'é中😀x'[1:3] }}|{{ 'é中😀'.find('😀') }}", {}),
+    ("[{{ nothere }}] {{ nothere is defined }} {{ nothere | default('d') }} {{ nothere | length }}", {}),
+    ("{% for x in nothere %}x{% else %}empty{% endfor %}|{% if nothere %}y{% else %}n{% endif %}", {}),
+    ("{{ nothere.attr }}", {}),
+    ("{{ nothere + 1 }}", {}),
+    ("{{ d.missing }}|{{ d.missing is defined }}|{{ d['b'] }}|{{ d.a[1] }}|{{ d.get('zz', 5) }}|{{ d.get('b') }}", D),
+    ("{{ none.x is defined }}|{{ d.a[10] is defined }}", D),
+    ("{{ '  a b  '.strip() }}|{{ 'xxaxx'.strip('x') }}|{{ '\\n\\na\\n'.lstrip('\\n') }}|{{ 'a  '.rstrip() }}|", {}),
+    ("{{ 'a,b,,c'.split(',') }} {{ '  a  b \\n c '.split() }} {{ 'a b c d'.split(' ', 2) }} {{ 'a-b-c'.rsplit('-', 1) }}", {}),
+    ("{{ 'abc'.startswith('ab') }} {{ 'abc'.startswith(('x', 'a')) }} {{ 'abc'.endswith('bc') }} {{ 'abc'.endswith('') }}", {}),
+    ("{{ 'aaa'.replace('a', 'b', 2) }} {{ 'ab'.replace('', '-') }} {{ 'Hello World'.upper() }} {{ 'ÉCOLE'.lower() }}", {}),
+    ("{{ 'hello wORLD'.title() }} {{ 'hello WORLD'.capitalize() }} {{ 'banana'.find('an') }} {{ 'banana'.rfind('an') }} {{ 'banana'.count('a') }}", {}),
+    ("{{ '-'.join(['a', 'b']) }} {{ 'a\\nb\\r\\nc'.splitlines() }} {{ '123'.isdigit() }} {{ ' \\t'.isspace() }} {{ 'ab'.isalpha() }}", {}),
+    ("{{ d | tojson }}|{{ d.s | tojson }}|{{ items | tojson(indent=2) }}|{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }}", D),
+    ("{{ [] | tojson }} {{ {} | tojson(indent=2) }} {{ 1.0 | tojson }} {{ none | tojson }} {{ 'é' | tojson(ensure_ascii=true) }}", {}),
+    ("{{ '  x  ' | trim }}|{{ 'xxyxx' | trim('x') }}|{{ items | length }}|{{ 5 | string }}|{{ 'ab' | list }}", D),
+    ("{{ items | map(attribute='name') | join(', ') }}|{{ items | join('/', attribute='n') }}|{{ ['a', ' b '] | map('trim') | list }}", D),
+    ("{{ items | selectattr('on') | map(attribute='name') | list }}|{{ items | rejectattr('on') | map(attribute='name') | list }}", D),
+    ("{{ items | selectattr('name', 'equalto', 'a') | list | length }}|{{ [1, 2, 3, 4] | select('odd') | list }}|{{ [1, 2, 3] | reject('even') | list }}", D),
+    ("{{ items | first }}|{{ (items | last).name }}|{{ '' | default('e', true) }}|{{ 'ABC' | lower }}|{{ 'a-b' | replace('-', '+') }}", D),
+    ("{{ '42' | int }} {{ 'x' | int }} {{ '3.5' | float }} {{ -3 | abs }} {{ 2.567 | round(2) }} {{ 2.5 | round }} {{ 7 | float }}", {}),
+    ("{{ d | dictsort }}|{{ [3, 1, 3, 2] | unique | list }}|{{ [1, 2, 3] | reverse | list }}|{{ 'abc' | reverse }}", D),
+    ("{{ items | sort(attribute='n') | map(attribute='name') | join }}|{{ [3, 1, 2] | sort(reverse=true) }}|{{ [1, 2, 3] | sum }}|{{ [4, 2, 9] | min }}|{{ [4, 2, 9] | max }}", D),
+    ("{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ '<a href=\"x\">&' | escape }}|{{ d | items | list | length }}", D),
+    ("{{ x is defined }} {{ none is none }} {{ 'a' is string }} {{ 1 is number }} {{ 1 is integer }} {{ 1.0 is float }} {{ true is boolean }}", {"x": 1}),
+    ("{{ true is true }} {{ 0 is false }} {{ d is mapping }} {{ d.a is iterable }} {{ 'a' is sequence }} {{ 1 is in [1] }} {{ 2 is eq 2 }}", D),
+    ("{{ 3 is odd }} {{ 4 is even }} {{ 9 is divisibleby 3 }} {{ 'abc' is lower }} {{ 'ABC' is upper }} {{ 1 is not none }} {{ 2 is gt(1) }}", {}),
+    ("{% for x in 'abc' %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ x }};{% endfor %}", {}),
+    ("{% for x in [1, 2, 3] %}{{ loop.previtem }}>{{ x }}<{{ loop.nextitem }} {{ loop.cycle('a', 'b') }}|{% endfor %}", {}),
+    ("{% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 5 %}{% break %}{% endif %}{{ x }}{% endfor %}", {}),
+    ("{% for x in [1, 2] %}{% for y in 'ab' %}{{ loop.index }}{{ y }}{% endfor %}{{ loop.index }}{% endfor %}", {}),
+    ("{% for i in range(6) if i is odd %}{{ i }}{{ loop.length }}{% endfor %}|{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}|{% for k in d %}{{ k }}{% endfor %}", D),
+    ("{% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}{% if true %}{% set x = 3 %}{% endif %}{{ x }}", {}),
+    ("{% set ns = namespace(n=0, s='') %}{% for i in [1, 2, 3] %}{% set ns.n = ns.n + i %}{% set ns.s = ns.s ~ i %}{% endfor %}{{ ns.n }} {{ ns.s }}", {}),
+    ("{% macro m(a, b='B', c=none) %}[{{ a }}{{ b }}{{ c }}{{ top }}]{% endmacro %}{% set top = 'T' %}{{ m(1) }}{{ m(2, c='C') }}{{ m('x') | length }}", {}),
+    ("{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(3) }}", {}),
+    ("{% set b %}x{{ 1 }}\n{% endset %}[{{ b }}]{% raw %}{{ not }} {% if %}{% endraw %}", {}),
+    ("{{ raise_exception('bad input') }}", {}),
+    ("{{ dict(a=1, b='x') }} {{ range(3) | list }} {{ range(1, 7, 2) | list }} {{ '\\u00e9\\x41\\t|\\'' }} {{ \"a\" 'b' }}", {}),
+    ("{{ 'x' | upper if true }}{{ -2 | abs }}{{ 'a' + 'b' | upper }}{{ (1 + 2) * 3 }}", {}),
+    ("{%- set msgs = [{'role': 'user', 'content': 'hi'}] -%}{%- for m in msgs -%}{{ m.role }}: {{ m['content'] }}{%- endfor -%}", {}),
+]
+
+
+def has_markers(template):
+    return "{% generation" in template or "{%- generation" in template
+
+
+def all_trl_templates(out_dir):
+    """Every template trl ships, rendered (text and {% generation %} byte ranges) on each
+    conversation, with and without a generation prompt, through transformers' render_jinja_template."""
+    t = trl_dir()
+    specials = {"bos_token": "<s>", "eos_token": "</s>"}
+    results = []
+    for f in sorted(os.listdir(t)):
+        if not f.endswith(".jinja"):
+            continue
+        with open(os.path.join(t, f), encoding="utf-8") as fh:
+            src = fh.read()
+        for cid, conv in CONVERSATIONS + GEN_CONVERSATIONS:
+            agp = conv[-1]["role"] == "user"
+            r = {"template": f, "id": cid, "context": {"messages": conv, "tools": None, "documents": None,
+                                                     "add_generation_prompt": agp, **specials}}
+            try:
+                (text,), gen = render_jinja_template(conversations=[conv], chat_template=src, add_generation_prompt=agp,
+                                                     return_assistant_tokens_mask=has_markers(src), **specials)
+                r["text"] = text
+                r["generation"] = [[len(text[:a].encode()), len(text[:b].encode())] for a, b in (gen[0] if gen else [])]
+            except Exception as e:
+                r["error"] = f"{type(e).__name__}: {e}"
+            results.append(r)
+    with open(os.path.join(out_dir, "trl_templates.json"), "w", encoding="utf-8") as fh:
+        json.dump({"dir": t, "cases": results}, fh, ensure_ascii=False, indent=1)
+
+
+def jinja_snippets(out_dir):
+    results = []
+    for template, context in SNIPPETS:
+        r = {"template": template, "context": context}
+        try:
+            r["text"] = _compile_jinja_template(template).render(**context)
+        except Exception as e:
+            r["error"] = f"{type(e).__name__}: {e}"
+        results.append(r)
+    with open(os.path.join(out_dir, "jinja.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, ensure_ascii=False, indent=1)
+
+
+
+def train_tokenizer():
+    tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(tp.QWEN_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    tok.post_processor = processors.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    docs = [tp.HANDWRITTEN_CUDA, CUDA, U, BRACES] + [t for t in tp.HANDWRITTEN if t]
+    for _, conv in CONVERSATIONS + GEN_CONVERSATIONS:
+        docs += [m["content"] for m in conv]
+    trainer = trainers.BpeTrainer(vocab_size=1200, min_frequency=2, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[])
+    tok.train_from_iterator(docs, trainer=trainer)
+    return tok
+
+
+def write_folder(base_json, out, template, family):
+    specials, plain, named = FAMILIES[family]
+    tok = Tokenizer.from_str(base_json)
+    tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in specials] +
+                   [AddedToken(t, special=False, normalized=False) for t in plain])
+    os.makedirs(out, exist_ok=True)
+    tok.save(os.path.join(out, "tokenizer.json"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 1 << 20, "chat_template": template}
+    config.update(named)
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, ensure_ascii=False, indent=1)
+    return PreTrainedTokenizerFast.from_pretrained(out)
+
+
+def render(hf, conv, add_generation_prompt, kwargs, markers):
+    case = {}
+    try:
+        case["text"] = hf.apply_chat_template(conv, tokenize=False, add_generation_prompt=add_generation_prompt, **kwargs)
+        out = hf.apply_chat_template(conv, tokenize=True, return_dict=True, add_generation_prompt=add_generation_prompt,
+                                     return_assistant_tokens_mask=markers, **kwargs)
+        case["ids"] = list(out["input_ids"])
+        if markers:
+            case["assistant_masks"] = list(out["assistant_masks"])
+    except Exception as e:  # transformers refuses the conversation (raise_exception, a type error)
+        case = {"error": f"{type(e).__name__}: {e}"}
+    return case
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    base = train_tokenizer().to_str()
+    cases = []
+    for name, (template, family, source) in templates().items():
+        hf = write_folder(base, os.path.join(out_dir, name), template, family)
+        markers = has_markers(template)
+        option_sets = [{}]
+        if name.startswith("qwen3"):
+            option_sets.append({"enable_thinking": False})
+        for kwargs in option_sets:
+            for cid, conv in CONVERSATIONS:
+                c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": False,
+                     "kwargs": kwargs, "markers": markers}
+                c.update(render(hf, conv, False, kwargs, markers))
+                if name in TRAINING_PAIRS:
+                    pair = TRAINING_PAIRS[name]
+                    hp = PreTrainedTokenizerFast.from_pretrained(os.path.join(out_dir, pair)) if os.path.isdir(
+                        os.path.join(out_dir, pair)) else None
+                    if hp is None:
+                        t2, f2, _ = templates()[pair]
+                        hp = write_folder(base, os.path.join(out_dir, pair), t2, f2)
+                    ref = render(hp, conv, False, kwargs, True)
+                    if "assistant_masks" in ref and ref.get("text") == c.get("text"):
+                        c["training_masks"] = ref["assistant_masks"]
+                cases.append(c)
+            for cid, conv in GEN_CONVERSATIONS:
+                c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": True,
+                     "kwargs": kwargs, "markers": markers}
+                c.update(render(hf, conv, True, kwargs, False))
+                cases.append(c)
+    jinja_snippets(out_dir)
+    all_trl_templates(out_dir)
+    with open(os.path.join(out_dir, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(cases, f, ensure_ascii=False, indent=1)
+    print(f"chat_template.py: {len(cases)} cases, {sum('error' in c for c in cases)} refused by transformers")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])

@@ -1,0 +1,296 @@
+// The `template` chat format (text/chat_template.cpp) against transformers' apply_chat_template on
+// real chat templates (tests/golden/chat_template.py: trl's templates, tests/fixtures/chat_templates,
+// the families' templates): rendered text and token ids for training samples and generation
+// prompts, the marker mask against return_assistant_tokens_mask, the span mask against the marker
+// mask of the family's training template, byte spans, the hand-written formats equal to the
+// template where both exist, and the refusals.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/error.h"
+#include "cuset/text/chat_format.h"
+#include "cuset/text/tokenizer.h"
+#include "test_util.h"
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+
+const std::string kGolden = std::string(CUSET_TEST_WORK) + "/golden/chat_template";
+
+json load(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("missing fixture " + path + " (run the golden_chat_template test first)");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return json::parse(ss.str());
+}
+
+cuset::Conversation conv_of(const json& c) {
+    cuset::Conversation conv;
+    conv.id = c["template"].get<std::string>() + "/" + c["id"].get<std::string>();
+    for (const json& m : c["messages"]) conv.messages.push_back({m["role"], m["content"]});
+    return conv;
+}
+
+struct Folder {
+    std::unique_ptr<cuset::Tokenizer> tok;
+    std::map<std::string, std::unique_ptr<cuset::ChatFormatter>> fmt;  // by kwargs
+};
+
+cuset::ChatFormatter& formatter(std::map<std::string, Folder>& cache, const json& c) {
+    const std::string dir = kGolden + "/" + c["template"].get<std::string>();
+    Folder& f = cache[dir];
+    if (!f.tok) f.tok = cuset::tokenizer_load(dir);
+    const std::string key = c["kwargs"].dump();
+    auto& p = f.fmt[key];
+    if (!p) {
+        cuset::ChatFormatOptions o;
+        o.format = "template";
+        o.template_kwargs = nlohmann::ordered_json::parse(key);
+        p = std::make_unique<cuset::ChatFormatter>(*f.tok, o, dir);
+    }
+    return *p;
+}
+
+// Every case: the text and ids of apply_chat_template; the marker mask equal to transformers';
+// every byte span pointing at the message bytes the token covers.
+TEST(ChatTemplate, TextIdsAndMasksMatchApplyChatTemplate) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    std::map<std::string, int> per_template;
+    for (const json& c : cases) {
+        if (c.contains("error")) continue;  // ChatTemplate.RefusesWhatTransformersRefuses
+        cuset::ChatFormatter& fmt = formatter(cache, c);
+        cuset::Conversation conv = conv_of(c);
+        const auto want_ids = c["ids"].get<std::vector<int32_t>>();
+        if (c["add_generation_prompt"].get<bool>()) {
+            EXPECT_EQ(fmt.generation_prompt(conv), want_ids) << conv.id << " " << c["kwargs"].dump();
+            ++per_template[c["template"]];
+            continue;
+        }
+        cuset::ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        cuset::FormattedSample f = fmt.format(conv, &r, &offs);
+        const std::string where = conv.id + " " + c["kwargs"].dump();
+        EXPECT_EQ(r.text, c["text"].get<std::string>()) << where;
+        EXPECT_EQ(f.ids, want_ids) << where;
+        EXPECT_EQ(fmt.mask_source(), c["markers"].get<bool>() ? "markers" : "spans") << where;
+        if (c.contains("assistant_masks")) {
+            const auto want = c["assistant_masks"].get<std::vector<int>>();
+            ASSERT_EQ(f.trainable.size(), want.size()) << where;
+            for (size_t t = 0; t < want.size(); ++t)
+                EXPECT_EQ(f.trainable[t], want[t]) << where << " token " << t << " '"
+                                                   << r.text.substr(offs[t].first, offs[t].second - offs[t].first) << "'";
+        }
+        for (size_t t = 0; t < f.ids.size(); ++t) {
+            if (f.message[t] < 0) continue;
+            const std::string& content = conv.messages[static_cast<size_t>(f.message[t])].content;
+            auto [b, e] = f.spans[t];
+            ASSERT_TRUE(b >= 0 && e > b && static_cast<size_t>(e) <= content.size()) << where << " token " << t;
+            // The covered bytes are inside the token's bytes of the rendered text.
+            const std::string piece = r.text.substr(offs[t].first, offs[t].second - offs[t].first);
+            EXPECT_NE(piece.find(content.substr(static_cast<size_t>(b), static_cast<size_t>(e - b))), std::string::npos)
+                << where << " token " << t;
+        }
+        ++per_template[c["template"]];
+    }
+    // One test per real template: each of them was checked on its conversations.
+    for (const char* t : {"qwen2.5", "qwen2.5-coder", "qwen3", "qwen3-training", "deepseek-coder", "seed-coder", "llama3",
+                          "llama3.1", "llama3.2", "mistral-v0.3", "gemma", "gemma2", "gemma3", "phi3", "phi3.5", "smollm2"})
+        EXPECT_GE(per_template[t], 7) << t;
+}
+
+// The span mask (a template without markers) against transformers' mask of the same family's
+// training template (trl's *_training.jinja: the same rendering with {% generation %} around the
+// assistant output): equal on every token except whitespace-only template tokens at a turn's
+// edges and template tokens after the last message (Phi-3's closing eos), which the training
+// templates put inside their markers and the span mask leaves out. Qwen3 with thinking off is
+// not compared: its training template marks the empty think block whatever enable_thinking says,
+// while there it is part of the generation prompt transformers renders, so the span mask leaves
+// it to the prompt side (as the hand-written qwen3 format does).
+TEST(ChatTemplate, SpanMaskMatchesTrainingTemplateMarkers) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    size_t compared = 0;
+    for (const json& c : cases) {
+        if (!c.contains("training_masks") || c["kwargs"].contains("enable_thinking")) continue;
+        cuset::ChatFormatter& fmt = formatter(cache, c);
+        cuset::Conversation conv = conv_of(c);
+        cuset::ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        cuset::FormattedSample f = fmt.format(conv, &r, &offs);
+        const auto want = c["training_masks"].get<std::vector<int>>();
+        ASSERT_EQ(f.trainable.size(), want.size()) << conv.id;
+        size_t last_content = 0;
+        for (size_t t = 0; t < f.message.size(); ++t)
+            if (f.message[t] >= 0) last_content = t;
+        for (size_t t = 0; t < want.size(); ++t) {
+            if (f.trainable[t] == want[t]) continue;
+            const std::string piece = r.text.substr(offs[t].first, offs[t].second - offs[t].first);
+            const bool blank = piece.find_first_not_of(" \n") == std::string::npos;
+            EXPECT_TRUE(want[t] == 1 && f.message[t] < 0 && (blank || t > last_content))
+                << conv.id << " " << c["kwargs"].dump() << " token " << t << " '" << piece << "': spans " << int(f.trainable[t])
+                << ", markers " << want[t];
+        }
+        ++compared;
+    }
+    EXPECT_GE(compared, 30u);
+}
+
+TEST(ChatTemplate, RefusesWhatTransformersRefuses) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    size_t n = 0;
+    for (const json& c : cases) {
+        if (!c.contains("error")) continue;
+        cuset::ChatFormatter& fmt = formatter(cache, c);
+        cuset::Conversation conv = conv_of(c);
+        try {
+            if (c["add_generation_prompt"].get<bool>()) fmt.generation_prompt(conv);
+            else fmt.format(conv);
+            ADD_FAILURE() << conv.id << ": transformers raised " << c["error"] << " but cuset rendered it";
+        } catch (const cuset::InputError& e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find(conv.id), std::string::npos) << msg;
+            EXPECT_NE(msg.find("raise_exception"), std::string::npos) << msg;
+        }
+        ++n;
+    }
+    EXPECT_GE(n, 4u);  // Gemma refuses system messages
+}
+
+// The hand-written formats render what the families' templates render and mark the same tokens.
+// The hand-written qwen3 is Qwen3's template with thinking off (the empty think block on the
+// prompt side), except for a sample with reasoning, which it trains as thinking on does.
+TEST(ChatTemplate, HandWrittenFormatsEqualTheTemplate) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    const std::map<std::string, std::pair<std::string, std::string>> pairs = {
+        {"qwen2.5", {"chatml", "{}"}},
+        {"qwen2.5-coder", {"chatml", "{}"}},
+        {"qwen3", {"qwen3", "{\"enable_thinking\":false}"}},
+        {"deepseek-coder", {"deepseek-coder", "{}"}},
+        {"seed-coder", {"seed-coder", "{}"}},
+    };
+    size_t compared = 0;
+    for (const json& c : cases) {
+        auto it = pairs.find(c["template"].get<std::string>());
+        if (it == pairs.end() || c.contains("error")) continue;
+        const bool reasoning = c["template"] == "qwen3" && c["id"] == "think";
+        if (c["kwargs"].dump() != (reasoning ? std::string("{}") : it->second.second)) continue;
+        cuset::ChatFormatter& tmpl = formatter(cache, c);
+        Folder& folder = cache[kGolden + "/" + c["template"].get<std::string>()];
+        cuset::ChatFormatOptions o;
+        o.format = it->second.first;
+        cuset::ChatFormatter hand(*folder.tok, o, kGolden + "/" + c["template"].get<std::string>());
+        cuset::Conversation conv = conv_of(c);
+        if (c["add_generation_prompt"].get<bool>()) {
+            EXPECT_EQ(hand.generation_prompt(conv), tmpl.generation_prompt(conv)) << conv.id;
+            ++compared;
+            continue;
+        }
+        cuset::FormattedSample a = hand.format(conv), b = tmpl.format(conv);
+        EXPECT_EQ(a.ids, b.ids) << conv.id;
+        EXPECT_EQ(a.trainable, b.trainable) << conv.id;
+        EXPECT_EQ(a.roles, b.roles) << conv.id;
+        EXPECT_EQ(a.message, b.message) << conv.id;
+        EXPECT_EQ(a.spans, b.spans) << conv.id;
+        ++compared;
+    }
+    EXPECT_GE(compared, 40u);
+}
+
+// `auto` takes the folder's own template; a folder whose template uses a construct outside the
+// subset is refused with the file, the line and the construct; a template that does not render
+// the assistant content as it is, or puts no special token after it, refuses the sample.
+TEST(ChatTemplate, AutoPrefersTheFoldersTemplate) {
+    auto tok = cuset::tokenizer_load(kGolden + "/llama3");
+    cuset::ChatFormatOptions o;
+    cuset::ChatFormatter fmt(*tok, o, kGolden + "/llama3");
+    EXPECT_EQ(fmt.name(), "template");
+    EXPECT_EQ(fmt.template_source(), kGolden + "/llama3/tokenizer_config.json");
+    EXPECT_EQ(fmt.end_of_turn(), "<|eot_id|>");
+}
+
+std::string copy_with_template(const std::string& name, const std::string& tmpl) {
+    const std::string dir = scratch_dir("chat_template_" + name);
+    fs::copy_file(kGolden + "/qwen2.5/tokenizer.json", dir + "/tokenizer.json", fs::copy_options::overwrite_existing);
+    json cfg = load(kGolden + "/qwen2.5/tokenizer_config.json");
+    cfg["chat_template"] = tmpl;
+    write_file(dir + "/tokenizer_config.json", cfg.dump());
+    return dir;
+}
+
+TEST(ChatTemplate, UnsupportedConstructRefusesTheFolder) {
+    const std::string dir = copy_with_template(
+        "unsupported", "{% for m in messages %}\n{{ m.content }}\n{% endfor %}\n{% include 'tools.jinja' %}");
+    auto tok = cuset::tokenizer_load(dir);
+    for (const char* format : {"auto", "template"}) {
+        cuset::ChatFormatOptions o;
+        o.format = format;
+        try {
+            cuset::ChatFormatter fmt(*tok, o, dir);
+            ADD_FAILURE() << "accepted a template with {% include %}";
+        } catch (const cuset::InputError& e) {
+            EXPECT_EQ(std::string(e.what()), dir + "/tokenizer_config.json:4: unsupported construct: {% include %}");
+        }
+    }
+}
+
+TEST(ChatTemplate, UnlocatableContentIsRefused) {
+    cuset::Conversation conv{"s1", {{"user", "hi"}, {"assistant", "ok"}}};
+    {
+        const std::string dir = copy_with_template(
+            "upper", "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | upper }}<|im_end|>\n{% endfor %}");
+        auto tok = cuset::tokenizer_load(dir);
+        cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, dir);
+        try {
+            fmt.format(conv);
+            ADD_FAILURE() << "trained on content the template rewrote";
+        } catch (const cuset::InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("sample s1"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("cannot be located"), std::string::npos) << e.what();
+        }
+    }
+    {
+        const std::string dir = copy_with_template("no_eot", "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}");
+        auto tok = cuset::tokenizer_load(dir);
+        cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, dir);
+        try {
+            fmt.format(conv);
+            ADD_FAILURE() << "trained without an end of turn";
+        } catch (const cuset::InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("no special token after assistant message 1"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// data.chat_template names a template file; data.chat_template_kwargs reach the template.
+TEST(ChatTemplate, TemplateFileAndKwargs) {
+    const std::string dir = scratch_dir("chat_template_file");
+    write_file(dir + "/t.jinja",
+               "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+               "{% if add_generation_prompt %}<|im_start|>assistant\n{{ prefix }}{% endif %}");
+    auto tok = cuset::tokenizer_load(kGolden + "/qwen2.5");
+    cuset::ChatFormatOptions o;
+    o.format = "template";
+    o.chat_template = dir + "/t.jinja";
+    o.template_kwargs = {{"prefix", "P"}};
+    cuset::ChatFormatter fmt(*tok, o, kGolden + "/qwen2.5");
+    EXPECT_EQ(fmt.template_source(), dir + "/t.jinja");
+    cuset::Conversation c{"g", {{"user", "hi"}}};
+    EXPECT_EQ(fmt.generation_prompt(c), tok->encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nP").ids);
+    o.chat_template = dir + "/missing.jinja";
+    EXPECT_THROW(cuset::ChatFormatter(*tok, o, kGolden + "/qwen2.5"), cuset::UsageError);
+}
+
+}  // namespace
