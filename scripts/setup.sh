@@ -3,8 +3,7 @@
 # run installs nothing and rebuilds incrementally.
 #   1. Debian packages (compiler tools and the C++ libraries cuset uses), when missing.
 #   2. .venv/: pinned torch (its share/cmake/Torch is the LibTorch we build against) and the
-#      reference libraries the golden tests compare with (scripts/requirements.txt), and the
-#      packages read only for their files (scripts/requirements-nodeps.txt, without dependencies).
+#      reference libraries the golden tests compare with (scripts/requirements.txt).
 #   3. CMake + Ninja configure and build, through ccache.
 # With your own LibTorch (e.g. on a GPU node), set Torch_DIR or CMAKE_PREFIX_PATH: the build
 # uses it instead of the virtual environment's torch.
@@ -41,9 +40,8 @@ fi
 
 # ---------------------------------------------------------------- 2. Python environment
 REQ="scripts/requirements.txt"
-REQ_NODEPS="scripts/requirements-nodeps.txt"
 STAMP=".venv/.cuset-requirements"
-want="$(cat "$REQ" "$REQ_NODEPS" | sha256sum | cut -d' ' -f1)"
+want="$(sha256sum "$REQ" | cut -d' ' -f1)"
 if [[ ! -x .venv/bin/python ]]; then
   say "creating .venv"
   python3 -m venv .venv
@@ -52,7 +50,6 @@ if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]]; then
   say "installing pinned Python packages into .venv (torch, transformers, tokenizers, ...)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -r "$REQ"
-  .venv/bin/pip install -q --no-deps -r "$REQ_NODEPS"
   echo "$want" > "$STAMP"
 fi
 
