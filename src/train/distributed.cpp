@@ -337,6 +337,9 @@ Distributed::Distributed(const DistEnv& env, const Config& cfg, c10::Device devi
     log_info("distributed: rank %lld of %lld (local %lld, %s), %s backend, rendezvous %s:%lld", (long long)env.rank,
              (long long)env.world, (long long)env.local_rank, env.launcher.c_str(), backend.c_str(),
              env.master_addr.c_str(), (long long)env.master_port);
+    // c10d logs each failed connection attempt with a stack trace (some 40 lines before the one
+    // line below says what failed): quiet, unless TORCH_CPP_LOG_LEVEL asks for c10's log.
+    if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = c10::GLOG_FATAL;
     try {
         c10d::TCPStoreOptions so;
         so.port = static_cast<uint16_t>(env.master_port);

@@ -426,6 +426,8 @@ TEST(BadInputYaml, CyclesDepthDuplicatesAndBytesAreUsageErrors) {
         {"deep", deep + "\n", "bad.yaml"},
         {"duplicate", "train:\n  lr: 1.0e-3\n  lr: 2.0e-3\n", "duplicate key 'train.lr'"},
         {"duplicate-section", "train:\n  lr: 1.0e-3\ntrain:\n  seed: 3\n", "duplicate key 'train'"},
+        {"duplicate-flow", "train: {lr: 1.0e-3, lr: 2.0e-3}\n", "duplicate key 'train.lr'"},
+        {"duplicate-deep", "data:\n  template:\n    user: \"x\"\n    user: \"y\"\n", "duplicate key 'data.template.user'"},
         {"utf8", "data:\n  system_prompt: \"caf\xC3\x28\"\n", "bad.yaml:2:22: not valid UTF-8"},
     };
     for (const Case& c : cases) {
@@ -1111,6 +1113,12 @@ TEST(BadInputWave2Ranks, RankVariablesAndBackendAreCheckedBeforeAnyCollective) {
         EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 50.0) << c.env;
         EXPECT_FALSE(fs::exists(d + "/runs/r/metrics.jsonl")) << c.env;
     }
+    // A lone rank 1 whose rank 0 never comes: the rendezvous times out with one line, not with
+    // c10d's stack trace of every connection attempt.
+    auto r = run_command("env WORLD_SIZE=2 RANK=1 MASTER_PORT=29731 timeout -k 5 60 '" + std::string(CUSET_BINARY) +
+                         "' --config " + q(cfg) + " --set distributed.timeout_s=3");
+    expect_error(r, 4, "rank 1 could not join the rendezvous at 127.0.0.1:29731 within 3 s");
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
 }
 
 // ---------------------------------------------------------------- W9. messages and repeated records
