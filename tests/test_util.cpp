@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -241,6 +242,21 @@ std::string tiny_run_yaml(const std::string& output_dir, const ConfigKeys& chang
 std::string write_tiny_run_config(const std::string& path, const std::string& output_dir, const ConfigKeys& changes) {
     write_file(path, tiny_run_yaml(output_dir, changes));
     return path;
+}
+
+}  // namespace cuset::test
+
+namespace cuset::test {
+
+std::string safetensors_without_save_id(const std::string& path) {
+    const std::string bytes = read_file(path);
+    if (bytes.size() < 8) return bytes;
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+    if (n > bytes.size() - 8) return bytes;
+    nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+    if (header.contains("__metadata__")) header["__metadata__"].erase("save_id");
+    return header.dump() + bytes.substr(8 + n);
 }
 
 }  // namespace cuset::test

@@ -106,6 +106,10 @@ std::string tiny_model_dir();
 // The non-empty lines of `path` (none when it cannot be read).
 std::vector<std::string> lines_of(const std::string& path);
 
+// A safetensors file's tensors and metadata, without the metadata "save_id" (the random identity
+// of the checkpoint that holds it): what two runs that should agree bit for bit must share.
+std::string safetensors_without_save_id(const std::string& path);
+
 // Number of non-overlapping occurrences of `needle` in `hay`.
 int count_of(const std::string& hay, const std::string& needle);
 

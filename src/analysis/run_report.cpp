@@ -11,6 +11,8 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/markup.h"
 
@@ -365,14 +367,17 @@ RunData run_data_load(const std::string& run_dir) {
     r.name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
     if (r.name.empty()) r.name = run_dir;
     const std::string metrics = (p / "metrics.jsonl").string();
-    std::ifstream f(metrics);
-    if (!f) throw InputError(run_dir + ": no metrics.jsonl (is it a cuset run folder?)");
+    std::error_code ec;
+    if (!fs::exists(metrics, ec)) throw InputError(run_dir + ": no metrics.jsonl (is it a cuset run folder?)");
+    LineReader f(metrics, "metrics file");  // a folder, FIFO or device is refused, not read or waited on
     std::map<int64_t, json> steps, evals;  // a repeated step (a resume after a stop): the later line wins
     std::string line;
     int64_t n_line = 0, n_bad = 0;
-    while (std::getline(f, line)) {
-        ++n_line;
+    while (f.next(line)) {
+        n_line = f.line_no();
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        const std::string at = metrics + ":" + std::to_string(n_line);
+        if (std::string deep = json_depth_problem(line); !deep.empty()) throw InputError(at + ": " + deep);
         json m = json::parse(line, nullptr, false);
         if (m.is_discarded() || !m.is_object() || !m.contains("step") || !m["step"].is_number_integer()) {
             if (++n_bad <= 3) log_warn("%s:%lld: not a metrics line, skipped", metrics.c_str(), (long long)n_line);
@@ -384,9 +389,12 @@ RunData run_data_load(const std::string& run_dir) {
     }
     for (auto& [k, v] : steps) r.steps.push_back(std::move(v));
     for (auto& [k, v] : evals) r.evals.push_back(std::move(v));
-    std::ifstream sf((p / "summary.json").string());
-    if (sf) {
-        json s = json::parse(sf, nullptr, false);
+    const std::string summary = (p / "summary.json").string();
+    if (fs::exists(summary, ec)) {
+        // A summary too deep to walk is an error like every such JSON; a malformed one only a warning.
+        const std::string text = read_input_file(summary, "run summary");
+        if (std::string deep = json_depth_problem(text); !deep.empty()) throw InputError(summary + ": " + deep);
+        json s = json::parse(text, nullptr, false);
         if (!s.is_discarded() && s.is_object()) r.summary = std::move(s);
         else log_warn("%s/summary.json: malformed JSON, left out of the report", run_dir.c_str());
     }
@@ -452,6 +460,12 @@ std::string run_report_html(const std::vector<RunData>& runs) {
 
 void run_report_write(const std::vector<std::string>& run_dirs, const std::string& out_file) {
     if (run_dirs.empty()) throw UsageError("report: no run folder given");
+    {  // never over a file it reads: a run's metrics.jsonl or summary.json (another run's report.html may be replaced)
+        std::vector<std::string> inputs;
+        for (const std::string& d : run_dirs)
+            for (const char* f : {"metrics.jsonl", "summary.json"}) inputs.push_back((fs::path(d) / f).string());
+        refuse_output_equal_to_input(out_file, inputs, "report");
+    }
     std::vector<RunData> runs;
     for (const std::string& d : run_dirs) runs.push_back(run_data_load(d));
     file_write_atomic(out_file, run_report_html(runs));

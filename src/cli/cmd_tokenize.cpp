@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
 #include "cuset/core/log.h"
 #include "cuset/data/data.h"
 #include "cuset/text/chat_format.h"
@@ -36,11 +37,7 @@ std::string read_input(const std::string& input) {
         ss << std::cin.rdbuf();
         return ss.str();
     }
-    std::ifstream f(input, std::ios::binary);
-    if (!f) throw InputError(input + ": cannot read");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    return read_input_file(input, "tokenize input");
 }
 
 // One JSONL record, by the rules of training data (data_parse_record): what the trainer would

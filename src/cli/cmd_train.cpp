@@ -12,6 +12,7 @@
 #include "cuset/analysis/run_report.h"
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/eval/cudabench.h"
 #include "cuset/eval/eval_run.h"
@@ -97,12 +98,8 @@ void check_after_training(const Config& cfg) {
 // compare on the benchmark.
 void eval_after_training(const Config& cfg, const Runtime& runtime) {
     const std::string summary_file = (std::filesystem::path(run_dir_of(cfg)) / "summary.json").string();
-    nlohmann::json summary;
-    try {
-        summary = nlohmann::json::parse(std::ifstream(summary_file));
-    } catch (const nlohmann::json::exception& e) {
-        throw RuntimeFailure("eval.after_training: cannot read " + summary_file + ": " + quote_bounded(e.what()));
-    }
+    nlohmann::json summary = json_read_file(summary_file, "run summary");
+    if (!summary.is_object()) throw InputError(summary_file + ": expected a JSON object");
     const std::string ckpt = summary.value("checkpoint", "");
     if (ckpt.empty()) throw RuntimeFailure("eval.after_training: " + summary_file + " names no final checkpoint");
     log_info("eval.after_training: CUDABench level %lld, %lld sample(s) per task, on %s", (long long)cfg.eval.level,
@@ -110,7 +107,7 @@ void eval_after_training(const Config& cfg, const Runtime& runtime) {
     eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt), text_options_from(cfg, ckpt), &runtime);
     std::fputs(eval::report_table(res.report).c_str(), stdout);
     std::fflush(stdout);
-    const nlohmann::json report = nlohmann::json::parse(eval::report_json(res.report).dump());
+    const nlohmann::json report = json_parse(eval::report_json(res.report).dump(), "the evaluation report", ExitCode::kRuntime);
     const nlohmann::json& overall = report["overall"];
     nlohmann::json c = {{"tasks_file", cfg.eval.tasks}, {"level", cfg.eval.level}, {"samples", cfg.eval.samples},
                         {"out_dir", res.out_dir}, {"judge", report.value("judge", "")}};
@@ -169,6 +166,7 @@ int run_train(const TrainCli& o) {
     to.resume = o.resume;
     to.extend = o.extend;
     to.command_line = command_line_for_card();
+    distributed_check(env, cfg.distributed.backend, to.runtime.device);  // also for one process
     if (env.world > 1) {
         if (env.rank != 0) log_init("warn");  // rank 0 reports; the others only warn
         auto dist = distributed_init(env, cfg, to.runtime.device);

@@ -20,6 +20,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 
 namespace cuset {
 namespace {
@@ -770,10 +772,13 @@ void config_validate(const Config& c) {
         need(!seen.empty(), "key 'model.lora.target_modules' is empty");
     }
     if (!c.generate.stop.empty()) {
+        need(json_depth_problem(c.generate.stop).empty(),
+             "key 'generate.stop' expects a JSON array of strings, got one nested deeper than " +
+                 std::to_string(kJsonMaxDepth) + " levels");
         nlohmann::json stop;
         try {
-            stop = nlohmann::json::parse(c.generate.stop);
-        } catch (const nlohmann::json::exception&) {
+            stop = json_parse(c.generate.stop, "key 'generate.stop'", ExitCode::kUsage);
+        } catch (const UsageError&) {
             need(false, "key 'generate.stop' expects a JSON array of strings, got '" + quote_bounded(c.generate.stop) + "'");
         }
         need(stop.is_array(), "key 'generate.stop' expects a JSON array of strings, got '" + quote_bounded(c.generate.stop) + "'");
@@ -813,6 +818,8 @@ Config config_load(const std::string& file, const std::vector<Override>& overrid
         std::error_code dir_ec;
         if (std::filesystem::is_directory(file, dir_ec))
             throw UsageError("config error: '" + file + "' is a folder, not a YAML file (check the path given to --config)");
+        if (std::string kind = non_regular_kind(file); !kind.empty())  // a FIFO would block, /dev/zero never end
+            throw UsageError("config error: '" + file + "' is " + kind + ", not a YAML file (check the path given to --config)");
         std::ifstream in(file);
         if (!in)
             throw UsageError("config error: cannot read '" + file +

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 
 namespace cuset {
@@ -132,6 +134,8 @@ bool data_parse_record(std::string_view line, const RecordOptions& opts, Record*
         return fail(problem, "invalid_json",
                     strprintf("invalid JSON: a NUL byte at column %lld (not JSON text; inside a string write \\u0000)",
                               (long long)z + 1));
+    // Bounded nesting (core/json_io.h): the walks after the parse recurse.
+    if (std::string deep = json_depth_problem(line); !deep.empty()) return fail(problem, "invalid_json", deep);
     json rec;
     try {
         rec = json::parse(line.begin(), line.end());
@@ -200,8 +204,9 @@ bool data_parse_record(std::string_view line, const RecordOptions& opts, Record*
 
 std::vector<Conversation> data_load_jsonl(const std::string& path, const DataLoadOptions& opts,
                                           LoadReport* report) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot open data file " + path);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw InputError("cannot open data file " + path);
+    LineReader in(path, "data file");
     const std::string name = std::filesystem::path(path).filename().string();
     LoadReport local;
     LoadReport& rep = report ? *report : local;
@@ -210,7 +215,7 @@ std::vector<Conversation> data_load_jsonl(const std::string& path, const DataLoa
     std::vector<Conversation> out;
     std::string line;
     int64_t n_replaced = 0;
-    while (std::getline(in, line)) {
+    while (in.next(line)) {
         ++rep.lines;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (is_blank(line)) continue;
@@ -229,7 +234,6 @@ std::vector<Conversation> data_load_jsonl(const std::string& path, const DataLoa
         if (conv.id.empty()) conv.id = strprintf("%s:%lld", name.c_str(), (long long)rep.lines);
         out.push_back(std::move(conv));
     }
-    if (in.bad()) throw InputError("error reading data file " + path);
     rep.loaded = static_cast<int64_t>(out.size());
     if (rep.skipped)
         log_warn("%s: skipped %lld malformed line(s) of %lld; first: %s", path.c_str(),

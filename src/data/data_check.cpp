@@ -27,6 +27,8 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/config.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/process.h"
 #include "cuset/core/progress.h"
@@ -79,12 +81,11 @@ struct Sample {
 };
 
 std::vector<Sample> read_samples(const std::string& path, int64_t* n_lines) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot open data file " + path);
+    LineReader in(path, "data file");
     std::vector<Sample> out;
     std::string line;
     int64_t n = 0;
-    while (std::getline(in, line)) {
+    while (in.next(line)) {
         ++n;
         std::string_view body = line;
         if (!body.empty() && body.back() == '\r') body.remove_suffix(1);
@@ -94,7 +95,6 @@ std::vector<Sample> read_samples(const std::string& path, int64_t* n_lines) {
         s.raw = line;
         out.push_back(std::move(s));
     }
-    if (in.bad()) throw InputError("error reading data file " + path);
     *n_lines = n;
     return out;
 }
@@ -416,7 +416,9 @@ namespace {
 // The options' checks, before any file is read.
 void check_options(const DataCheckOptions& o) {
     if (o.input.empty()) throw UsageError("data check: no input file given");
-    if (!fs::is_regular_file(o.input)) throw InputError("cannot open data file " + o.input);
+    if (!fs::exists(o.input)) throw InputError("cannot open data file " + o.input);
+    require_regular_file(o.input, "data file");
+    if (!o.against.empty()) require_regular_file(o.against, "benchmark file");
     for (const std::string* p : {&o.out, &o.report})
         if (!p->empty()) refuse_output_equal_to_input(*p, {o.input, o.against}, "data check");
     if (!o.out.empty() && !o.report.empty() && same_file(o.out, o.report))

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 
 namespace cuset {
 
@@ -71,20 +73,15 @@ std::vector<OverlapToken> overlap_tokens(std::string_view text) {
 
 BenchmarkIndex benchmark_index_load(const std::string& path, int n) {
     if (n < 1) throw UsageError("--ngram must be at least 1");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot open benchmark file " + path);
+    LineReader in(path, "benchmark file");
     BenchmarkIndex idx;
     idx.path = path;
     idx.n = n;
     std::string line;
-    for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
+    while (in.next(line)) {
+        const int64_t line_no = in.line_no();
         if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-        nlohmann::json rec;
-        try {
-            rec = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-            throw InputError(path + ":" + std::to_string(line_no) + ": not valid JSON (" + quote_bounded(e.what()) + ")");
-        }
+        const nlohmann::json rec = json_parse(line, path + ":" + std::to_string(line_no));
         if (!rec.is_object()) throw InputError(path + ":" + std::to_string(line_no) + ": expected a JSON object (one task)");
         std::string name = "line " + std::to_string(line_no);
         if (auto t = rec.find("task_name"); t != rec.end() && t->is_string()) name = t->get<std::string>();
@@ -97,7 +94,6 @@ BenchmarkIndex benchmark_index_load(const std::string& path, int n) {
         for (const std::string& s : texts)
             for_each_ngram(s, overlap_tokens(s), n, [&](uint64_t h, size_t) { idx.task_of.emplace(h, task); });
     }
-    if (in.bad()) throw InputError("error reading benchmark file " + path);
     if (idx.task_names.empty()) throw InputError(path + ": no task (an empty benchmark file)");
     return idx;
 }

@@ -12,6 +12,8 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 
 namespace cuset {
@@ -120,14 +122,11 @@ void ScoreWriter::close() {
 }
 
 ScoreFile::ScoreFile(const std::string& path) : path_(path) {
-    std::ifstream f(path + ".idx");
-    if (!f) throw InputError("score index '" + path + ".idx' is missing (score files come in pairs: FILE and FILE.idx)");
-    json idx;
-    try {
-        f >> idx;
-    } catch (const json::exception& e) {
-        throw InputError(path + ".idx: malformed JSON: " + quote_bounded(e.what()));
-    }
+    require_regular_file(path, "score file");
+    std::error_code ec;
+    if (!std::filesystem::exists(path + ".idx", ec))
+        throw InputError("score index '" + path + ".idx' is missing (score files come in pairs: FILE and FILE.idx)");
+    const json idx = json_read_file(path + ".idx", "score index");
     header_ = header_from_json(idx, path + ".idx");
     ids_ = idx.value("ids", std::vector<std::string>{});
     offsets_ = idx.value("offsets", std::vector<uint64_t>{});
@@ -167,6 +166,7 @@ int64_t ScoreFile::find(const std::string& id) const {
 }
 
 std::vector<ScoreRecord> score_load_all(const std::string& path, ScoreHeader* header) {
+    require_regular_file(path, "score file");
     std::ifstream probe(path, std::ios::binary);
     if (!probe) throw InputError("cannot read score file '" + path + "'");
     char magic[8] = {};
@@ -178,19 +178,14 @@ std::vector<ScoreRecord> score_load_all(const std::string& path, ScoreHeader* he
         for (int64_t i = 0; i < f.size(); ++i) out.push_back(f.read(i));
         return out;
     }
-    std::ifstream in(path);
+    LineReader in(path, "score file");
     std::string line;
     int64_t lineno = 0;
     bool have_header = false;
-    while (std::getline(in, line)) {
-        ++lineno;
+    while (in.next(line)) {
+        lineno = in.line_no();
         if (line.empty()) continue;
-        json j;
-        try {
-            j = json::parse(line);
-        } catch (const json::exception& e) {
-            throw InputError(strprintf("%s:%lld: malformed JSON: %s", path.c_str(), (long long)lineno, quote_bounded(e.what()).c_str()));
-        }
+        const json j = json_parse(line, path + ":" + std::to_string(lineno));
         if (!have_header) {
             ScoreHeader h = header_from_json(j, path + ":1");
             if (header) *header = h;

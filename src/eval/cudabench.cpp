@@ -14,6 +14,8 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 
 namespace cuset::eval {
 
@@ -282,38 +284,25 @@ std::string json_scalar_python(const nlohmann::json& v) {
 
 std::string python_str(const ojson& v) { return python_str_inner(v, true); }
 
-// Tasks and results files are read whole: a FIFO or a device would block or never end.
-void require_regular_file(const std::string& path, const char* what) {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw InputError(std::string(what) + " '" + path + "' is not a regular file (a folder, FIFO or device); give the file itself");
-}
-
+// Tasks and results files are read line by line from a regular file only (a FIFO would block, a
+// device never end), each line at most kMaxRecordBytes (core/input_file.h).
 std::vector<Task> load_tasks(const std::string& path) {
-    require_regular_file(path, "tasks file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot read tasks file '" + path + "'");
+    LineReader in(path, "tasks file");
     std::vector<Task> tasks;
     std::set<std::string> ids;
     std::string text;
     int64_t line = 0;
-    while (std::getline(in, text)) {
-        ++line;
+    while (in.next(text)) {
+        line = in.line_no();
         if (!text.empty() && text.back() == '\r') text.pop_back();
         if (text.find_first_not_of(" \t") == std::string::npos) continue;
         std::string at = where(path, line);
-        ojson rec;
-        try {
-            rec = ojson::parse(text);
-        } catch (const std::exception& e) {
-            throw InputError(at + ": not valid JSON (" + quote_bounded(e.what()) + ")");
-        }
+        const ojson rec = json_parse<ojson>(text, at);
         if (!rec.is_object()) throw InputError(at + ": a task must be a JSON object");
         Task t;
         const ojson& id = need_field(rec, "id", at);
         if (!id.is_number_integer() && !id.is_string()) throw InputError(at + ": task id must be an integer or a string");
-        t.id = nlohmann::json::parse(id.dump());
+        t.id = json_parse(id.dump(), at);
         t.id_text = id.is_string() ? id.get<std::string>() : id.dump();
         if (!ids.insert(t.id_text).second) throw InputError(at + ": duplicate task id " + t.id_text);
         t.task_name = need_string(rec, "task_name", at);
@@ -420,9 +409,7 @@ void write_results(const std::string& path, const std::vector<ResultRecord>& rec
 }
 
 std::vector<ResultRecord> load_results(const std::string& path) {
-    require_regular_file(path, "results file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot read results file '" + path + "'");
+    LineReader in(path, "results file");
     std::vector<ResultRecord> out;
     std::map<std::string, int64_t> first_line_of;  // id -> its line
     std::string text;
@@ -432,17 +419,12 @@ std::vector<ResultRecord> load_results(const std::string& path) {
         if (!j[key].is_string()) throw InputError(at + ": \"" + key + "\" must be a string or null");
         return j[key].get<std::string>();
     };
-    while (std::getline(in, text)) {
-        ++line;
+    while (in.next(text)) {
+        line = in.line_no();
         if (!text.empty() && text.back() == '\r') text.pop_back();
         if (text.find_first_not_of(" \t") == std::string::npos) continue;
         std::string at = where(path, line);
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(text);
-        } catch (const std::exception& e) {
-            throw InputError(at + ": not valid JSON (" + quote_bounded(e.what()) + ")");
-        }
+        const nlohmann::json j = json_parse(text, at);
         if (!j.is_object()) throw InputError(at + ": a result must be a JSON object");
         if (!j.contains("id") || !(j["id"].is_number_integer() || j["id"].is_string()))
             throw InputError(at + ": result has no integer or string \"id\"");

@@ -9,6 +9,8 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
@@ -29,12 +31,11 @@ struct Generated {
 
 Generated read_generations(const std::string& path) {
     Generated g;
-    std::ifstream in(path);
-    if (!in) throw RuntimeFailure("cannot read the generations '" + path + "'");
+    LineReader in(path, "generations file");
     std::string line;
-    while (std::getline(in, line)) {
+    while (in.next(line)) {
         if (line.empty()) continue;
-        nlohmann::json j = nlohmann::json::parse(line);
+        const nlohmann::json j = json_parse(line, path + ":" + std::to_string(in.line_no()));
         std::string id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
         g.by_id[id].emplace_back(j.value("response", std::string()), j.value("generated_tokens", int64_t{-1}));
     }
@@ -143,12 +144,15 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         out = !req.results.empty() ? (fs::path(req.results).parent_path() / (fs::path(req.results).stem().string() + ".eval")).string()
                                    : (fs::path(run_dir_of(cfg)) / ("cudabench-level" + std::to_string(req.level))).string();
     if (out.empty()) out = ".";
+    if (std::error_code ec; fs::exists(out, ec) && !fs::is_directory(out, ec))
+        throw UsageError("eval: --out '" + out + "' is a file; --out names the folder eval writes eval.json, eval.html "
+                         "and the results into");
     {  // none of the files written into `out` may be an input: the tasks, the results, the model's files
         const bool generating = !req.reference && req.results.empty();
         std::vector<std::string> inputs = {req.tasks, req.results};
         if (generating) {
             const std::string model = req.model.empty() ? cfg.model.path : req.model;
-            for (const std::string& dir : {model, cfg.model.tokenizer})
+            for (const std::string& dir : {model, cfg.model.tokenizer, cfg.model.lora.path})
                 for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
             inputs.push_back(cfg.model.tokenizer);
         }

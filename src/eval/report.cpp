@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cuset/core/atomic_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/markup.h"
 
 namespace cuset::eval {
@@ -214,7 +215,7 @@ ojson report_json(const EvalReport& r) {
     ojson tasks = ojson::array();
     for (const TaskResult& t : r.tasks) {
         ojson tj;
-        tj["id"] = ojson::parse(t.id.dump());
+        tj["id"] = json_parse<ojson>(t.id.dump(), "task id", ExitCode::kRuntime);
         tj["task_name"] = t.task_name;
         ojson ss = ojson::array();
         for (const SampleResult& s : t.samples) {

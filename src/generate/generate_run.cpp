@@ -12,6 +12,8 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
@@ -33,7 +35,7 @@ namespace {
 std::vector<std::string> parse_stop(const std::string& text) {
     std::vector<std::string> out;
     if (text.empty()) return out;
-    for (const json& s : json::parse(text)) out.push_back(s.get<std::string>());
+    for (const json& s : json_parse(text, "key 'generate.stop'", ExitCode::kUsage)) out.push_back(s.get<std::string>());
     return out;
 }
 
@@ -65,18 +67,13 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
     for (int64_t e : model_eos) add_unique(&ids, e);
     const fs::path gc = fs::path(model_dir) / "generation_config.json";
     if (fs::exists(gc)) {
-        try {
-            std::ifstream in(gc);
-            json j = json::parse(in);
-            if (j.contains("eos_token_id")) {
-                const json& e = j["eos_token_id"];
-                if (e.is_number_integer()) add_unique(&ids, e.get<int64_t>());
-                else if (e.is_array())
-                    for (const json& x : e)
-                        if (x.is_number_integer()) add_unique(&ids, x.get<int64_t>());
-            }
-        } catch (const json::exception& e) {
-            throw InputError(gc.string() + ": invalid JSON: " + quote_bounded(e.what()));
+        const json j = json_read_file(gc.string(), "generation config");
+        if (j.is_object() && j.contains("eos_token_id")) {
+            const json& e = j["eos_token_id"];
+            if (e.is_number_integer()) add_unique(&ids, e.get<int64_t>());
+            else if (e.is_array())
+                for (const json& x : e)
+                    if (x.is_number_integer()) add_unique(&ids, x.get<int64_t>());
         }
     }
     const std::string eot = fmt.end_of_turn();
@@ -97,9 +94,10 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
     if (!req.model.empty()) c.model.path = req.model;
     if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");
     if (req.out.empty()) throw UsageError("generate: no output file (use --out FILE.jsonl)");
-    {  // never over an input: the prompts, the model's or the tokenizer's files
+    {  // never over an input: the prompts, the model's, the adapter's or the tokenizer's files
         std::vector<std::string> inputs = folder_entries(c.model.path);
-        for (const std::string& f : folder_entries(c.model.tokenizer)) inputs.push_back(f);
+        for (const std::string& dir : {c.model.tokenizer, c.model.lora.path})
+            for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
         inputs.insert(inputs.end(), {req.prompts, c.model.tokenizer});
         refuse_output_equal_to_input(req.out, inputs, "generate");
     }
@@ -115,16 +113,15 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
     const ModelConfig& mc = model->config();
 
     // Prompts: parsed, formatted with the generation prompt, checked against the context.
-    std::ifstream in(req.prompts, std::ios::binary);
-    if (!in) throw InputError("cannot open prompts file " + req.prompts);
+    LineReader in(req.prompts, "prompts file");
     const std::string name = fs::path(req.prompts).filename().string();
     std::vector<PromptRecord> records;
     std::vector<std::vector<int32_t>> prompt_ids;
     GenerateSummary sum;
     std::string first_problem;
     int64_t line_no = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++line_no;
+    for (std::string line; in.next(line);) {
+        line_no = in.line_no();
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (data_line_blank(line)) continue;
         PromptRecord rec;
@@ -163,7 +160,6 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
         records.push_back(std::move(rec));
         prompt_ids.push_back(std::move(ids));
     }
-    if (in.bad()) throw InputError("error reading prompts file " + req.prompts);
     if (sum.skipped)
         log_warn("%s: skipped %lld bad prompt(s); first: %s", req.prompts.c_str(), static_cast<long long>(sum.skipped),
                  first_problem.c_str());

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/model/safetensors_torch.h"
 
@@ -35,14 +36,6 @@ bool targeted(const LoraOptions& o, const std::string& module) {
     for (const std::string& t : o.target_modules)
         if (t == p) return true;
     return false;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot read '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -173,21 +166,36 @@ LoraOptions lora_read_config(const std::string& dir) {
     const std::string file = (fs::path(dir) / "adapter_config.json").string();
     if (!fs::is_regular_file(file))
         throw InputError("'" + dir + "' is not a LoRA adapter folder (no adapter_config.json)");
-    json j;
-    try {
-        j = json::parse(read_text(file));
-    } catch (const json::exception& e) {
-        throw InputError(file + ": malformed JSON: " + quote_bounded(e.what()));
-    }
+    const json j = json_read_file(file, "adapter config");
     auto bad = [&](const std::string& what) { throw InputError(file + ": " + what); };
     if (!j.is_object()) bad("expected an object");
     if (j.value("peft_type", std::string()) != "LORA")
         bad("peft_type is '" + j.value("peft_type", std::string("(missing)")) + "'; cuset reads LORA adapters only");
+    // The folder's values get the ranges of the keys model.lora.r, .alpha and .dropout
+    // (core/config.cpp): an r of 2^40 would otherwise size a petabyte of adapter weights, and
+    // an r of 4.7 would be read as 4.
+    auto number = [&](const char* key, double lo, double hi, bool integer, const json* fallback) -> double {
+        const json& v = j.contains(key) ? j[key] : fallback ? *fallback : json();
+        if (!j.contains(key) && !fallback) bad(std::string("missing key '") + key + "'");
+        if (!v.is_number()) bad(std::string("'") + key + "' must be a number, got " + quote_bounded(v.dump()));
+        const double x = v.get<double>();
+        if (integer && !v.is_number_integer())
+            bad(std::string("'") + key + "' must be an integer, got " + quote_bounded(v.dump()));
+        auto num = [](double n) {
+            std::ostringstream os;
+            os << n;
+            return os.str();
+        };
+        if (!(x >= lo && x <= hi))
+            bad(std::string("'") + key + "' must be in [" + num(lo) + ", " + num(hi) + "], got " + quote_bounded(v.dump()));
+        return x;
+    };
+    const json zero(0.0);
     LoraOptions o;
+    o.r = static_cast<int64_t>(number("r", 1, 65536, /*integer=*/true, nullptr));
+    o.alpha = number("lora_alpha", 1e-6, 1e6, /*integer=*/false, nullptr);
+    o.dropout = number("lora_dropout", 0.0, 0.999, /*integer=*/false, &zero);
     try {
-        o.r = j.at("r").get<int64_t>();
-        o.alpha = j.at("lora_alpha").get<double>();
-        o.dropout = j.value("lora_dropout", 0.0);
         o.rslora = j.value("use_rslora", false);
         const json& init = j.value("init_lora_weights", json(true));
         o.init = init.is_string() && init.get<std::string>() == "gaussian" ? "gaussian" : "kaiming";
@@ -216,12 +224,9 @@ LoraOptions lora_read_config(const std::string& dir) {
 
 std::string lora_base_model(const std::string& dir) {
     const std::string file = (fs::path(dir) / "adapter_config.json").string();
-    try {
-        json j = json::parse(read_text(file));
-        return j.value("base_model_name_or_path", json()).is_string() ? j["base_model_name_or_path"].get<std::string>() : "";
-    } catch (const json::exception& e) {
-        throw InputError(file + ": malformed JSON: " + quote_bounded(e.what()));
-    }
+    const json j = json_read_file(file, "adapter config");
+    if (!j.is_object()) throw InputError(file + ": expected an object");
+    return j.value("base_model_name_or_path", json()).is_string() ? j["base_model_name_or_path"].get<std::string>() : "";
 }
 
 void lora_save(const Decoder& model, const LoraOptions& o, const std::string& dir, const std::string& base) {
@@ -257,15 +262,20 @@ void lora_load_weights(Decoder& model, const std::string& dir) {
                 problems.push_back(os.str());
                 continue;
             }
+            // A NaN or infinite weight would make every logit NaN and every sample end-of-text.
+            if (!at::isfinite(it->second).all().item<bool>()) {
+                problems.push_back(key + " holds NaN or infinite values");
+                continue;
+            }
             t.copy_(it->second.to(at::kFloat));
         }
     }
     for (auto& [key, t] : st)
         if (!used.count(key)) problems.push_back("unexpected " + key);
     if (!problems.empty()) {
-        std::string msg = file + ": the adapter does not match the model:";
-        for (size_t i = 0; i < problems.size() && i < 8; ++i) msg += "\n  " + problems[i];
-        if (problems.size() > 8) msg += "\n  ... and " + std::to_string(problems.size() - 8) + " more";
+        // One line (docs/exit-codes.md): the first problem and how many more.
+        std::string msg = file + ": the adapter does not match the model: " + problems.front();
+        if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more)";
         throw InputError(msg);
     }
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 
 namespace cuset {
 
@@ -226,15 +227,9 @@ ModelConfig model_config_load(const std::string& dir) {
         throw InputError("model '" + dir + "' is a file; a model is a Hugging Face folder (config.json, *.safetensors)");
     if (std::filesystem::is_directory(path, ec))
         throw InputError("model config '" + path + "' is a folder, not a file");
-    std::ifstream in(path);
-    if (!in) throw InputError("model config '" + path + "' cannot be read (is model.path a Hugging Face model folder?)");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::exception& e) {
-        throw InputError("model config '" + path + "' is not valid JSON (" + quote_bounded(e.what()) + ")");
-    }
-    return model_config_from_json(j, path);
+    if (!std::filesystem::exists(path, ec))
+        throw InputError("model config '" + path + "' cannot be read (is model.path a Hugging Face model folder?)");
+    return model_config_from_json(json_read_file(path, "model config"), path);
 }
 
 json model_config_to_json(const ModelConfig& cfg, const std::string& torch_dtype) {

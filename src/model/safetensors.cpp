@@ -20,6 +20,7 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 
 namespace cuset {
@@ -90,6 +91,8 @@ json parse_header(const std::string& path, const char* begin, const char* end) {
         }
         return true;
     };
+    if (std::string p = json_depth_problem(std::string_view(begin, static_cast<size_t>(end - begin))); !p.empty())
+        bad_file(path, "header: " + p);
     json header;
     try {
         header = json::parse(begin, end, cb);
@@ -125,7 +128,8 @@ int64_t TensorView::numel() const {
 // ---------------------------------------------------------------- SafetensorsFile
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO under this name is refused below instead of blocking the open.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) bad_file(path, std::string("cannot open: ") + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -277,13 +281,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& path) {
                          "' does not exist: point model.path at a Hugging Face model folder (config.json + *.safetensors)");
     } else if (fs::path index_path = fs::path(path) / kSafetensorsIndexFile; fs::exists(index_path)) {
         const std::string ip = index_path.string();
-        std::ifstream in(ip);
-        json index;
-        try {
-            index = json::parse(in);
-        } catch (const json::exception& e) {
-            throw InputError("index '" + ip + "' is not valid JSON (" + quote_bounded(e.what()) + ")");
-        }
+        const json index = json_read_file(ip, "index");
         if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
             throw InputError("index '" + ip + "' has no 'weight_map' object");
         std::map<std::string, std::string> weight_map;

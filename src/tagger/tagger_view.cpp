@@ -16,6 +16,7 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
 #include "cuset/core/log.h"
 #include "cuset/core/markup.h"
 
@@ -208,11 +209,7 @@ std::string read_input(const std::string& path) {
         if (std::cin.bad()) throw InputError("tag: cannot read standard input");
         return s.str();
     }
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw InputError(strprintf("tag: cannot open %s: %s", path.c_str(), std::strerror(errno)));
-    std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (f.bad()) throw InputError(strprintf("tag: cannot read %s", path.c_str()));
-    return data;
+    return read_input_file(path, "tag input");  // a regular file: a FIFO or /dev/zero is refused
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "unicode.h"
 
@@ -40,12 +42,7 @@ bool known_format(const std::string& f) {
     return false;
 }
 
-std::string read_text(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+std::string read_text(const fs::path& p) { return read_input_file(p.string(), "chat template"); }
 
 // Builds the rendered text segment by segment.
 struct Builder {
@@ -109,11 +106,7 @@ std::string chat_format_detect(const std::string& dir) {
     std::string tmpl;
     json config = json::object();
     if (fs::exists(d / "tokenizer_config.json")) {
-        try {
-            config = json::parse(read_text(d / "tokenizer_config.json"));
-        } catch (const json::exception& e) {
-            throw InputError((d / "tokenizer_config.json").string() + ": invalid JSON: " + quote_bounded(e.what()));
-        }
+        config = json_read_file((d / "tokenizer_config.json").string(), "tokenizer config");
         if (config.contains("chat_template")) {
             const json& ct = config["chat_template"];
             if (ct.is_string()) {
@@ -127,11 +120,9 @@ std::string chat_format_detect(const std::string& dir) {
     }
     if (tmpl.empty() && fs::exists(d / "chat_template.jinja")) tmpl = read_text(d / "chat_template.jinja");
     if (tmpl.empty() && fs::exists(d / "chat_template.json")) {
-        try {
-            json j = json::parse(read_text(d / "chat_template.json"));
-            if (j.contains("chat_template") && j["chat_template"].is_string()) tmpl = j["chat_template"].get<std::string>();
-        } catch (const json::exception&) {
-        }
+        const json j = json_read_file((d / "chat_template.json").string(), "chat template");
+        if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string())
+            tmpl = j["chat_template"].get<std::string>();
     }
     if (tmpl.empty()) return "";
     auto has = [&](const char* s) { return tmpl.find(s) != std::string::npos; };

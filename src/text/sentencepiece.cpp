@@ -7,6 +7,7 @@
 #include <sentencepiece_processor.h>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
 #include "cuset/core/log.h"
 #include "unicode.h"
 
@@ -21,6 +22,7 @@ namespace {
 class SentencePieceTokenizer final : public Tokenizer {
 public:
     SentencePieceTokenizer(const std::string& path, const json& config) {
+        require_regular_file(path, "SentencePiece model");  // before the open: a FIFO would block it
         if (!std::ifstream(path, std::ios::binary)) throw InputError(path + ": cannot read the SentencePiece model file");
         // The library's status only names its own source lines ("INTERNAL: ...processor.cc(1102)
         // [model_proto->ParseFromArray(...)]"), nothing a user can act on.

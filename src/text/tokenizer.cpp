@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "sentencepiece.h"
 #include "tokenizer_hf.h"
@@ -26,17 +27,7 @@ std::string tokenizer_dir(const std::string& path) {
 
 namespace {
 
-json read_json_file(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    if (!f) throw InputError(p.string() + ": cannot read");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    try {
-        return json::parse(ss.str());
-    } catch (const json::exception& e) {
-        throw InputError(p.string() + ": invalid JSON: " + quote_bounded(e.what()));
-    }
-}
+json read_json_file(const fs::path& p) { return json_read_file(p.string(), ""); }
 
 // A special token entry of tokenizer_config.json / special_tokens_map.json: "str" or {"content": str}.
 std::string special_token_text(const json& v) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "regex.h"
 #include "tokenizer_hf.h"
@@ -338,16 +339,7 @@ int32_t checked_id_in(const json& v, const std::string& path, const std::string&
 std::string type_of(const json& j) { return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "?"; }
 
 HfTokenizer::HfTokenizer(const std::string& path) : path_(path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw InputError(path + ": cannot read");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    json j;
-    try {
-        j = json::parse(ss.str());
-    } catch (const json::exception& e) {
-        throw InputError(path + ": invalid JSON: " + quote_bounded(e.what()));
-    }
+    const json j = json_read_file(path, "tokenizer");
     if (!j.is_object() || !j.contains("model")) throw InputError(path + ": not a tokenizer.json (no \"model\")");
     source_ = path;
     backend_ = "tokenizer.json";

@@ -22,7 +22,11 @@ std::string optimizer_shard_name(int64_t rank, int64_t world) {
     return strprintf("optimizer-%lld-of-%lld.safetensors", (long long)rank, (long long)world);
 }
 
-OptimizerFiles optimizer_files_open(const std::string& ckpt_dir) {
+std::map<std::string, std::string> optimizer_file_identity(const TrainerState& state) {
+    return {{"step", std::to_string(state.step)}, {"save_id", state.save_id}};
+}
+
+OptimizerFiles optimizer_files_open(const std::string& ckpt_dir, const TrainerState& state) {
     OptimizerFiles f;
     const fs::path whole = fs::path(ckpt_dir) / "optimizer.safetensors";
     if (fs::exists(whole)) {
@@ -52,7 +56,20 @@ OptimizerFiles optimizer_files_open(const std::string& ckpt_dir) {
         }
         f.world = world;
     }
-    for (const auto& file : f.files)
+    for (const auto& file : f.files) {
+        // A shard carries its checkpoint's step and identity: one copied in from another
+        // checkpoint (another step, or another run at the same step) would resume silently wrong.
+        const auto& meta = file->metadata();
+        auto step = meta.find("step");
+        if (step != meta.end() && step->second != std::to_string(state.step))
+            throw InputError("optimizer state " + file->path() + " was written at step " + quote_bounded(step->second, 40) +
+                             ", the checkpoint is at step " + std::to_string(state.step) +
+                             " (a file copied in from another checkpoint?): resume from a checkpoint as it was saved");
+        auto id = meta.find("save_id");
+        if (!state.save_id.empty() && (id == meta.end() || id->second != state.save_id))
+            throw InputError("optimizer state " + file->path() + " belongs to another checkpoint than its trainer_state.json "
+                             "(save_id " + (id == meta.end() ? std::string("missing") : quote_bounded(id->second, 80)) +
+                             ", expected " + state.save_id + "): resume from a checkpoint as it was saved");
         for (const TensorView& v : file->tensors()) {
             if (v.name.rfind("rng.", 0) == 0) continue;
             if (v.dtype != StDtype::kF32)
@@ -60,6 +77,7 @@ OptimizerFiles optimizer_files_open(const std::string& ckpt_dir) {
             // Borrowed from the mapping, which `f.files` keeps alive.
             f.tensors.emplace_back(v.name, at::from_blob(const_cast<uint8_t*>(v.data), v.shape, at::kFloat));
         }
+    }
     return f;
 }
 
@@ -84,7 +102,8 @@ nlohmann::json trainer_state_to_json(const TrainerState& s) {
             {"world_size", s.world_size},
             {"config_hash", s.config_hash},
             {"data_hash", s.data_hash},
-            {"history", s.history}};
+            {"history", s.history},
+            {"save_id", s.save_id}};
 }
 
 TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string& where) {
@@ -112,6 +131,7 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
         s.config_hash = j.at("config_hash");
         s.data_hash = j.at("data_hash");
         s.history = j.at("history");
+        s.save_id = j.value("save_id", "");
     } catch (const nlohmann::json::exception& e) {
         throw InputError(where + ": malformed trainer state: " + quote_bounded(e.what()));
     }

@@ -2,6 +2,8 @@
 #define USE_C10D_GLOO 1
 #include "cuset/train/distributed.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <vector>
@@ -24,14 +26,30 @@ namespace cuset {
 
 namespace {
 
-bool env_int(const char* name, int64_t* out) {
+// The most ranks a process group may have here (c10d counts ranks in an int; no job has more).
+constexpr int64_t kMaxWorld = 1 << 20;
+
+bool env_int(const char* name, int64_t* out, int64_t max = kMaxWorld) {
     const char* v = std::getenv(name);
     if (!v || !*v) return false;
     char* end = nullptr;
+    errno = 0;
     long long x = std::strtoll(v, &end, 10);
-    if (*end != '\0' || x < 0)
-        throw UsageError(std::string("environment variable ") + name + "='" + v + "' is not a non-negative integer");
+    // strtoll saturates on overflow (ERANGE): 99999999999999999999 is not LLONG_MAX ranks.
+    if (*end != '\0' || errno == ERANGE || x < 0 || x > max)
+        throw UsageError(std::string("environment variable ") + name + "='" + quote_bounded(v, 40) +
+                         "' is not an integer in [0, " + std::to_string(max) + "]");
     *out = x;
+    return true;
+}
+
+// A host name or an IP address (IPv6 also in brackets): nothing else reaches the TCP store.
+bool plausible_host(const std::string& h) {
+    if (h.empty() || h.size() > 255) return false;
+    for (char c : h)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == ':' || c == '[' ||
+              c == ']'))
+            return false;
     return true;
 }
 
@@ -66,6 +84,11 @@ DistEnv dist_env_from_environment() {
         if (!env_int("SLURM_LOCALID", &local)) local = 0;
         e.launcher = "slurm";
     } else {
+        // A rank without a world size is a launch that went wrong, not a single process.
+        for (const char* v : {"RANK", "LOCAL_RANK"})
+            if (int64_t x = 0; env_int(v, &x) && x != 0)
+                throw UsageError(strprintf("environment variable %s=%lld is set but WORLD_SIZE is not (torchrun sets "
+                                           "both; unset %s to run one process)", v, (long long)x, v));
         return e;
     }
     if (world < 1 || rank >= world)
@@ -73,8 +96,13 @@ DistEnv dist_env_from_environment() {
     e.rank = rank;
     e.world = world;
     e.local_rank = local;
+    if (local >= world)
+        throw UsageError(strprintf("local rank %lld is not below the world size %lld", (long long)local, (long long)world));
     e.master_addr = env_str("MASTER_ADDR", "127.0.0.1");
-    if (env_int("MASTER_PORT", &port)) e.master_port = port;
+    if (!plausible_host(e.master_addr))
+        throw UsageError("environment variable MASTER_ADDR='" + quote_bounded(e.master_addr, 80) +
+                         "' is not a host name or IP address");
+    if (env_int("MASTER_PORT", &port, 65535)) e.master_port = port;
     if (e.master_port <= 0 || e.master_port > 65535)
         throw UsageError(strprintf("MASTER_PORT=%lld is not a TCP port", (long long)e.master_port));
     return e;
@@ -309,6 +337,9 @@ Distributed::Distributed(const DistEnv& env, const Config& cfg, c10::Device devi
     log_info("distributed: rank %lld of %lld (local %lld, %s), %s backend, rendezvous %s:%lld", (long long)env.rank,
              (long long)env.world, (long long)env.local_rank, env.launcher.c_str(), backend.c_str(),
              env.master_addr.c_str(), (long long)env.master_port);
+    // c10d logs each failed connection attempt with a stack trace (some 40 lines before the one
+    // line below says what failed): quiet, unless TORCH_CPP_LOG_LEVEL asks for c10's log.
+    if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = c10::GLOG_FATAL;
     try {
         c10d::TCPStoreOptions so;
         so.port = static_cast<uint16_t>(env.master_port);
@@ -436,7 +467,14 @@ Comm Distributed::comm() const {
     return c;
 }
 
+void distributed_check(const DistEnv& /*env*/, const std::string& backend, c10::Device device) {
+    if (backend == "nccl" && !device.is_cuda())
+        throw UsageError("config error: 'distributed.backend' is nccl, which needs CUDA devices, but the run is on " +
+                         device.str() + " (use gloo or auto)");
+}
+
 std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const Config& cfg, c10::Device device) {
+    distributed_check(env, cfg.distributed.backend, device);
     if (env.world <= 1) return nullptr;
     return std::make_unique<Distributed>(env, cfg, device);
 }

@@ -22,6 +22,7 @@
 #include "cuset/data/dataset.h"
 #include "cuset/model/device.h"
 #include "cuset/core/error.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/model/lora.h"
 #include "cuset/model/model.h"
@@ -213,6 +214,14 @@ void Trainer::setup() {
         throw UsageError("run folder '" + run_dir_ +
                          "' already holds checkpoints: continue it with --resume auto, or start "
                          "a new run with --run-name NAME");
+    }
+    if (comm_.is_main()) {
+        // The files the run writes into its folder are never one of its inputs (a data file kept
+        // in the run folder as metrics.jsonl would be appended to, one named config.yaml replaced).
+        const std::vector<std::string> inputs = {cfg_.data.train, cfg_.data.eval, cfg_.objective.confidence_cache,
+                                                 cfg_.objective.rho1_reference_scores};
+        for (const char* f : {"config.yaml", "train.log", "metrics.jsonl", "summary.json", "report.html"})
+            refuse_output_equal_to_input((fs::path(run_dir_) / f).string(), inputs, "train");
     }
     if (comm_.is_main()) {
         std::error_code ec;
@@ -450,13 +459,8 @@ void Trainer::plan_steps() {
 void Trainer::restore(const std::string& ckpt) {
     std::string state_file = (fs::path(ckpt) / "trainer_state.json").string();
     if (fs::is_directory(state_file)) throw InputError(state_file + " is a folder, not a file");
-    std::ifstream f(state_file);
-    json j;
-    try {
-        f >> j;
-    } catch (const json::exception& e) {
-        throw InputError(state_file + ": malformed JSON: " + quote_bounded(e.what()));
-    }
+    if (!fs::exists(state_file)) throw InputError(state_file + ": cannot read (not a complete checkpoint)");
+    const json j = json_read_file(state_file, "trainer state");
     TrainerState s = trainer_state_from_json(j, state_file);
     bool extended = false;
     if (s.config_hash != state_.config_hash) {
@@ -486,7 +490,7 @@ void Trainer::restore(const std::string& ckpt) {
                                    ckpt.c_str(), (long long)s.global_batch, (long long)global_batch_));
     // The optimizer state in whatever layout wrote it (one file, or one shard file per rank of
     // any world size and ZeRO stage): each rank reads the elements it holds now.
-    const OptimizerFiles files = optimizer_files_open(ckpt);
+    const OptimizerFiles files = optimizer_files_open(ckpt, s);
     optim_->load_state(state_reader_of(files.tensors), s.step);
     restore_rng_state(files);
     int64_t world = state_.world_size;
@@ -644,10 +648,16 @@ void Trainer::save_checkpoint() {
         dir = std::make_unique<AtomicDir>(final_dir);
         tmp = dir->path();
     }
+    if (zero && comm_.world > 1) tmp = broadcast_string(comm_, tmp);
+    // The temporary folder's name is unique to this save (a random part) and known to every rank:
+    // the checkpoint's identity, in trainer_state.json and every optimizer file.
+    state_.save_id = fs::path(tmp).filename().string();
+    std::map<std::string, std::string> identity = optimizer_file_identity(state_);
     if (zero) {
-        if (comm_.world > 1) tmp = broadcast_string(comm_, tmp);
+        std::map<std::string, std::string> meta = identity;
+        meta.insert({{"format", "cuset-zero-shard"}, {"zero_stage", std::to_string(zero->stage())}});
         safetensors_save((fs::path(tmp) / optimizer_shard_name(comm_.rank, comm_.world)).string(), state_with_rng(),
-                         {{"format", "cuset-zero-shard"}, {"zero_stage", std::to_string(zero->stage())}});
+                         meta);
         zero->gather_all();  // stage 3: the whole weights, for the model folder
     }
     comm_.barrier();  // every shard is in place
@@ -658,7 +668,7 @@ void Trainer::save_checkpoint() {
             model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
         }
         if (!zero) {
-            safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), state_with_rng());
+            safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), state_with_rng(), identity);
         }
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
         if (file_hashes_.empty())

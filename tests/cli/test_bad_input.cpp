@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -424,6 +426,8 @@ TEST(BadInputYaml, CyclesDepthDuplicatesAndBytesAreUsageErrors) {
         {"deep", deep + "\n", "bad.yaml"},
         {"duplicate", "train:\n  lr: 1.0e-3\n  lr: 2.0e-3\n", "duplicate key 'train.lr'"},
         {"duplicate-section", "train:\n  lr: 1.0e-3\ntrain:\n  seed: 3\n", "duplicate key 'train'"},
+        {"duplicate-flow", "train: {lr: 1.0e-3, lr: 2.0e-3}\n", "duplicate key 'train.lr'"},
+        {"duplicate-deep", "data:\n  template:\n    user: \"x\"\n    user: \"y\"\n", "duplicate key 'data.template.user'"},
         {"utf8", "data:\n  system_prompt: \"caf\xC3\x28\"\n", "bad.yaml:2:22: not valid UTF-8"},
     };
     for (const Case& c : cases) {
@@ -792,4 +796,347 @@ TEST(BadInputMessages, NonFiniteNumbersRangesAndModelFilesAreWordedPlainly) {
         EXPECT_EQ(r.err.find("INTERNAL"), std::string::npos) << r.err;
         EXPECT_EQ(r.err.find("ParseFromArray"), std::string::npos) << r.err;
     }
+}
+
+// ================================================================ the newer commands
+// generate, eval, report, LoRA adapters, ZeRO shards and rank variables, --against: the classes of
+// the second bad-input review, each through the real binary.
+
+namespace {
+
+const std::string kTasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+
+// A LoRA adapter of the tiny model made by the binary itself (two training steps), in
+// dir/runs/lora/checkpoint-0000002; its config is dir/config.yaml.
+std::string train_lora_adapter(const std::string& dir, std::string* cfg) {
+    *cfg = write_config(dir, tiny_model_dir());
+    auto t = run("--config " + q(*cfg) + " --run-name lora --set model.lora.enabled=true --set model.lora.r=2");
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    const std::string a = dir + "/runs/lora/checkpoint-0000002";
+    EXPECT_TRUE(fs::exists(a + "/adapter_config.json")) << t.err;
+    return a;
+}
+
+// A short run of the tiny model, for report: dir/runs/r with metrics.jsonl and summary.json.
+std::string train_run(const std::string& dir) {
+    std::string cfg = write_config(dir, tiny_model_dir());
+    auto t = run("--config " + q(cfg));
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    return dir + "/runs/r";
+}
+
+std::string one_prompt_file(const std::string& path) {
+    write_file(path, "{\"id\": \"p\", \"prompt\": \"Write a CUDA kernel.\"}\n");
+    return path;
+}
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// `depth` nested arrays around 1.
+std::string deep_array(size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); }
+
+// Overwrites the data of tensor `name` in a safetensors file with 0xFF bytes (NaN in F32).
+void poison_tensor(const std::string& path, const std::string& name) {
+    std::string bytes = read_file(path);
+    uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+    const auto off = header.at(name).at("data_offsets");
+    for (uint64_t i = off[0].get<uint64_t>(); i < off[1].get<uint64_t>(); ++i) bytes[8 + n + i] = '\xff';
+    write_file(path, bytes);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- W1. an output that is an input
+
+TEST(BadInputWave2OutputIsInput, GenerateRefusesItsAdapterFiles) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-out-adapter");
+    std::string cfg;
+    const std::string adapter = train_lora_adapter(d, &cfg);
+    one_prompt_file(d + "/p.jsonl");
+    fs::create_symlink(adapter + "/adapter_config.json", d + "/link.json");
+    auto before = snapshot(d);
+    for (const std::string& out : {adapter + "/adapter_model.safetensors", adapter + "/adapter_config.json", d + "/link.json"}) {
+        auto r = run("generate --config " + q(cfg) + " --set model.lora.path=" + q(adapter) + " --prompts " +
+                     q(d + "/p.jsonl") + " --out " + q(out) + " --max-new-tokens 2");
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << out;
+    }
+    expect_no_temp_files(d);
+}
+
+TEST(BadInputWave2OutputIsInput, ReportRefusesARunsOwnFilesAndTrainItsDataInTheRunFolder) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-out-report");
+    const std::string run_dir = train_run(d);
+    ASSERT_TRUE(fs::exists(run_dir + "/summary.json"));
+    fs::create_hard_link(run_dir + "/metrics.jsonl", d + "/hard.jsonl");
+    auto before = snapshot(d);
+    for (const std::string& out : {run_dir + "/metrics.jsonl", run_dir + "/summary.json", d + "/hard.jsonl"}) {
+        auto r = run("report " + q(run_dir) + " --out " + q(out));
+        expect_error(r, 2, "is the input");
+        EXPECT_EQ(snapshot(d), before) << out;
+    }
+    // The same rule in a command not named by the review: a training data file kept in the run
+    // folder under a name the run writes.
+    std::string d2 = scratch_dir("w2-out-train");
+    std::string cfg = write_config(d2, tiny_model_dir());
+    fs::create_directories(d2 + "/runs/r");
+    fs::copy_file(kData, d2 + "/runs/r/metrics.jsonl");
+    auto before2 = snapshot(d2);
+    auto t = run("--config " + q(cfg) + " --set data.train=" + q(d2 + "/runs/r/metrics.jsonl"));
+    expect_error(t, 2, "is the input");
+    EXPECT_EQ(snapshot(d2), before2);
+}
+
+// ---------------------------------------------------------------- W2. FIFOs and endless devices
+
+TEST(BadInputWave2Hang, FifosAndDevicesAreRefusedBeforeReading) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-fifo");
+    const std::string fifo = d + "/fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // A run folder whose metrics.jsonl is a FIFO no one writes.
+    fs::create_directories(d + "/run");
+    ASSERT_EQ(::mkfifo((d + "/run/metrics.jsonl").c_str(), 0600), 0);
+    std::string cfg = write_config(d, tiny_model_dir());
+    struct Case {
+        std::string args;
+        int code;
+        std::string needle;
+    };
+    const std::vector<Case> cases = {
+        {"report " + q(d + "/run") + " --out " + q(d + "/r.html"), 3, d + "/run/metrics.jsonl"},
+        {"generate --config " + q(cfg) + " --prompts /dev/zero --out " + q(d + "/g.jsonl"), 3, "/dev/zero"},
+        {"generate --config " + q(cfg) + " --prompts " + q(fifo) + " --out " + q(d + "/g.jsonl"), 3, fifo},
+        {"data check " + q(d + "/train.jsonl") + " --against /dev/zero", 3, "/dev/zero"},
+        {"data check " + q(fifo), 3, fifo},
+        {"eval --reference --tasks " + q(fifo) + " --judge compile --out " + q(d + "/e"), 3, fifo},
+        {"eval --results /dev/zero --tasks " + q(kTasks) + " --judge compile --out " + q(d + "/e"), 3, "/dev/zero"},
+        {"tag /dev/zero", 3, "/dev/zero"},
+        {"tokenize " + q(fifo) + " --tokenizer " + q(tiny_model_dir()), 3, fifo},
+        {"--config " + q(fifo) + " --dry-run", 2, fifo},
+    };
+    for (const Case& c : cases) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = run(c.args, 30);
+        expect_error(r, c.code, c.needle);
+        EXPECT_TRUE(r.err.find("FIFO") != std::string::npos || r.err.find("device") != std::string::npos)
+            << c.args << ": " << r.err;
+        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 25.0) << c.args;
+    }
+}
+
+// ---------------------------------------------------------------- W3. deep JSON
+
+TEST(BadInputWave2Depth, DeepJsonIsAOneLineErrorNotACrash) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-deep");
+    std::string cfg = write_config(d, tiny_model_dir());
+    one_prompt_file(d + "/p.jsonl");
+    // generate.stop a million levels deep (in the YAML file: too long for a command line).
+    write_file(d + "/stop.yaml", read_file(cfg) + "generate:\n  stop: '" + deep_array(1000000) + "'\n");
+    auto s = run("generate --config " + q(d + "/stop.yaml") + " --prompts " + q(d + "/p.jsonl") + " --out " +
+                 q(d + "/g.jsonl"), 60);
+    expect_error(s, 2, "generate.stop");
+    EXPECT_FALSE(fs::exists(d + "/g.jsonl"));
+    // A tasks file with a 300k-deep field on its second line.
+    const std::string tasks = read_file(kTasks);
+    const size_t second = tasks.find('\n') + 1;
+    write_file(d + "/tasks.jsonl", tasks.substr(0, second) + "{\"id\": 9, \"deep\": " + deep_array(300000) + "}\n");
+    auto t = run("eval --reference --tasks " + q(d + "/tasks.jsonl") + " --judge compile --out " + q(d + "/e"), 60);
+    expect_error(t, 3, d + "/tasks.jsonl:2: JSON nested deeper than 128 levels");
+    // The same task as --against of data check.
+    auto a = run("data check " + q(d + "/train.jsonl") + " --against " + q(d + "/tasks.jsonl"), 60);
+    expect_error(a, 3, d + "/tasks.jsonl:2");
+    // A 200k-deep summary.json in a run folder.
+    fs::create_directories(d + "/run");
+    write_file(d + "/run/metrics.jsonl", "{\"step\": 1, \"loss\": 2.0}\n");
+    write_file(d + "/run/summary.json", "{\"a\": " + deep_array(200000) + "}\n");
+    auto r = run("report " + q(d + "/run") + " --out " + q(d + "/r.html"), 60);
+    expect_error(r, 3, d + "/run/summary.json: JSON nested deeper");
+    EXPECT_FALSE(fs::exists(d + "/r.html"));
+    // A deep config.json of a model folder, and a deep training record (rejected like any bad line).
+    std::string m = copy_tiny_model(d);
+    std::string conf = read_file(m + "/config.json");
+    conf.insert(conf.find('{') + 1, "\"deep\": " + deep_array(100000) + ",");
+    write_file(m + "/config.json", conf);
+    auto mi = run("model-info " + q(m), 60);
+    expect_error(mi, 3, m + "/config.json");
+    write_file(d + "/deep.jsonl", read_file(kData).substr(0, read_file(kData).find('\n') + 1) +
+                                      "{\"prompt\": " + deep_array(500000) + ", \"response\": \"b\"}\n");
+    auto c = run("data check " + q(d + "/deep.jsonl"), 60);
+    EXPECT_EQ(c.exit_code, 3) << c.err;
+    EXPECT_NE((c.out + c.err).find("line 2 REJECTED: invalid_json: JSON nested deeper than 128 levels"), std::string::npos)
+        << (c.out + c.err).substr(0, 2000);
+}
+
+// ---------------------------------------------------------------- W6. state that does not belong together
+
+TEST(BadInputWave2State, AdapterValuesAreRangeCheckedAndNanWeightsRefused) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-adapter");
+    std::string cfg;
+    const std::string adapter = train_lora_adapter(d, &cfg);
+    one_prompt_file(d + "/p.jsonl");
+    const nlohmann::json good = nlohmann::json::parse(read_file(adapter + "/adapter_config.json"));
+    auto gen = [&](const std::string& a) {
+        return run("generate --config " + q(cfg) + " --set model.lora.path=" + q(a) + " --prompts " + q(d + "/p.jsonl") +
+                       " --out " + q(d + "/g.jsonl") + " --max-new-tokens 2",
+                   60);
+    };
+    struct Case {
+        std::string key;
+        nlohmann::json value;
+        std::string needle;
+    };
+    for (const Case& c : {Case{"r", int64_t(1) << 40, "'r' must be in [1, 65536]"}, Case{"r", 4.7, "'r' must be an integer"},
+                          Case{"r", "2", "'r' must be a number"}, Case{"lora_alpha", -1.0, "'lora_alpha' must be in"},
+                          Case{"lora_dropout", 1.5, "'lora_dropout' must be in"}}) {
+        const std::string a = d + "/bad-" + c.key + "-" + c.value.dump();
+        fs::copy(adapter, a, fs::copy_options::recursive);
+        nlohmann::json j = good;
+        j[c.key] = c.value;
+        write_file(a + "/adapter_config.json", j.dump());
+        auto before = snapshot(a);
+        auto r = gen(a);
+        expect_error(r, 3, a + "/adapter_config.json: " + c.needle);
+        EXPECT_EQ(snapshot(a), before);
+    }
+    EXPECT_FALSE(fs::exists(d + "/g.jsonl"));
+    // NaN weights.
+    const std::string nan = d + "/nan";
+    fs::copy(adapter, nan, fs::copy_options::recursive);
+    poison_tensor(nan + "/adapter_model.safetensors", "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight");
+    auto r = gen(nan);
+    expect_error(r, 3, "holds NaN or infinite values");
+    // A mismatch with the model is one line, however many tensors differ.
+    const std::string more = d + "/more";
+    fs::copy(adapter, more, fs::copy_options::recursive);
+    nlohmann::json j = good;
+    j["r"] = 4;  // every A and B of the adapter has the shape of r = 2
+    write_file(more + "/adapter_config.json", j.dump());
+    auto m = gen(more);
+    expect_error(m, 3, "the adapter does not match the model: shape of ");
+    EXPECT_NE(m.err.find(" more)"), std::string::npos) << m.err;
+    EXPECT_EQ(m.err.find("\n  "), std::string::npos) << m.err;  // no continuation lines
+}
+
+TEST(BadInputWave2State, AnOptimizerFileFromAnotherCheckpointIsRefused) {
+    ASSERT_TINY_MODEL();
+    for (const std::string stage : {"0", "1"}) {
+        std::string d = scratch_dir("w2-shard-" + stage);
+        std::string cfg = write_config(d, tiny_model_dir());
+        const std::string set = " --set distributed.zero_stage=" + stage + " --set checkpoint.keep_last=0";
+        auto a = run("--config " + q(cfg) + set + " --set train.max_steps=4");
+        ASSERT_EQ(a.exit_code, 0) << a.err;
+        const std::string c2 = d + "/runs/r/checkpoint-0000002", c4 = d + "/runs/r/checkpoint-0000004";
+        const std::string name = stage == "0" ? "optimizer.safetensors" : "optimizer-0-of-1.safetensors";
+        ASSERT_TRUE(fs::exists(c2 + "/" + name) && fs::exists(c4 + "/" + name)) << a.err;
+        // With the step-2 file copied into step 4 the resume is refused, the checkpoints untouched.
+        fs::copy_file(c4 + "/" + name, d + "/step4-" + name);
+        fs::copy_file(c2 + "/" + name, c4 + "/" + name, fs::copy_options::overwrite_existing);
+        auto before = snapshot(c4);
+        auto before2 = snapshot(c2);
+        auto r = run("--config " + q(cfg) + set + " --set train.max_steps=6 --extend --resume " + q(c4));
+        expect_error(r, 3, c4 + "/" + name + " was written at step 2, the checkpoint is at step 4");
+        EXPECT_TRUE(snapshot(c4) == before && snapshot(c2) == before2);
+        // The same step of another run (same configuration): the identity differs.
+        std::string d2 = scratch_dir("w2-shard-other-" + stage);
+        std::string cfg2 = write_config(d2, tiny_model_dir());
+        auto b = run("--config " + q(cfg2) + set + " --set train.max_steps=4");
+        ASSERT_EQ(b.exit_code, 0) << b.err;
+        const std::string o4 = d2 + "/runs/r/checkpoint-0000004";
+        auto ok = run("--config " + q(cfg2) + set + " --set train.max_steps=6 --extend --resume " + q(o4) + " --run-name r2");
+        EXPECT_EQ(ok.exit_code, 0) << ok.err;  // as saved: resumes
+        fs::copy_file(d + "/step4-" + name, o4 + "/" + name, fs::copy_options::overwrite_existing);
+        auto x = run("--config " + q(cfg2) + set + " --set train.max_steps=6 --extend --resume " + q(o4) + " --run-name r3");
+        expect_error(x, 3, o4 + "/" + name + " belongs to another checkpoint");
+    }
+}
+
+// ---------------------------------------------------------------- W7. wrong path types
+
+TEST(BadInputWave2PathTypes, FoldersWhereFilesBelongAndFilesWhereFoldersBelong) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-types");
+    std::string m = copy_tiny_model(d);
+    fs::remove(m + "/generation_config.json");
+    fs::create_directories(m + "/generation_config.json");
+    std::string cfg = write_config(d, m);
+    one_prompt_file(d + "/p.jsonl");
+    auto g = run("generate --config " + q(cfg) + " --prompts " + q(d + "/p.jsonl") + " --out " + q(d + "/g.jsonl") +
+                 " --max-new-tokens 2", 60);
+    expect_error(g, 3, m + "/generation_config.json' is a folder");
+    EXPECT_FALSE(fs::exists(d + "/g.jsonl"));
+    fs::create_directories(d + "/run/metrics.jsonl");
+    auto r = run("report " + q(d + "/run") + " --out " + q(d + "/r.html"), 60);
+    expect_error(r, 3, d + "/run/metrics.jsonl' is a folder");
+    fs::create_directories(d + "/run2/summary.json");
+    write_file(d + "/run2/metrics.jsonl", "{\"step\": 1, \"loss\": 2.0}\n");
+    auto s = run("report " + q(d + "/run2") + " --out " + q(d + "/r.html"), 60);
+    expect_error(s, 3, d + "/run2/summary.json' is a folder");
+    EXPECT_FALSE(fs::exists(d + "/r.html"));
+    write_file(d + "/e.txt", "mine\n");
+    auto e = run("eval --reference --tasks " + q(kTasks) + " --judge compile --out " + q(d + "/e.txt"), 60);
+    expect_error(e, 2, d + "/e.txt' is a file");
+    EXPECT_EQ(read_file(d + "/e.txt"), "mine\n");
+}
+
+// ---------------------------------------------------------------- W8. rank variables
+
+TEST(BadInputWave2Ranks, RankVariablesAndBackendAreCheckedBeforeAnyCollective) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-ranks");
+    std::string cfg = write_config(d, tiny_model_dir());
+    struct Case {
+        std::string env, extra, needle;
+    };
+    const std::vector<Case> cases = {
+        {"WORLD_SIZE=99999999999999999999 RANK=0", "", "WORLD_SIZE='99999999999999999999' is not an integer in"},
+        {"WORLD_SIZE=2 RANK=-1", "", "RANK='-1' is not an integer"},
+        {"WORLD_SIZE=2 RANK=2", "", "rank 2 is not below the world size 2"},
+        {"WORLD_SIZE=2 RANK=1 LOCAL_RANK=5", "", "local rank 5 is not below the world size 2"},
+        {"RANK=1", "", "RANK=1 is set but WORLD_SIZE is not"},
+        {"WORLD_SIZE=2 RANK=0 MASTER_ADDR='a b'", "", "MASTER_ADDR='a b' is not a host name"},
+        {"WORLD_SIZE=2 RANK=0 MASTER_PORT=70000", "", "MASTER_PORT='70000' is not an integer in [0, 65535]"},
+        {"", " --set distributed.backend=nccl --set train.device=cpu", "'distributed.backend' is nccl"},
+    };
+    for (const Case& c : cases) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = run_command("env " + c.env + " timeout -k 5 60 '" + std::string(CUSET_BINARY) + "' --config " + q(cfg) + c.extra);
+        expect_error(r, 2, c.needle);
+        EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;  // no c10d stack trace
+        EXPECT_LT(count_lines(r.err), 4) << r.err;
+        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 50.0) << c.env;
+        EXPECT_FALSE(fs::exists(d + "/runs/r/metrics.jsonl")) << c.env;
+    }
+    // A lone rank 1 whose rank 0 never comes: the rendezvous times out with one line, not with
+    // c10d's stack trace of every connection attempt.
+    auto r = run_command("env WORLD_SIZE=2 RANK=1 MASTER_PORT=29731 timeout -k 5 60 '" + std::string(CUSET_BINARY) +
+                         "' --config " + q(cfg) + " --set distributed.timeout_s=3");
+    expect_error(r, 4, "rank 1 could not join the rendezvous at 127.0.0.1:29731 within 3 s");
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+// ---------------------------------------------------------------- W9. messages and repeated records
+
+TEST(BadInputWave2Records, NulBytesAfterAPromptAndARepeatedResultAreRefused) {
+    ASSERT_TINY_MODEL();
+    std::string d = scratch_dir("w2-records");
+    std::string cfg = write_config(d, tiny_model_dir());
+    const std::string prompt = "{\"id\": \"p\", \"prompt\": \"Write a CUDA kernel.\"}";  // 45 bytes
+    write_file(d + "/p.jsonl", prompt + std::string(3, '\0') + "\n");
+    auto g = run("generate --config " + q(cfg) + " --prompts " + q(d + "/p.jsonl") + " --out " + q(d + "/g.jsonl") +
+                 " --max-new-tokens 2", 60);
+    expect_error(g, 3, d + "/p.jsonl:1: invalid JSON: a NUL byte at column 46");
+    EXPECT_FALSE(fs::exists(d + "/g.jsonl"));
+    // One task three times in a results file: refused (it would count three times in every rate).
+    const std::string rec = "{\"id\": 0, \"task_name\": \"Vector_Add\", \"code1\": \"int main() {}\", \"response1\": \"x\"}\n";
+    write_file(d + "/results.jsonl", rec + rec + rec);
+    auto e = run("eval --results " + q(d + "/results.jsonl") + " --tasks " + q(kTasks) + " --judge compile --out " +
+                 q(d + "/e"), 60);
+    expect_error(e, 3, d + "/results.jsonl:2: id 0 again (first at line 1)");
 }

@@ -570,7 +570,7 @@ TEST(EvalCli, JudgesACudaBenchResultsFile) {
                                     "--results " + q(dir + "/results.jsonl") + " --tasks " + q(dir)}) {
         r = cuset::test::run_cuset("eval " + args + " --judge compile --out " + q(dir + "/fifo-out"));
         EXPECT_EQ(r.exit_code, 3) << args << ": " << r.err;
-        EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(", not a regular file; give the file itself"), std::string::npos) << r.err;
     }
     // A task given twice would count twice in every rate: refused, naming both lines.
     write_file(dir + "/twice.jsonl", "{\"id\": 2, \"code1\": \"x\"}\n{\"id\": 3, \"code1\": \"x\"}\n{\"id\": 2, \"code1\": \"y\"}\n");

@@ -40,7 +40,8 @@ std::string write_config(const std::string& dir, const std::string& method, int 
 std::string weights(const std::string& ckpt) { return read_file(ckpt + "/model.safetensors"); }
 
 // Every file of two checkpoint folders is byte-identical (the same file names on both sides);
-// config.yaml is compared without its run.name line, the one thing two runs' folders differ in.
+// config.yaml is compared without its run.name line, trainer_state.json and the optimizer files
+// without the checkpoint's random identity (save_id): the things two runs' folders differ in.
 void expect_identical_checkpoints(const std::string& a, const std::string& b) {
     std::vector<std::string> names_a, names_b;
     for (auto& e : fs::directory_iterator(a)) names_a.push_back(e.path().filename().string());
@@ -58,6 +59,13 @@ void expect_identical_checkpoints(const std::string& a, const std::string& b) {
     for (const std::string& n : names_a) {
         std::string x = read_file(a + "/" + n), y = read_file(b + "/" + n);
         if (n == "config.yaml") x = without_name(x), y = without_name(y);
+        if (n == "trainer_state.json") {
+            nlohmann::json jx = nlohmann::json::parse(x), jy = nlohmann::json::parse(y);
+            jx.erase("save_id"), jy.erase("save_id");
+            x = jx.dump(), y = jy.dump();
+        }
+        if (n.rfind("optimizer", 0) == 0 && n.size() > 12 && n.substr(n.size() - 12) == ".safetensors")
+            x = cuset::test::safetensors_without_save_id(a + "/" + n), y = cuset::test::safetensors_without_save_id(b + "/" + n);
         EXPECT_TRUE(x == y) << n << " differs between " << a << " and " << b;
     }
 }
@@ -86,8 +94,8 @@ void expect_exact_resume(const std::string& method) {
     std::string wa = weights(dir + "/a/checkpoint-0000006");
     ASSERT_FALSE(wa.empty());
     EXPECT_TRUE(wa == weights(dir + "/b/checkpoint-0000006")) << "final weights differ";
-    EXPECT_TRUE(read_file(dir + "/a/checkpoint-0000006/optimizer.safetensors") ==
-                read_file(dir + "/b/checkpoint-0000006/optimizer.safetensors"));
+    EXPECT_TRUE(cuset::test::safetensors_without_save_id(dir + "/a/checkpoint-0000006/optimizer.safetensors") ==
+                cuset::test::safetensors_without_save_id(dir + "/b/checkpoint-0000006/optimizer.safetensors"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct TrainerState {
     std::string config_hash;      // config_hash() of the run
     std::string data_hash;        // hash of the tokenised training data
     nlohmann::json history = nlohmann::json::array();  // evaluations so far
+    // The identity of the checkpoint that holds this state, also written with the step into the
+    // metadata of every optimizer file of it ("save_id", "step"), so that a shard copied in from
+    // another checkpoint is refused on resume. "" in checkpoints written before it existed.
+    std::string save_id;
 };
 
 nlohmann::json trainer_state_to_json(const TrainerState& s);
@@ -80,8 +85,12 @@ struct OptimizerFiles {
     at::Tensor find(const std::string& name, int64_t rank, bool own) const;
 };
 std::string optimizer_shard_name(int64_t rank, int64_t world);
-// InputError naming the folder when neither layout is complete there.
-OptimizerFiles optimizer_files_open(const std::string& ckpt_dir);
+// InputError naming the folder when neither layout is complete there, and naming the file when
+// one of them was written for another step or another checkpoint than `state` (trainer_state.json's;
+// checked where the file's metadata records it).
+OptimizerFiles optimizer_files_open(const std::string& ckpt_dir, const TrainerState& state);
+// The metadata optimizer files of `state`'s checkpoint carry (with those of their format).
+std::map<std::string, std::string> optimizer_file_identity(const TrainerState& state);
 
 // SIGINT / SIGTERM for the trainer (core/signals.h with its messages): the first one asks it to
 // stop after the current step (it saves a checkpoint and exits 75); a second one exits

@@ -46,7 +46,14 @@ private:
     std::shared_ptr<ProcessGroupHandle> pg_;
 };
 
-// Joins the process group when the environment describes more than one rank; nullptr otherwise.
+// UsageError when the backend cannot serve the device (nccl on a CPU); checked before any
+// collective, for one process as for many. (The variables themselves are checked by
+// dist_env_from_environment: integers in range, RANK < WORLD_SIZE, LOCAL_RANK < WORLD_SIZE, a
+// host name in MASTER_ADDR, a TCP port in MASTER_PORT, no RANK without WORLD_SIZE.)
+void distributed_check(const DistEnv& env, const std::string& backend, c10::Device device);
+
+// distributed_check(), then joins the process group when the environment describes more than one
+// rank; nullptr otherwise.
 std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const Config& cfg, c10::Device device);
 
 }  // namespace cuset
