@@ -1,4 +1,5 @@
 // The libraries' typed options from a run configuration (the application layer, app/options.h).
+#include "cuset/core/json_io.h"
 #include "cuset/app/options.h"
 
 #include <sstream>
@@ -18,7 +19,7 @@ ChatFormatOptions chat_format_options_from(const Config& cfg) {
     o.format = cfg.data.chat_format;
     o.system_prompt = cfg.data.system_prompt;
     o.chat_template = cfg.data.chat_template;
-    o.template_kwargs = nlohmann::ordered_json::parse(cfg.data.chat_template_kwargs);  // an object: config_validate
+    o.template_kwargs = json_parse<nlohmann::ordered_json>(cfg.data.chat_template_kwargs, "key 'data.chat_template_kwargs'", ExitCode::kUsage);  // an object: config_validate
     const TemplateKeys& t = cfg.data.templ;
     o.templ.prefix = t.prefix;
     o.templ.system = t.system;

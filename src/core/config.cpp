@@ -791,8 +791,8 @@ void config_validate(const Config& c) {
     {
         nlohmann::json kw;
         try {
-            kw = nlohmann::json::parse(c.data.chat_template_kwargs);
-        } catch (const nlohmann::json::exception&) {
+            kw = json_parse(c.data.chat_template_kwargs, "key 'data.chat_template_kwargs'", ExitCode::kUsage);
+        } catch (const Error&) {
         }
         need(kw.is_object(), "key 'data.chat_template_kwargs' expects a JSON object such as {\"enable_thinking\": false}, got '" +
                                  quote_bounded(c.data.chat_template_kwargs) + "'");

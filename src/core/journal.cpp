@@ -65,17 +65,26 @@ JournalWriter::JournalWriter(const std::string& path, const std::string& what) :
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) throw RuntimeFailure(what + " " + path + ": cannot be opened for appending: " + std::strerror(errno));
     struct stat s {};
-    if (::fstat(fd_, &s) == 0 && s.st_size > keep && ::ftruncate(fd_, keep) != 0)
-        throw RuntimeFailure(what + " " + path + ": cannot cut its torn last line: " + std::strerror(errno));
+    if (::fstat(fd_, &s) == 0 && s.st_size > keep) {
+        if (::ftruncate(fd_, keep) != 0)
+            throw RuntimeFailure(what + " " + path + ": cannot cut its torn last line: " + std::strerror(errno));
+        cut_ = static_cast<int64_t>(s.st_size - keep);
+    }
 }
 
 JournalWriter::~JournalWriter() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-void JournalWriter::append(const std::string& line) {
-    std::string buf = line;
-    buf += '\n';
+void JournalWriter::append(const std::string& line) { write_synced(line + "\n"); }
+
+void JournalWriter::append_lines(const std::vector<std::string>& lines) {
+    std::string buf;
+    for (const std::string& l : lines) buf += l + "\n";
+    if (!buf.empty()) write_synced(buf);
+}
+
+void JournalWriter::write_synced(const std::string& buf) {
     const char* p = buf.data();
     size_t left = buf.size();
     while (left > 0) {

@@ -1,14 +1,6 @@
-// OUT/build.jsonl: appended and fsync'd per attempt, read back on restart (databuild/attempt_log.h).
+// OUT/build.jsonl: appended and synced per attempt (a core/journal.h journal), read back on restart (databuild/attempt_log.h).
+#include "cuset/core/json_io.h"
 #include "cuset/databuild/attempt_log.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "cuset/core/error.h"
 
@@ -52,73 +44,26 @@ AttemptRecord attempt_from_json(const json& j, const std::string& where) {
     }
 }
 
-int64_t jsonl_cut_torn_tail(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return 0;
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (data.empty() || data.back() == '\n') return 0;
-    const size_t keep = data.rfind('\n') == std::string::npos ? 0 : data.rfind('\n') + 1;
-    if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
-        throw RuntimeFailure("cannot cut the torn last line of '" + path + "': " + std::strerror(errno));
-    return static_cast<int64_t>(data.size() - keep);
-}
-
-void write_all_synced(int fd, std::string_view data, const std::string& path) {
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw RuntimeFailure("cannot write '" + path + "': " + std::strerror(errno));
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0 && errno != EINVAL) throw RuntimeFailure("cannot sync '" + path + "': " + std::strerror(errno));
-}
-
-void append_synced(const std::string& path, std::string_view data) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) throw RuntimeFailure("cannot open '" + path + "' for appending: " + std::strerror(errno));
-    try {
-        write_all_synced(fd, data, path);
-    } catch (...) {
-        ::close(fd);
-        throw;
-    }
-    ::close(fd);
-}
-
 AttemptLog::AttemptLog(std::string path) : path_(std::move(path)) {
-    torn_ = jsonl_cut_torn_tail(path_);
-    {
-        std::ifstream in(path_, std::ios::binary);
-        std::string line;
-        int64_t n = 0;
-        while (std::getline(in, line)) {
-            ++n;
-            if (line.empty()) continue;
-            const std::string where = path_ + ":" + std::to_string(n);
-            json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-            if (j.is_discarded()) throw InputError(where + ": not valid JSON; move the output folder away to start afresh");
-            AttemptRecord a = attempt_from_json(j, where);
-            records_[a.key] = std::move(a);
-        }
+    int64_t n = 0;
+    for (const std::string& line : read_journal(path_, "build log")) {
+        ++n;
+        if (line.empty()) continue;
+        const std::string where = path_ + ":" + std::to_string(n);
+        json j = json_parse(line, where);
+        AttemptRecord a = attempt_from_json(j, where);
+        records_[a.key] = std::move(a);
     }
     resumed_ = static_cast<int64_t>(records_.size());
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw RuntimeFailure("cannot open '" + path_ + "' for appending: " + std::strerror(errno));
+    writer_ = std::make_unique<JournalWriter>(path_, "build log");
 }
 
-AttemptLog::~AttemptLog() {
-    if (fd_ >= 0) ::close(fd_);
-}
+AttemptLog::~AttemptLog() = default;
 
 void AttemptLog::append(const AttemptRecord& a) {
-    const std::string line = attempt_json(a).dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+    const std::string line = attempt_json(a).dump(-1, ' ', false, ordered_json::error_handler_t::replace);
     std::lock_guard<std::mutex> lock(mu_);
-    write_all_synced(fd_, line, path_);
+    writer_->append(line);
     records_[a.key] = a;
 }
 

@@ -12,6 +12,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
@@ -65,13 +66,13 @@ ordered_json settings_of(const std::vector<eval::Task>& tasks, const BuildOption
 }
 
 void check_settings(const std::string& path, const ordered_json& want) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
         atomic_write(path, want.dump(2) + "\n", "build settings");
         return;
     }
-    json have = json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (have.is_discarded() || !have.is_object())
+    json have = json_read_file(path, "build settings");
+    if (!have.is_object())
         throw InputError(path + ": not a build's settings; move the output folder away to start afresh");
     for (const auto& [key, value] : want.items()) {
         if (have.contains(key) && have[key] == json::parse(value.dump())) continue;

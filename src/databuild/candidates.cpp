@@ -1,4 +1,5 @@
 // The answers of a build: a candidates file, or a model through generate_run (databuild/candidates.h).
+#include "cuset/core/json_io.h"
 #include "cuset/databuild/candidates.h"
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/journal.h"
 #include "cuset/core/log.h"
 #include "cuset/databuild/attempt_log.h"
 #include "cuset/generate/generate_run.h"
@@ -55,7 +57,9 @@ FileCandidates::FileCandidates(const std::string& path, const std::vector<eval::
         const std::string at = path + ":" + std::to_string(line);
         json rec;
         try {
-            rec = json::parse(text);
+            rec = json_parse(text, at);
+        } catch (const InputError&) {
+            throw;
         } catch (const std::exception& e) {
             throw InputError(at + ": not valid JSON (" + quote_bounded(e.what()) + ")");
         }
@@ -102,12 +106,9 @@ std::vector<Answer> FileCandidates::answer(const std::vector<Request>& requests)
 ModelCandidates::ModelCandidates(const Config& cfg, std::string model, TextOptions text, Runtime runtime, std::string cache)
     : cfg_(cfg), model_(std::move(model)), text_(std::move(text)), runtime_(runtime), cache_(std::move(cache)) {
     cfg_.generate.n = 1;
-    jsonl_cut_torn_tail(cache_);
-    std::ifstream in(cache_, std::ios::binary);
-    std::string line;
-    while (std::getline(in, line)) {
+    for (const std::string& line : read_journal(cache_, "generation cache")) {
         if (line.empty()) continue;
-        json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        json j = json_depth_problem(line).empty() ? json::parse(line, nullptr, /*allow_exceptions=*/false) : json();
         if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("response") ||
             !j["response"].is_string())
             continue;
@@ -142,19 +143,20 @@ std::vector<Answer> ModelCandidates::answer(const std::vector<Request>& requests
         g.out = outputs;
         generate_run(cfg_, g, text_, runtime_);
         std::ifstream in(outputs, std::ios::binary);
-        std::string line, append;
+        std::string line;
+        std::vector<std::string> append;
         while (std::getline(in, line)) {
             if (line.empty()) continue;
-            json j = json::parse(line);
+            json j = json_parse(line, outputs, ExitCode::kRuntime);  // generate's own output
             json c;
             c["id"] = j["id"];
             c["response"] = j["response"];
             c["generated_tokens"] = j["generated_tokens"];
-            append += c.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+            append.push_back(c.dump(-1, ' ', false, json::error_handler_t::replace));
             cached_[j["id"].get<std::string>()] = {j["response"].get<std::string>(), j["generated_tokens"].get<int64_t>()};
         }
         // Appended and synced as one batch: a restart reuses the whole round's answers.
-        append_synced(cache_, append);
+        JournalWriter(cache_, "generation cache").append_lines(append);
         std::error_code ec;
         fs::remove(prompts, ec);
         fs::remove(outputs, ec);

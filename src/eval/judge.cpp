@@ -1,4 +1,5 @@
 // CUDABench's evaluation of a results file through the one runner (eval/judge.h).
+#include "cuset/core/json_io.h"
 #include "cuset/eval/judge.h"
 
 #include <algorithm>
@@ -75,7 +76,7 @@ std::optional<SampleStatus> status_of(const std::string& name) {
 std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
     std::map<std::string, SampleResult> out;
     for (const std::string& line : read_journal(path, "judge journal")) {
-        nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        nlohmann::json j = json_depth_problem(line).empty() ? nlohmann::json::parse(line, nullptr, false) : nlohmann::json();
         if (!j.is_object() || !j.contains("key") || !j["key"].is_string() || !j.contains("status") ||
             !j["status"].is_string() || !j.contains("sample") || !j["sample"].is_number_integer())
             continue;

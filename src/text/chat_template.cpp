@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/json_io.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/text/chat_format.h"
@@ -42,7 +43,7 @@ std::string template_of_json(const json& ct) {
 
 json read_json_file(const fs::path& p) {
     try {
-        return json::parse(read_text(p));
+        return json_parse(read_text(p), p.string());
     } catch (const json::exception& e) {
         throw InputError(p.string() + ": invalid JSON: " + quote_bounded(e.what()));
     }

@@ -5,6 +5,7 @@
 // newline), which read_journal() drops and JournalWriter cuts off before appending.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,17 @@ public:
     // Appends `line` (must not contain a newline) and a newline, then fdatasyncs. Not thread
     // safe: callers serialise.
     void append(const std::string& line);
+    // Appends every line, each with its newline, in one write and one fdatasync (a batch that a
+    // restart reuses whole, or up to a torn last line).
+    void append_lines(const std::vector<std::string>& lines);
     const std::string& path() const { return path_; }
+    int64_t cut_bytes() const { return cut_; }  // bytes of a torn last line cut off at opening
 
 private:
+    void write_synced(const std::string& data);
     std::string path_, what_;
     int fd_ = -1;
+    int64_t cut_ = 0;
 };
 
 }  // namespace cuset

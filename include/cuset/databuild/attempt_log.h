@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/journal.h"
 #include "cuset/databuild/candidates.h"
 
 namespace cuset::databuild {
@@ -32,14 +34,6 @@ nlohmann::ordered_json attempt_json(const AttemptRecord& a);
 // InputError naming `where` for a line that is not an attempt.
 AttemptRecord attempt_from_json(const nlohmann::json& j, const std::string& where);
 
-// Cuts a torn last line (bytes after the last newline) off an append-only JSONL file; returns how
-// many bytes went (0 when the file ends with a newline, is empty or does not exist).
-int64_t jsonl_cut_torn_tail(const std::string& path);
-// Writes all of `data` to the open file `fd` and fsyncs it (RuntimeFailure naming `path`).
-void write_all_synced(int fd, std::string_view data, const std::string& path);
-// Appends `data` to `path` (created when missing) and fsyncs it.
-void append_synced(const std::string& path, std::string_view data);
-
 class AttemptLog {
 public:
     // Opens (creating) `path` for appending; the records already there are in records().
@@ -52,14 +46,14 @@ public:
     void append(const AttemptRecord& a);
     const std::map<AttemptKey, AttemptRecord>& records() const { return records_; }
     int64_t resumed() const { return resumed_; }  // attempts read back at opening
-    int64_t torn_bytes() const { return torn_; }   // bytes of a torn last line cut off at opening
+    int64_t torn_bytes() const { return writer_->cut_bytes(); }  // bytes of a torn last line cut off at opening
 
 private:
     std::string path_;
-    int fd_ = -1;
+    std::unique_ptr<JournalWriter> writer_;
     std::mutex mu_;
     std::map<AttemptKey, AttemptRecord> records_;
-    int64_t resumed_ = 0, torn_ = 0;
+    int64_t resumed_ = 0;
 };
 
 }  // namespace cuset::databuild
