@@ -605,8 +605,10 @@ Verdict Runner::judge(const std::optional<std::string>& source, const CheckedTas
             throw;
         }
         if (!opts_.keep_work) remove_tree(dir);
+        // Only a program counts against expect(): an answer without one never used the task's
+        // gen.py folder, and counting it would free the folder under a program still judged.
+        if (task) impl_->done_with(*task);
     }
-    if (task) impl_->done_with(*task);
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return v;
 }
