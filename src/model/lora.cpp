@@ -110,6 +110,10 @@ std::vector<std::pair<std::string, LoraAdapter*>> lora_adapters(const Decoder& m
     return out;
 }
 
+void lora_set_enabled(Decoder& model, bool enabled) {
+    for (auto& [name, a] : lora_adapters(model)) a->enabled = enabled;
+}
+
 std::string lora_tensor_name(const std::string& module, const std::string& param) {
     return "base_model.model." + module + "." + param;
 }

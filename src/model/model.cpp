@@ -262,7 +262,7 @@ DenseImpl::DenseImpl(int64_t in, int64_t out, bool with_bias, const at::TensorOp
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) {
     at::Tensor y = decode_linear(x, weight, bias);  // [..., out]; at::linear but for CPU decode steps
-    return adapter ? y + adapter->forward(x) : y;
+    return adapter && adapter->enabled ? y + adapter->forward(x) : y;
 }
 
 AttentionImpl::AttentionImpl(const ModelConfig& cfg, const at::TensorOptions& options)

@@ -4,10 +4,12 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/model/lora.h"
 #include "cuset/train/train_step.h"  // lockstep_rounds, null_pass
 
 namespace cuset {
@@ -19,8 +21,10 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
     if (n % o.num_generations != 0)
         throw UsageError("grpo_step: " + std::to_string(n) + " completions are not whole groups of " +
                          std::to_string(o.num_generations) + " (a rank brings whole groups)");
-    if (o.loss.beta != 0.0 && (!o.reference || !*o.reference))
+    if (o.loss.beta != 0.0 && !o.reference_is_base && (!o.reference || !*o.reference))
         throw UsageError("grpo_step: beta != 0 needs the frozen reference model");
+    if (o.reference_is_base && lora_adapters(model).empty())
+        throw UsageError("grpo_step: a reference taken as the base needs LoRA adapters on the model");
     const at::Device device = model->embed_tokens.device();
     GrpoAdvantages adv;
     double reward_sums[3] = {0, 0, 0};  // scored completions, sum r, sum r^2
@@ -71,7 +75,9 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
                                            rows(r.completion_mask), o.temperature, o.chunk_size);  // [b, T]
             if (o.loss.beta != 0.0) {
                 at::NoGradGuard no_grad;
-                batch.ref_logps = completion_logps(*o.reference, rows(r.prompt_ids), rows(r.prompt_mask),
+                std::optional<LoraDisabled> base;
+                if (o.reference_is_base) base.emplace(model);
+                batch.ref_logps = completion_logps(o.reference_is_base ? model : *o.reference, rows(r.prompt_ids), rows(r.prompt_mask),
                                                    rows(r.completion_ids), rows(r.completion_mask), o.temperature,
                                                    o.chunk_size);
             }

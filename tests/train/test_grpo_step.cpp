@@ -3,7 +3,7 @@
 // checked against transformers + TRL in test_grpo.cpp): steps raise the log-probability of the
 // rewarded completions and lower that of the others; groups whose rewards are all equal carry no
 // signal and leave the weights bit for bit as they were; the micro-batch split does not change a
-// dapo step.
+// dapo step; under LoRA the reference is the base itself, the adapters switched off.
 #include <map>
 #include <string>
 
@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cuset/core/error.h"
+#include "cuset/model/lora.h"
 #include "cuset/model/model.h"
 #include "cuset/train/grpo_step.h"
 #include "cuset/train/optim.h"
@@ -143,4 +144,68 @@ TEST(GrpoStep, Refusals) {
     o = step_options();
     o.loss.beta = 0.04;  // no reference model
     EXPECT_THROW(grpo_step(m, *opt, Comm(), rollout({1, 0, 0, 0, 0, 0, 0, 0}), o), UsageError);
+}
+
+namespace {
+
+// The demo model with a rank-4 adapter on every projection whose B is drawn (not PEFT's zero
+// init), so that the adapted policy differs from its base.
+Decoder demo_model_with_adapter() {
+    Decoder m = demo_model();
+    LoraOptions lo;
+    lo.r = 4;
+    lo.alpha = 8;
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
+    lora_attach(m, lo, gen);
+    at::NoGradGuard no_grad;
+    for (auto& [name, a] : lora_adapters(m)) a->B.copy_(at::randn(a->B.sizes(), gen) * 0.05);
+    return m;
+}
+
+}  // namespace
+
+TEST(GrpoStep, UnderLoraTheReferenceIsTheBaseWithTheAdaptersOff) {
+    Decoder base = demo_model();
+    Decoder m = demo_model_with_adapter();
+    const GrpoRollout r = rollout({1, 0, 0, 0, 0, 1, 0, 0});
+    const at::Tensor lp_base = sequence_logps(base, r, 0.8);  // [8]
+    const at::Tensor lp_adapted = sequence_logps(m, r, 0.8);
+    {
+        LoraDisabled off(m);
+        // Off, every projection takes the branch the base takes: the same kernels on the same
+        // weights, so the same bits (no tolerance).
+        EXPECT_TRUE(at::equal(sequence_logps(m, r, 0.8), lp_base));
+    }
+    // The adapter moves the policy (sequence log-probabilities of 5 tokens differ by far more
+    // than fp32 rounding), and the guard switched it back on.
+    EXPECT_GT((lp_adapted - lp_base).abs().max().item<double>(), 1e-3);
+    EXPECT_TRUE(at::equal(sequence_logps(m, r, 0.8), lp_adapted));
+
+    // One step with the KL term: the base as reference through the switch, and a twin model
+    // with the base loaded a second time as its reference, give the same step.
+    Decoder twin = demo_model_with_adapter();
+    GrpoStepOptions o = step_options();
+    o.loss.beta = 0.04;
+    o.reference_is_base = true;
+    auto opt = adamw(m);
+    const GrpoStepResult a = grpo_step(m, *opt, Comm(), r, o);
+    o.reference_is_base = false;
+    o.reference = &base;
+    auto opt_twin = adamw(twin);
+    const GrpoStepResult b = grpo_step(twin, *opt_twin, Comm(), r, o);
+    ASSERT_TRUE(a.applied);
+    ASSERT_TRUE(b.applied);
+    EXPECT_GT(a.stats.kl, 0.0);  // the adapted policy is not its reference
+    // Identical computations on identical inputs in the same order: equal to the bit.
+    EXPECT_EQ(a.stats.kl, b.stats.kl);
+    EXPECT_EQ(a.loss, b.loss);
+    EXPECT_EQ(a.grad_norm, b.grad_norm);
+    for (auto& [name, ad] : lora_adapters(m)) EXPECT_TRUE(ad->enabled) << name;
+
+    // A reference taken as the base needs adapters.
+    Decoder plain = demo_model();
+    auto opt_plain = adamw(plain);
+    o.reference = nullptr;
+    o.reference_is_base = true;
+    EXPECT_THROW(grpo_step(plain, *opt_plain, Comm(), r, o), UsageError);
 }

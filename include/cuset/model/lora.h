@@ -50,6 +50,23 @@ public:
     const torch::nn::Module* owner;
 };
 
+// Switches every attached adapter of `model` on or off; off, the model computes exactly its base
+// (PEFT's disable_adapter()): GRPO's reference policy under LoRA, with no second model in memory.
+void lora_set_enabled(Decoder& model, bool enabled);
+
+// The adapters of `model` off for the guard's lifetime, then on again (also when an exception
+// leaves the scope).
+class LoraDisabled {
+public:
+    explicit LoraDisabled(Decoder& model) : model_(model) { lora_set_enabled(model_, false); }
+    ~LoraDisabled() { lora_set_enabled(model_, true); }
+    LoraDisabled(const LoraDisabled&) = delete;
+    LoraDisabled& operator=(const LoraDisabled&) = delete;
+
+private:
+    Decoder& model_;
+};
+
 // Attaches a new adapter to every projection whose last name part is in options.target_modules,
 // initialised from `generator` (A drawn on the CPU, so the values do not depend on the device),
 // and freezes the base: every weight of the name table gets requires_grad(false) and

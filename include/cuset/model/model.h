@@ -45,6 +45,8 @@ public:
     virtual at::Tensor forward(const at::Tensor& x) = 0;  // [..., in] -> [..., out]
     // Its trainable tensors, named relative to the projection ("lora_A.weight", ...).
     virtual std::vector<std::pair<std::string, at::Tensor>> parameters() const = 0;
+
+    bool enabled = true;  // false: the projection runs as if no adapter were attached
 };
 
 // y = x W^T (+ b) (+ adapter(x)): nn.Linear without its (slow, here useless) random

@@ -34,6 +34,9 @@ struct GrpoStepOptions {
     double lr = 0.0;
     double grad_clip = 1.0;        // 0 = none
     Decoder* reference = nullptr;  // the frozen reference policy; required when loss.beta != 0
+    // LoRA: the reference is the model itself with its adapters off (model/lora.h's
+    // LoraDisabled), the base it started from; `reference` is then left null.
+    bool reference_is_base = false;
 };
 
 struct GrpoStepResult {
