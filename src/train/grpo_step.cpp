@@ -25,6 +25,9 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
         throw UsageError("grpo_step: beta != 0 needs the frozen reference model");
     if (o.reference_is_base && lora_adapters(model).empty())
         throw UsageError("grpo_step: a reference taken as the base needs LoRA adapters on the model");
+    if (r.old_logps.defined() && (r.old_logps.dim() != 2 || r.old_logps.size(0) != n ||
+                                  r.old_logps.size(1) != r.completion_ids.size(1)))
+        throw UsageError("grpo_step: old_logps must be [N, T] like completion_ids");
     const at::Device device = model->embed_tokens.device();
     GrpoAdvantages adv;
     double reward_sums[3] = {0, 0, 0};  // scored completions, sum r, sum r^2
@@ -81,6 +84,7 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
                                                    rows(r.completion_ids), rows(r.completion_mask), o.temperature,
                                                    o.chunk_size);
             }
+            if (r.old_logps.defined()) batch.old_logps = rows(r.old_logps);  // [b, T]
             batch.advantages = rows(adv.advantages);  // [b]
             batch.mask = rows(cmask);                 // [b, T]
             GrpoStats s;

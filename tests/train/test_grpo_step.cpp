@@ -209,3 +209,43 @@ TEST(GrpoStep, UnderLoraTheReferenceIsTheBaseWithTheAdaptersOff) {
     o.reference_is_base = true;
     EXPECT_THROW(grpo_step(plain, *opt_plain, Comm(), r, o), UsageError);
 }
+
+// A generation batch used again (num_iterations > 1) brings the sampling policy's
+// log-probabilities: given the current policy's own, the step is the step without them up to
+// rounding (the ratio is exp(0) in both, but the old log-probabilities here come from one batch
+// of 8 without gradient, the step's from micro-batches of 3, 3, 2: fp32 log-probabilities of
+// magnitude ~10 then differ by a few ulp, ~1e-6, so the ratio by ~1e-6 and the loss, a sum of
+// |A| <= 2 times ratios over 8 completions' token means, by at most ~2e-5; the gradient norm
+// (~9) moves relatively as much); given a policy the ratio moved far from, the clipped
+// fractions are no longer zero.
+TEST(GrpoStep, OldLogProbabilitiesSetTheImportanceRatio) {
+    const GrpoRollout r0 = rollout({1, 0, 0, 0, 0, 1, 0, 0});
+    GrpoStepOptions o = step_options();
+    Decoder a = demo_model(), b = demo_model(), c = demo_model();
+    GrpoRollout r1 = r0;
+    {
+        at::NoGradGuard no_grad;
+        r1.old_logps = completion_logps(b, r0.prompt_ids, r0.prompt_mask, r0.completion_ids, r0.completion_mask,
+                                        o.temperature, o.chunk_size);  // [8, T]
+    }
+    auto opt_a = adamw(a), opt_b = adamw(b), opt_c = adamw(c);
+    const GrpoStepResult ra = grpo_step(a, *opt_a, Comm(), r0, o);
+    const GrpoStepResult rb = grpo_step(b, *opt_b, Comm(), r1, o);
+    ASSERT_TRUE(ra.applied);
+    ASSERT_TRUE(rb.applied);
+    CUSET_EXPECT_NEAR(ra.loss, rb.loss, 2e-5);
+    CUSET_EXPECT_NEAR(ra.grad_norm, rb.grad_norm, 2e-5 * ra.grad_norm);
+    EXPECT_EQ(rb.stats.clipped_region, 0.0);
+
+    GrpoRollout r2 = r1;
+    r2.old_logps = r1.old_logps - 1.0;  // ratio e on every token: above 1 + epsilon = 1.2
+    const GrpoStepResult rc = grpo_step(c, *opt_c, Comm(), r2, o);
+    ASSERT_TRUE(rc.applied);
+    // Every token of a positive-advantage completion is clipped above (A > 0, ratio > 1.2).
+    EXPECT_GT(rc.stats.clipped_high, 0.0);
+    EXPECT_NE(rc.loss, rb.loss);
+
+    GrpoRollout bad = r1;
+    bad.old_logps = r1.old_logps.narrow(1, 0, kT - 1);
+    EXPECT_THROW(grpo_step(c, *opt_c, Comm(), bad, o), UsageError);
+}

@@ -23,6 +23,10 @@ struct GrpoRollout {
     at::Tensor prompt_ids, prompt_mask;          // [N, P] int64, left-padded (1 = real token)
     at::Tensor completion_ids, completion_mask;  // [N, T] int64, right-padded
     at::Tensor rewards;                          // [N] fp32; NaN = unscorable
+    // [N, T] fp32 log-probabilities of the completions under the policy that sampled them, for a
+    // generation batch used for several steps (TRL's num_iterations > 1): the importance ratio is
+    // taken against them. Undefined = the batch is used once, pi_old = pi_theta (detached).
+    at::Tensor old_logps;
 };
 
 struct GrpoStepOptions {
