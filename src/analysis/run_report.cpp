@@ -30,7 +30,16 @@ const char* const kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e6
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 const char* const kDash[] = {"", "7 4", "2 3"};
 
+// A metrics line's number at `key`; "section.name" is a count inside an object of counts (a
+// GRPO step's judge statuses: a status the step did not see counts 0).
 double value_of(const json& m, const std::string& key) {
+    const size_t dot = key.find('.');
+    if (dot != std::string::npos) {
+        auto sec = m.find(key.substr(0, dot));
+        if (sec == m.end() || !sec->is_object()) return kNaN;
+        auto v = sec->find(key.substr(dot + 1));
+        return v == sec->end() ? 0.0 : v->is_number() ? v->get<double>() : kNaN;
+    }
     auto it = m.find(key);
     if (it == m.end() || !it->is_number()) return kNaN;
     return it->get<double>();
@@ -46,19 +55,39 @@ struct Chart {
     std::string title;
     std::string ylabel;
     std::vector<Series> series;
+    bool optional = false;  // drawn only when a run has values for it (one objective's curves)
 };
 
 std::vector<Chart> charts() {
     return {
         {"Loss (the objective's)", "loss", {{"train", "loss", false}, {"eval", "eval_loss", true}}},
-        {"Cross-entropy (plain, every response token)", "nats / token", {{"train", "ce", false}, {"eval", "eval_ce", true}}},
+        {"Cross-entropy (plain, every response token)", "nats / token", {{"train", "ce", false}, {"eval", "eval_ce", true}},
+         true},
         {"Learning rate", "lr", {{"lr", "lr", false}}},
         {"Gradient norm (global)", "grad norm", {{"grad norm", "grad_norm", false}}},
         {"Response tokens", "fraction",
          {{"kept", "kept_fraction", false},
           {"sensitive", "sensitive_fraction", false},
-          {"kept only because sensitive", "kept_only_sensitive_fraction", false}}},
-        {"Sample weights", "weight", {{"min", "w_min", false}, {"mean", "w_mean", false}, {"max", "w_max", false}}},
+          {"kept only because sensitive", "kept_only_sensitive_fraction", false}},
+         true},
+        {"Sample weights", "weight", {{"min", "w_min", false}, {"mean", "w_mean", false}, {"max", "w_max", false}}, true},
+        // GRPO (objective.method grpo): rewards.jsonl holds every completion behind these.
+        {"Reward (mean over the step's completions)", "reward", {{"reward", "reward", false}, {"std", "reward_std", false}}, true},
+        {"Judge verdicts per step", "completions",
+         {{"pass", "status.pass", false},
+          {"compiled", "status.compiled", false},
+          {"compile error", "status.compile-error", false},
+          {"no program", "status.no-code", false},
+          {"run failed", "status.run-failed", false},
+          {"mismatch", "status.mismatch", false},
+          {"unjudged", "status.unjudged", false}},
+         true},
+        {"KL to the reference", "nats / token", {{"KL", "kl", false}}, true},
+        {"Clipped importance ratios", "fraction",
+         {{"low", "clip_ratio_low", false}, {"high", "clip_ratio_high", false}, {"region", "clip_ratio_region", false}},
+         true},
+        {"Completion length", "tokens", {{"mean", "completion_length", false}}, true},
+        {"Step time", "s", {{"generate", "generate_s", false}, {"judge", "judge_s", false}, {"update", "update_s", false}}, true},
         {"Throughput", "tokens / s", {{"tokens/s", "tokens_per_s", false}}},
         {"Peak device memory", "MiB", {{"peak memory", "peak_mem_mb", false}}},
     };
@@ -102,7 +131,19 @@ Axis nice_axis(double lo, double hi, int n) {
 
 std::vector<CurvePoint> curve(const RunData& run, const Series& s) {
     std::vector<CurvePoint> pts;
-    for (const json& m : s.eval ? run.evals : run.steps) pts.push_back({value_of(m, "step"), value_of(m, s.key)});
+    const std::vector<json>& lines = s.eval ? run.evals : run.steps;
+    // A count that no line holds (a judge status no step saw) has no curve, not a line at 0.
+    const size_t dot = s.key.find('.');
+    if (dot != std::string::npos) {
+        const std::string sec = s.key.substr(0, dot), name = s.key.substr(dot + 1);
+        bool seen = false;
+        for (const json& m : lines) {
+            auto it = m.find(sec);
+            seen = seen || (it != m.end() && it->is_object() && it->contains(name));
+        }
+        if (!seen) return pts;
+    }
+    for (const json& m : lines) pts.push_back({value_of(m, "step"), value_of(m, s.key)});
     return pts;
 }
 
@@ -446,6 +487,12 @@ std::string run_report_html(const std::vector<RunData>& runs) {
     h += "<div class=\"grid\">\n";
     int id = 0;
     for (const Chart& c : charts()) {
+        if (c.optional) {
+            bool any = false;
+            for (const RunData& r : runs)
+                for (const Series& se : c.series) any = any || any_finite(curve(r, se));
+            if (!any) continue;
+        }
         std::string legend;
         std::string svg = chart_svg(c, runs, id++, &legend);
         h += "<figure>\n" + svg + "<figcaption>" + legend + "</figcaption>\n</figure>\n";

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "cuset/core/error.h"
+#include "cuset/eval/eval_run.h"
+#include "cuset/model/model_config.h"
 
 namespace cuset {
 
@@ -112,11 +114,56 @@ Runtime runtime_planned_from(const Config& cfg) {
     return runtime_resolve(cfg.train.device, cfg.model.dtype, cfg.train.threads, 1, 0, /*check=*/false);
 }
 
+rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
+    const GrpoKeys& k = cfg.objective.grpo;
+    rl::GrpoStepsOptions o;
+    o.tasks_file = k.tasks;
+    o.tasks_per_step = k.tasks_per_step;
+    o.seed = static_cast<uint64_t>(cfg.train.seed);
+    o.model_dir = cfg.model.path;
+    try {
+        o.context_length = model_config_load(cfg.model.path).max_position_embeddings;
+    } catch (const InputError&) {
+        o.context_length = 0;  // the trainer reports the model folder's problem
+    }
+    o.generate.max_new_tokens = k.max_completion_length;
+    o.generate.sampling.temperature = k.temperature;
+    o.generate.sampling.top_p = k.top_p;
+    o.generate.sampling.top_k = k.top_k;
+    rl::RolloutOptions& ro = o.rollout;
+    ro.group_size = k.num_generations;
+    ro.level = static_cast<int>(cfg.eval.level);
+    ro.gpu_name = cfg.eval.gpu_name;
+    ro.thinking = cfg.generate.thinking;
+    ro.system_prompt = k.system_prompt;
+    std::string how;
+    const eval::JudgeMode mode = eval::resolve_judge(k.judge, &how);
+    ro.judge = eval::judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
+    ro.rewards.format = k.reward_format;
+    ro.rewards.compiles = k.reward_compiles;
+    ro.rewards.runs = k.reward_runs;
+    ro.rewards.functional = k.reward_functional;
+    judge::check_reward_weights(ro.rewards, "objective.grpo.reward");
+    GrpoStepOptions& so = o.step;
+    so.loss.loss_type = grpo_loss_type_from(k.loss_type, "objective.grpo.loss_type");
+    so.loss.scale_rewards = reward_scaling_from(k.scale_rewards, "objective.grpo.scale_rewards");
+    so.loss.beta = k.beta;
+    so.loss.epsilon = k.epsilon;
+    if (k.epsilon_high > 0) so.loss.epsilon_high = k.epsilon_high;
+    so.loss.max_completion_length = k.max_completion_length;
+    so.num_generations = k.num_generations;
+    so.temperature = k.temperature;
+    so.micro_batch = cfg.train.micro_batch_size;
+    so.chunk_size = cfg.objective.chunk_size;
+    return o;
+}
+
 TrainOptions train_options_from(const Config& cfg, const Runtime& runtime) {
     TrainOptions o;
     o.runtime = runtime;
     o.text = text_options_from(cfg);
-    o.objective = objective_options_from(cfg);
+    if (cfg.objective.method == "grpo") o.steps = std::make_shared<rl::GrpoSteps>(grpo_steps_options_from(cfg));
+    else o.objective = objective_options_from(cfg);
     o.lora = lora_options_from(cfg);
     return o;
 }

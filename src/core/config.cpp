@@ -153,7 +153,7 @@ void add_data_keys(Table& t) {
 void add_objective_keys(Table& t) {
     choices(t.add("objective.method", Kind::kEnum, CUSET_REF(objective.method),
                   "training objective"),
-            {"cuset", "sft", "dft", "focal", "eaft", "asft", "rho1"});
+            {"cuset", "sft", "dft", "focal", "eaft", "asft", "rho1", "grpo"});
     choices(t.add("objective.confidence.source", Kind::kEnum,
                   CUSET_REF(objective.confidence_source),
                   "online = from the training forward pass; cached = from a score file"),
@@ -201,6 +201,58 @@ void add_objective_keys(Table& t) {
           1e-6, 1.0);
     t.add("objective.rho1.reference_scores", Kind::kString, CUSET_REF(objective.rho1_reference_scores),
           "rho1: score file of the reference model (`cuset-train score`) giving l_ref");
+    // objective.grpo.* (docs/method.md, "GRPO"): TRL's GRPOConfig names where it has one.
+    t.add("objective.grpo.tasks", Kind::kString, CUSET_REF(objective.grpo.tasks),
+          "grpo: task file (CUDABench format) whose prompts are sampled");
+    range(t.add("objective.grpo.tasks_per_step", Kind::kInt, CUSET_REF(objective.grpo.tasks_per_step),
+                "grpo: prompts per optimizer step, over all ranks"),
+          1, 1 << 20);
+    range(t.add("objective.grpo.num_generations", Kind::kInt, CUSET_REF(objective.grpo.num_generations),
+                "grpo: completions per prompt (G)"),
+          2, 1 << 16);
+    range(t.add("objective.grpo.max_completion_length", Kind::kInt,
+                CUSET_REF(objective.grpo.max_completion_length), "grpo: new tokens per completion at most"),
+          1, 1 << 20);
+    range(t.add("objective.grpo.temperature", Kind::kDouble, CUSET_REF(objective.grpo.temperature),
+                "grpo: sampling temperature (log-probabilities are scored at it)"),
+          1e-3, 100.0);
+    range(t.add("objective.grpo.top_p", Kind::kDouble, CUSET_REF(objective.grpo.top_p),
+                "grpo: nucleus sampling (1 = off)"),
+          1e-6, 1.0);
+    range(t.add("objective.grpo.top_k", Kind::kInt, CUSET_REF(objective.grpo.top_k), "grpo: top-k sampling (0 = off)"),
+          0, 1 << 24);
+    choices(t.add("objective.grpo.loss_type", Kind::kEnum, CUSET_REF(objective.grpo.loss_type),
+                  "grpo: loss aggregation, as TRL's"),
+            {"grpo", "bnpo", "dr_grpo", "dapo"});
+    range(t.add("objective.grpo.beta", Kind::kDouble, CUSET_REF(objective.grpo.beta),
+                "grpo: KL coefficient to the reference model (0 = none loaded)"),
+          0.0, 1e6);
+    range(t.add("objective.grpo.epsilon", Kind::kDouble, CUSET_REF(objective.grpo.epsilon),
+                "grpo: lower clip of the importance ratio (1 - epsilon)"),
+          0.0, 1.0);
+    range(t.add("objective.grpo.epsilon_high", Kind::kDouble, CUSET_REF(objective.grpo.epsilon_high),
+                "grpo: upper clip (1 + epsilon_high); 0 = epsilon"),
+          0.0, 1e6);
+    choices(t.add("objective.grpo.scale_rewards", Kind::kEnum, CUSET_REF(objective.grpo.scale_rewards),
+                  "grpo: advantages divided by the group's or the batch's reward std, or not"),
+            {"group", "batch", "none"});
+    choices(t.add("objective.grpo.judge", Kind::kEnum, CUSET_REF(objective.grpo.judge),
+                  "grpo: the judge of the rewards (its tools and limits are eval.*)"),
+            {"compile", "emulate", "gpu", "auto"});
+    t.add("objective.grpo.system_prompt", Kind::kString, CUSET_REF(objective.grpo.system_prompt),
+          "grpo: the prompts' system message; empty = CUDABench's, the one eval sends");
+    range(t.add("objective.grpo.reward.format", Kind::kDouble, CUSET_REF(objective.grpo.reward_format),
+                "grpo: reward for a fenced program"),
+          0.0, 1e6);
+    range(t.add("objective.grpo.reward.compiles", Kind::kDouble, CUSET_REF(objective.grpo.reward_compiles),
+                "grpo: reward for a program that compiles"),
+          0.0, 1e6);
+    range(t.add("objective.grpo.reward.runs", Kind::kDouble, CUSET_REF(objective.grpo.reward_runs),
+                "grpo: reward for a program that exits 0 (gpu or emulate judges)"),
+          0.0, 1e6);
+    range(t.add("objective.grpo.reward.functional", Kind::kDouble, CUSET_REF(objective.grpo.reward_functional),
+                "grpo: reward for a program the checker passes (gpu or emulate judges)"),
+          0.0, 1e6);
     bookkeeping(range(t.add("objective.chunk_size", Kind::kInt, CUSET_REF(objective.chunk_size),
                             "tokens per lm_head+loss chunk; 0 = full logits (more memory)"),
                       0, 1 << 24));
@@ -742,7 +794,15 @@ void config_validate(const Config& c) {
              rn.find('\0') == std::string::npos,
          "key 'run.name' must be a plain folder name (no '/', not '.' or '..'), got '" +
              quote_bounded(rn) + "'");
-    check_file_path("data.train", c.data.train, true);
+    const bool grpo = c.objective.method == "grpo";
+    check_file_path("data.train", c.data.train, !grpo);  // grpo samples prompts from its task file
+    need(!(grpo && c.objective.grpo.tasks.empty()),
+         "key 'objective.grpo.tasks' must name a task file (CUDABench format, e.g. data/cuda-tasks/tasks.jsonl) when "
+         "'objective.method' is grpo");
+    need(!(grpo && c.train.max_steps <= 0),
+         "key 'train.max_steps' must be > 0 when 'objective.method' is grpo (a run has no data epochs to count)");
+    need(!(grpo && c.distributed.zero_stage >= 3),
+         "'objective.method' grpo samples from whole weights: use 'distributed.zero_stage' 0-2");
     need(!(c.objective.method == "rho1" && c.objective.rho1_reference_scores.empty()),
          "key 'objective.rho1.reference_scores' must name a score file of the reference model "
          "(`cuset-train score --out FILE`) when 'objective.method' is rho1");

@@ -21,7 +21,8 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
     for (const eval::Task& t : tasks) {
         Conversation c;
         c.id = "task " + t.id_text;
-        c.messages = {{"system", eval::system_prompt()}, {"user", eval::build_user_prompt(t, o.level, o.gpu_name)}};
+        c.messages = {{"system", o.system_prompt.empty() ? eval::system_prompt() : o.system_prompt},
+                      {"user", eval::build_user_prompt(t, o.level, o.gpu_name)}};
         std::vector<int32_t> p = fmt.generation_prompt(c, o.thinking);
         for (int64_t k = 0; k < G; ++k) {
             prompts.push_back(p);

@@ -116,12 +116,14 @@ struct StepResult : TrainStepResult {
     double lr = 0.0;
     double seconds = 0.0;
     int64_t peak_bytes = -1;      // peak device memory allocated during the step (-1: CPU)
+    json source_metrics;          // a StepSource's fields of the metrics line (null for SFT steps)
+    std::string source_progress;  // and its text for the progress line
 };
 
 class Trainer {
 public:
     Trainer(const Config& cfg, const TrainOptions& opts, const Comm& comm)
-        : cfg_(cfg), opts_(opts), comm_(comm), device_(c10::kCPU) {}
+        : cfg_(cfg), opts_(opts), comm_(comm), device_(c10::kCPU), steps_(opts.steps) {}
 
     int run();
 
@@ -134,6 +136,9 @@ private:
     void load_cached_confidences();
     std::vector<std::vector<float>> load_score_probs(const std::string& file, bool check_model, const char* what);
     StepResult step(const std::vector<Row>& rows);
+    StepResult source_step();
+    StepContext step_context();
+    void account(const StepResult& r);
     EvalResult evaluate(const PreparedData& data);
     void eval_and_record(const char* when);
     void save_checkpoint();
@@ -159,7 +164,8 @@ private:
     std::unique_ptr<Objective> eval_objective_;
     std::vector<std::vector<float>> cached_probs_;  // [sample][t] p(token t) from a score file
     std::vector<std::vector<float>> reference_probs_;  // rho1: [sample][t] p_ref(token t), reference score file
-    Decoder reference_ = nullptr;  // asft: frozen copy of the initial model
+    Decoder reference_ = nullptr;  // asft, or a StepSource that needs one: frozen copy of the initial model
+    std::shared_ptr<StepSource> steps_;  // opts_.steps: steps that make their own batches (null = SFT)
     int64_t train_n_samples_ = 0;
     std::unique_ptr<Optimizer> optim_;
     ScheduleOptions schedule_;
@@ -219,8 +225,8 @@ void Trainer::setup() {
         // The files the run writes into its folder are never one of its inputs (a data file kept
         // in the run folder as metrics.jsonl would be appended to, one named config.yaml replaced).
         const std::vector<std::string> inputs = {cfg_.data.train, cfg_.data.eval, cfg_.objective.confidence_cache,
-                                                 cfg_.objective.rho1_reference_scores};
-        for (const char* f : {"config.yaml", "train.log", "metrics.jsonl", "summary.json", "report.html"})
+                                                 cfg_.objective.rho1_reference_scores, cfg_.objective.grpo.tasks};
+        for (const char* f : {"config.yaml", "train.log", "metrics.jsonl", "summary.json", "report.html", "rewards.jsonl"})
             refuse_output_equal_to_input((fs::path(run_dir_) / f).string(), inputs, "train");
     }
     if (comm_.is_main()) {
@@ -246,6 +252,12 @@ void Trainer::load_data() {
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe_.tokenizer->source().c_str(),
              pipe_.tokenizer->backend().c_str(), (long long)pipe_.tokenizer->vocab_size(),
              pipe_.formatter->name().c_str());
+    pad_id_ = pipe_.tokenizer->pad_id() >= 0 ? pipe_.tokenizer->pad_id()
+              : pipe_.tokenizer->eos_id() >= 0 ? pipe_.tokenizer->eos_id() : 0;
+    if (steps_) {  // its steps bring their own batches: no SFT data
+        data_hash_ = steps_->data_hash();
+        return;
+    }
     PrepareOptions po{cfg_.data.max_seq_len, cfg_.data.truncation};
     TokenizedSplit train = dataset_tokenize(cfg_.data.train, pipe_, cfg_, "train");
     data_hash_ = train.hash;
@@ -264,8 +276,6 @@ void Trainer::load_data() {
         log_info("eval data %s: %lld samples, %lld targets", cfg_.data.eval.c_str(),
                  (long long)eval_.examples.size(), (long long)eval_.n_targets);
     }
-    pad_id_ = pipe_.tokenizer->pad_id() >= 0 ? pipe_.tokenizer->pad_id()
-              : pipe_.tokenizer->eos_id() >= 0 ? pipe_.tokenizer->eos_id() : 0;
 }
 
 void Trainer::build_model_and_optimizer() {
@@ -320,7 +330,9 @@ void Trainer::build_model_and_optimizer() {
              mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
              (long long)mc.vocab_size, n_params / 1e6,
              cfg_.model.activation_checkpointing ? ", activation checkpointing" : "");
-    if (cfg_.objective.method == "asft") {  // pi_ref: the frozen initial model (model.path, also on resume)
+    if (cfg_.objective.method == "asft" || (steps_ && steps_->needs_reference() && !lora_)) {
+        // pi_ref: the frozen initial model (model.path, also on resume); under LoRA a StepSource
+        // takes the base with the adapters off instead
         reference_ = model_load(cfg_.model.path, dtype_, device_);
         for (auto& [name, p] : reference_->trainable_parameters()) p.set_requires_grad(false);
     }
@@ -361,6 +373,7 @@ void Trainer::build_model_and_optimizer() {
     zo.offload = cfg_.distributed.offload_optimizer;
     zo.bucket_bytes = static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20));
     optim_ = make_optimizer(std::move(params), ao, zo, comm_, model_);
+    if (steps_) return;  // its own loss
     objective_ = std::make_unique<Objective>(opts_.objective);
     // Evaluation has no score file: it always takes confidences from its own forward pass.
     ObjectiveOptions eo = objective_->options();
@@ -450,6 +463,10 @@ void Trainer::plan_steps() {
             log_info("attention kernel on %s: %s (causal; right padding needs no mask)", device_.str().c_str(),
                      causal.c_str());
     }
+    if (steps_)
+        log_info("%lld optimizer steps of %s; warmup %lld, %s schedule, peak lr %g", (long long)total,
+                 steps_->name().c_str(), (long long)schedule_.warmup_steps, schedule_.kind.c_str(), cfg_.train.lr);
+    else
     log_info("%lld optimizer steps of %lld rows (micro-batch %lld x accumulation %lld x %lld rank(s)); warmup %lld, %s schedule, peak lr %g",
              (long long)total, (long long)global_batch_, (long long)cfg_.train.micro_batch_size,
              (long long)cfg_.train.grad_accum, (long long)comm_.world, (long long)schedule_.warmup_steps,
@@ -540,6 +557,16 @@ StepResult Trainer::step(const std::vector<Row>& rows) {
     StepResult r;
     static_cast<TrainStepResult&>(r) = train_step(model_, *objective_, *optim_, comm_, micro, so);
     r.lr = so.lr;
+    account(r);
+    if (device_.is_cuda()) torch_cuda_synchronize(device_);
+    r.peak_bytes = device_peak_allocated(device_);
+    r.seconds = seconds_since(t0);
+    return r;
+}
+
+// The run's bookkeeping of a step's outcome: skipped steps, non-finite steps in a row (stopping
+// at train.max_bad_steps), tokens trained.
+void Trainer::account(const StepResult& r) {
     if (r.non_finite) {
         ++state_.skipped_steps;
         ++state_.bad_in_row;
@@ -557,6 +584,35 @@ StepResult Trainer::step(const std::vector<Row>& rows) {
         state_.bad_in_row = 0;
     }
     state_.tokens += r.targets;
+}
+
+StepContext Trainer::step_context() {
+    StepContext c{model_, *optim_, comm_, pipe_, device_, run_dir_};
+    c.reference = reference_ ? &reference_ : nullptr;
+    c.lora = lora_.has_value();
+    c.step = state_.step;
+    c.lr = cfg_.train.lr * lr_multiplier(schedule_, state_.step);
+    c.grad_clip = cfg_.train.grad_clip;
+    return c;
+}
+
+// One step of the StepSource, accounted as an SFT step is.
+StepResult Trainer::source_step() {
+    auto t0 = std::chrono::steady_clock::now();
+    device_reset_peak(device_);
+    const StepContext ctx = step_context();
+    SourceStepResult s = steps_->step(ctx);
+    StepResult r;
+    r.applied = s.applied;
+    r.non_finite = s.non_finite;
+    r.loss = s.loss;
+    r.grad_norm = s.grad_norm;
+    r.tokens = s.tokens;
+    r.targets = s.tokens;
+    r.lr = ctx.lr;
+    r.source_metrics = s.metrics;
+    r.source_progress = s.progress;
+    account(r);
     if (device_.is_cuda()) torch_cuda_synchronize(device_);
     r.peak_bytes = device_peak_allocated(device_);
     r.seconds = seconds_since(t0);
@@ -672,7 +728,7 @@ void Trainer::save_checkpoint() {
         }
         atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
         if (file_hashes_.empty())
-            for (const std::string& f : {cfg_.data.train, cfg_.data.eval})
+            for (const std::string& f : {cfg_.data.train, cfg_.data.eval, steps_ ? cfg_.objective.grpo.tasks : std::string()})
                 if (!f.empty()) file_hashes_.emplace_back(f, hash_file(f));
         atomic_write((fs::path(tmp) / "README.md").string(),
                      model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
@@ -720,6 +776,20 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
     }
     if (!comm_.is_main()) return;
     if (state_.step % cfg_.log.every != 0 && state_.step != state_.total_steps) return;
+    if (steps_) {
+        json m = {{"step", state_.step},      {"loss", num(r.loss)},        {"lr", r.lr},
+                  {"grad_norm", num(r.grad_norm)}, {"tokens", r.tokens},   {"step_time_s", r.seconds},
+                  {"tokens_per_s", r.seconds > 0 ? r.tokens / r.seconds : 0.0},
+                  {"elapsed_s", elapsed},       {"skipped", !r.applied}};
+        for (auto it = r.source_metrics.begin(); it != r.source_metrics.end(); ++it) m[it.key()] = it.value();
+        if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
+        metrics_ << m.dump() << "\n" << std::flush;
+        json scalars = json::object();  // TensorBoard takes the numbers
+        for (auto it = m.begin(); it != m.end(); ++it)
+            if (it.value().is_number()) scalars[it.key()] = it.value();
+        tensorboard_line(tb_.get(), scalars, "train", state_.step);
+        return;
+    }
     const ObjectiveStats& s = r.stats;
     json m = {{"step", state_.step},
               {"epoch", state_.epoch},
@@ -802,6 +872,7 @@ void Trainer::write_summary(double train_seconds) {
                  100 * s.kept_fraction(), 100 * s.sensitive_fraction(), 100 * s.kept_only_sensitive_fraction());
     if (s.n_samples > 0)
         log_info("sample weights: min %.3f, mean %.3f, max %.3f", s.w_min, s.w_mean(), s.w_max);
+    if (steps_ && !steps_->summary().empty()) log_info("%s", steps_->summary().c_str());
     log_info("throughput %.0f tokens/s; checkpoint %s", tokens_per_s_n_ ? tokens_per_s_sum_ / tokens_per_s_n_ : 0.0,
              ckpt.empty() ? "none" : ckpt.c_str());
     log_info("summary written to %s", (fs::path(run_dir_) / "summary.json").c_str());
@@ -842,16 +913,22 @@ int Trainer::run() {
                                            "nothing was trained; check the data, train.lr and the objective's settings",
                                            (long long)state_.step));
     };
+    if (steps_) steps_->begin(step_context(), state_.step);
     while (state_.step < state_.total_steps) {
-        std::vector<Row> rows = rows_for_epoch(state_.epoch);
-        int64_t spe = steps_per_epoch(static_cast<int64_t>(rows.size()), global_batch_);
-        if (state_.step_in_epoch >= spe) {
-            ++state_.epoch;
-            state_.step_in_epoch = 0;
-            continue;
+        StepResult r;
+        if (steps_) {
+            r = source_step();
+        } else {
+            std::vector<Row> rows = rows_for_epoch(state_.epoch);
+            int64_t spe = steps_per_epoch(static_cast<int64_t>(rows.size()), global_batch_);
+            if (state_.step_in_epoch >= spe) {
+                ++state_.epoch;
+                state_.step_in_epoch = 0;
+                continue;
+            }
+            r = step(step_rows_for_rank(rows, global_batch_, state_.step_in_epoch, comm_.rank, comm_.world));
+            run_stats_.merge(r.stats);
         }
-        StepResult r = step(step_rows_for_rank(rows, global_batch_, state_.step_in_epoch, comm_.rank, comm_.world));
-        run_stats_.merge(r.stats);
         ++state_.step;
         ++state_.step_in_epoch;
         double elapsed = seconds_since(t_start);
@@ -859,7 +936,12 @@ int Trainer::run() {
         if (comm_.is_main()) {
             std::string suffix = strprintf("loss %.4f | lr %.2e | %.0f tok/s", r.loss, r.lr,
                                            r.seconds > 0 ? r.tokens / r.seconds : 0.0);
+            if (steps_) suffix = strprintf("loss %.4f | lr %.2e | %s", r.loss, r.lr, r.source_progress.c_str());
             if (bar) progress.update(state_.step - start_step, suffix);
+            else if (steps_ && state_.step % cfg_.log.every == 0)
+                log_info("step %lld/%lld | %s | grad norm %.3f | %.1fs | ETA %s", (long long)state_.step,
+                         (long long)state_.total_steps, suffix.c_str(), r.grad_norm, r.seconds,
+                         format_duration(elapsed / (state_.step - start_step) * (state_.total_steps - state_.step)).c_str());
             else if (state_.step % cfg_.log.every == 0)
                 log_info("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3f | kept %.1f%% | %.0f tokens/s | ETA %s",
                          (long long)state_.step, (long long)state_.total_steps, r.loss, r.lr, r.grad_norm,
@@ -915,7 +997,7 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     MemorySetup setup;
     setup.dtype = dtype;
     setup.lora = lora.has_value();
-    setup.reference = cfg.objective.method == "asft";
+    setup.reference = cfg.objective.method == "asft" || (opts.steps && opts.steps->needs_reference() && !lora);
     try {
         setup.world = dist_env_from_environment().world;
     } catch (const Error&) {
@@ -971,8 +1053,9 @@ void train_dry_run(const Config& cfg, const TrainOptions& opts) {
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
              pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
     const DataLoadOptions& lo = pipe.load;
+    if (opts.steps) log_info("steps: %s", opts.steps->name().c_str());  // its own data, read already
     for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
-        if (f.empty()) continue;
+        if (f.empty() || opts.steps) continue;
         LoadReport rep;
         data_load_jsonl(f, lo, &rep);
         log_info("data %s: %lld samples (%lld lines, %lld skipped)", f.c_str(), (long long)rep.loaded,

@@ -142,3 +142,33 @@ TEST(RunReport, Command) {
     r = run_cuset("report " + scratch_dir("run-report-cli-empty"));
     EXPECT_EQ(r.exit_code, 3) << r.err;
 }
+
+// A GRPO run's metrics (objective.method grpo): its charts (reward, the judge's verdicts, clipping,
+// length, the step's time) are drawn and the SFT objective's (kept tokens, sample weights) are
+// left out; a status a step did not see counts 0 in the verdicts chart, so its curve is a line
+// through every step.
+TEST(RunReport, GrpoRunDrawsItsOwnCurves) {
+    std::string dir = scratch_dir("run-report-grpo");
+    std::string text;
+    for (int s = 1; s <= 5; ++s) {
+        json status = {{"compiled", s}, {"compile-error", 8 - s}};
+        if (s == 3) status = {{"compiled", 3}, {"compile-error", 4}, {"no-code", 1}};
+        text += json{{"step", s},           {"loss", 0.01},         {"lr", 1e-5},          {"grad_norm", 0.5},
+                     {"reward", 0.1 + 0.025 * s}, {"reward_std", 0.1}, {"status", status},
+                     {"completion_length", 14.0}, {"clip_ratio_low", 0.0}, {"clip_ratio_high", 0.0},
+                     {"clip_ratio_region", 0.0}, {"generate_s", 0.3}, {"judge_s", 1.0}, {"update_s", 0.8},
+                     {"tokens_per_s", 100.0}, {"skipped", false}}
+                    .dump() +
+                "\n";
+    }
+    write_file(dir + "/metrics.jsonl", text);
+    const std::string html = cuset::run_report_html({cuset::run_data_load(dir)});
+    for (const char* title : {"Reward (mean over the step", "Judge verdicts per step", "Clipped importance ratios",
+                              "Completion length", "Step time"})
+        EXPECT_NE(html.find(title), std::string::npos) << title;
+    for (const char* title : {"Response tokens", "Sample weights", "Cross-entropy", "KL to the reference"})
+        EXPECT_EQ(html.find(title), std::string::npos) << title << ": no values in a GRPO run without beta";
+    // The verdicts chart: "no program" appears at step 3 only, and is drawn over all 5 steps.
+    EXPECT_NE(html.find("no program"), std::string::npos);
+    EXPECT_EQ(html.find("mismatch"), std::string::npos) << "a status no step saw has no curve";
+}

@@ -11,6 +11,7 @@
 #include "cuset/data/dataset.h"
 #include "cuset/model/device.h"
 #include "cuset/model/lora.h"
+#include "cuset/rl/grpo_steps.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/train/objective.h"
@@ -46,8 +47,14 @@ Runtime runtime_from(const Config& cfg, int64_t world = 1, int64_t local_rank = 
 // taken as named (the plan of a GPU run checked on another machine).
 Runtime runtime_planned_from(const Config& cfg);
 
+// objective.grpo.* (with train.seed, train.micro_batch_size, objective.chunk_size, eval.level,
+// eval.gpu_name and the judge's eval.* tools and limits) of a configuration: the GRPO steps of
+// objective.method grpo. UsageError on a judge that cannot work here (no nvcc, --judge gpu
+// without a GPU).
+rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg);
+
 // The trainer's typed options of a configuration (TrainOptions::text, objective, lora, and
-// `runtime`); the session's own fields (resume, extend, command_line) are left at their defaults.
+// `runtime`; for objective.method grpo, `steps`: rl/grpo_steps.h); the session's own fields (resume, extend, command_line) are left at their defaults.
 TrainOptions train_options_from(const Config& cfg, const Runtime& runtime);
 
 }  // namespace cuset

@@ -59,8 +59,31 @@ struct DataKeys {
     std::string against;  // evaluation set (JSONL) `data build` decontaminates its kept samples against; empty = none
 };
 
+// objective.grpo.*: reinforcement learning on the judge (objective.method: grpo). Names follow
+// TRL's GRPOConfig where it has one; the judge's tools and limits are eval.*'s.
+struct GrpoKeys {
+    std::string tasks;                 // task file (CUDABench format) whose prompts are sampled
+    int64_t tasks_per_step = 2;        // prompts per optimizer step, over all ranks
+    int64_t num_generations = 4;       // G completions per prompt
+    int64_t max_completion_length = 256;
+    double temperature = 1.0;
+    double top_p = 1.0;
+    int64_t top_k = 0;
+    std::string loss_type = "dapo";    // grpo | bnpo | dr_grpo | dapo
+    double beta = 0.0;                 // KL coefficient (0 = no reference model)
+    double epsilon = 0.2;
+    double epsilon_high = 0.0;         // 0 = epsilon
+    std::string scale_rewards = "group";  // group | batch | none
+    std::string judge = "compile";     // compile | emulate | gpu | auto
+    std::string system_prompt;         // the prompts' system message ("" = CUDABench's, as eval sends)
+    double reward_format = 0.1;
+    double reward_compiles = 0.2;
+    double reward_runs = 0.2;
+    double reward_functional = 1.0;
+};
+
 struct ObjectiveKeys {
-    std::string method = "cuset";  // cuset | sft | dft | focal | eaft | asft | rho1
+    std::string method = "cuset";  // cuset | sft | dft | focal | eaft | asft | rho1 | grpo
     std::string confidence_source = "online";  // online | cached
     std::string confidence_cache;              // score file for `cached`
     bool mask_confidence = true;
@@ -79,6 +102,7 @@ struct ObjectiveKeys {
     double rho1_keep_fraction = 0.6;
     std::string rho1_reference_scores;  // score file of the reference model (rho1)
     int64_t chunk_size = 1024;  // tokens per lm_head/loss chunk; 0 = full logits (reference)
+    GrpoKeys grpo;
 };
 
 struct TaggerKeys {

@@ -31,6 +31,7 @@ struct RolloutOptions {
                                // sample_seed(seed, "<step>:<task id>", k)
     int64_t step = 0;
     bool thinking = false;     // Qwen3-style thinking blocks in the generation prompt
+    std::string system_prompt; // the system message ("" = CUDABench's, what eval sends)
     eval::JudgeOptions judge;  // mode, tools, containment, work folder, jobs
     judge::RewardWeights rewards;
 };

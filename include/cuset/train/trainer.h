@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "cuset/model/lora.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/objective.h"
+#include "cuset/train/step_source.h"
 
 namespace cuset {
 
@@ -35,6 +37,9 @@ struct TrainOptions {
     ObjectiveOptions objective;   // objective.*
     LoraOptions lora;             // model.lora.*, used when model.lora.enabled
     Runtime runtime;              // device, dtype and CPU threads of this rank
+    // Steps that make their own batches (objective.method grpo: rl/grpo_steps.h) instead of the
+    // SFT data and objective; null = supervised fine-tuning on data.train.
+    std::shared_ptr<StepSource> steps;
 };
 
 // Runs the job of `cfg` with the typed options of `opts`; returns the process exit code (0) or

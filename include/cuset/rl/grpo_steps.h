@@ -1,0 +1,70 @@
+// GRPO as the trainer's steps (train/step_source.h, objective.method: grpo): each optimizer step
+// takes the next tasks_per_step tasks of a seeded order of the task file, splits them over the
+// ranks (a task's group never splits), samples G completions per task from the current policy
+// (generate/generator.h, all of a rank's completions decoded as one batch), judges and scores them
+// (rl/rollout.h: the contained judge, judge/reward.h) and takes the GRPO step (train/grpo_step.h).
+// Every completion's verdict and reward goes to rewards.jsonl in the run folder (rank 0; rank r >
+// 0 writes rewards-rank<r>.jsonl), so that a run can be audited for reward hacking.
+//
+// Reproducible and resumable: the task order is drawn from (seed, pass over the task file), each
+// completion's sampling stream from (seed, step, task, sample), so a resumed run samples what the
+// stopped run would have sampled next; records a stopped run wrote past its checkpoint are cut.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cuset/eval/cudabench.h"
+#include "cuset/generate/generator.h"
+#include "cuset/rl/rollout.h"
+#include "cuset/train/grpo_step.h"
+#include "cuset/train/step_source.h"
+
+namespace cuset::rl {
+
+struct GrpoStepsOptions {
+    std::string tasks_file;       // CUDABench-format tasks whose prompts are sampled
+    int64_t tasks_per_step = 2;   // over all ranks; a multiple of the number of ranks
+    uint64_t seed = 0;            // the run's seed
+    // Sampling: max_new_tokens and the sampling settings; the EOS ids are the tokenizer's, the
+    // model's (model_dir's config and generation_config.json) and the chat format's end of turn,
+    // added by begin().
+    GenerateOptions generate;
+    std::string model_dir;
+    int64_t context_length = 0;   // the model's positions (0 = unlimited)
+    RolloutOptions rollout;       // group_size, level, gpu_name, thinking, the judge, reward weights
+    GrpoStepOptions step;         // loss, G, temperature, micro-batch, LM-head chunk
+};
+
+// The tasks of step `step` on rank `rank` of `world`, as indices into a task list of n tasks:
+// positions step * per_step .. step * per_step + per_step - 1 of the endless sequence of passes,
+// pass e a permutation of 0..n-1 drawn from (seed, e); the rank takes its contiguous share.
+std::vector<size_t> grpo_step_tasks(uint64_t seed, size_t n, int64_t per_step, int64_t step, int64_t rank,
+                                    int64_t world);
+
+class GrpoSteps : public StepSource {
+public:
+    // Reads the task file (InputError naming its line on a bad record).
+    explicit GrpoSteps(GrpoStepsOptions o);
+    ~GrpoSteps() override;
+
+    std::string name() const override;
+    std::string data_hash() const override { return data_hash_; }
+    bool needs_reference() const override { return o_.step.loss.beta != 0.0; }
+    void begin(const StepContext& ctx, int64_t resumed_step) override;
+    SourceStepResult step(const StepContext& ctx) override;
+    std::string summary() const override;
+
+private:
+    GrpoStepsOptions o_;
+    std::vector<eval::Task> tasks_;
+    std::string data_hash_;
+    std::string rewards_path_, work_dir_;
+    std::ofstream rewards_;
+    double first_reward_ = -1, last_reward_ = -1;  // mean rewards of the session's first and last steps (-1 = none)
+    int64_t completions_ = 0;
+};
+
+}  // namespace cuset::rl

@@ -1,0 +1,266 @@
+// GRPO as the trainer's steps (rl/grpo_steps.h).
+#include "cuset/rl/grpo_steps.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
+#include "cuset/core/hash.h"
+#include "cuset/core/json_io.h"
+#include "cuset/core/log.h"
+#include "cuset/eval/eval_run.h"
+#include "cuset/generate/generate_run.h"
+#include "cuset/model/model_config.h"
+
+namespace cuset::rl {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// splitmix64: a portable stream (std::shuffle's draws differ between standard libraries).
+uint64_t splitmix64(uint64_t& x) {
+    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+std::vector<size_t> pass_order(uint64_t seed, size_t n, int64_t pass) {
+    std::vector<size_t> p(n);
+    for (size_t i = 0; i < n; ++i) p[i] = i;
+    uint64_t state = Hasher().add("grpo task order").add_u64(seed).add_u64(static_cast<uint64_t>(pass)).value();
+    for (size_t i = n; i > 1; --i) {  // Fisher-Yates; the modulo bias is < n / 2^64
+        const size_t j = static_cast<size_t>(splitmix64(state) % i);
+        std::swap(p[i - 1], p[j]);
+    }
+    return p;
+}
+
+// The rewards file cut back to the records of steps <= `step` (a stopped run may have written
+// past its last checkpoint), replaced atomically; a line that is not a record ends the cut there.
+void cut_rewards(const std::string& path, int64_t step) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return;
+    std::ifstream in(path);
+    std::string kept, line;
+    int64_t dropped = 0;
+    while (std::getline(in, line)) {
+        int64_t s = -1;
+        try {
+            const json j = json::parse(line);
+            if (j.is_object() && j.contains("step") && j["step"].is_number_integer()) s = j["step"].get<int64_t>();
+        } catch (const json::exception&) {
+        }
+        if (s >= 1 && s <= step) kept += line + "\n";
+        else ++dropped;
+    }
+    in.close();
+    if (dropped == 0) return;
+    atomic_write(path, kept, "rewards file");
+    if (step > 0) log_info("%s: %lld record(s) past step %lld removed (written after the checkpoint)", path.c_str(),
+                           (long long)dropped, (long long)step);
+}
+
+}  // namespace
+
+std::vector<size_t> grpo_step_tasks(uint64_t seed, size_t n, int64_t per_step, int64_t step, int64_t rank,
+                                    int64_t world) {
+    if (n == 0 || per_step <= 0 || world <= 0 || per_step % world != 0)
+        throw UsageError("grpo: objective.grpo.tasks_per_step (" + std::to_string(per_step) +
+                         ") must be a positive multiple of the number of ranks (" + std::to_string(world) + ")");
+    const int64_t mine = per_step / world;
+    std::vector<size_t> out;
+    int64_t cached_pass = -1;
+    std::vector<size_t> order;
+    for (int64_t j = rank * mine; j < (rank + 1) * mine; ++j) {
+        const int64_t pos = step * per_step + j;
+        const int64_t pass = pos / static_cast<int64_t>(n);
+        if (pass != cached_pass) {
+            order = pass_order(seed, n, pass);
+            cached_pass = pass;
+        }
+        out.push_back(order[static_cast<size_t>(pos % static_cast<int64_t>(n))]);
+    }
+    return out;
+}
+
+GrpoSteps::GrpoSteps(GrpoStepsOptions o) : o_(std::move(o)) {
+    try {
+        tasks_ = eval::load_tasks(o_.tasks_file);
+    } catch (const InputError& e) {
+        throw InputError(std::string("objective.grpo.tasks: ") + e.what());
+    }
+    if (tasks_.empty()) throw InputError(o_.tasks_file + ": no task (objective.grpo.tasks)");
+    data_hash_ = Hasher().add("grpo").add(hash_file(o_.tasks_file)).hex();
+    o_.rollout.group_size = o_.step.num_generations;
+}
+
+GrpoSteps::~GrpoSteps() {
+    if (work_dir_.empty()) return;
+    std::error_code ec;  // the judge's scratch folder (begin() checked it is cuset's)
+    fs::remove_all(work_dir_, ec);
+    fs::remove(fs::path(work_dir_).parent_path(), ec);  // grpo-work/, once no rank's folder is left
+}
+
+std::string GrpoSteps::name() const {
+    return strprintf("GRPO: %lld task(s) x %lld completions (%s, judge %s) from %s (%zu tasks)",
+                     (long long)o_.tasks_per_step, (long long)o_.step.num_generations,
+                     grpo_loss_type_name(o_.step.loss.loss_type), judge::judge_mode_name(o_.rollout.judge.runner.mode),
+                     o_.tasks_file.c_str(), tasks_.size());
+}
+
+void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step) {
+    if (o_.tasks_per_step % ctx.comm.world != 0)
+        throw UsageError(strprintf("config error: 'objective.grpo.tasks_per_step' (%lld) must be a multiple of the "
+                                   "number of ranks (%lld): a task's completions never split over ranks",
+                                   (long long)o_.tasks_per_step, (long long)ctx.comm.world));
+    if (o_.step.loss.scale_rewards == RewardScaling::kBatch && ctx.comm.world > 1)
+        throw UsageError("config error: 'objective.grpo.scale_rewards' batch is not supported on several ranks; use "
+                         "group or none");
+    std::vector<std::string> stop = o_.generate.stop_strings;
+    std::vector<int64_t> model_eos;
+    if (!o_.model_dir.empty()) model_eos = model_config_load(o_.model_dir).eos_token_ids;
+    o_.generate.eos_ids = generate_eos_ids(*ctx.pipe.tokenizer, *ctx.pipe.formatter, o_.model_dir, model_eos, &stop);
+    o_.generate.stop_strings = stop;
+    o_.generate.context_length = o_.context_length;
+    // The judge's scratch folder, this rank's, inside the run folder.
+    work_dir_ = (fs::path(ctx.run_dir) / "grpo-work" / ("rank" + std::to_string(ctx.comm.rank))).string();
+    eval::judge_work_dir_check(work_dir_, {o_.tasks_file}, "train (grpo)");
+    eval::judge_work_dir_create(work_dir_, "train (grpo)");
+    o_.rollout.judge.runner.work_dir = work_dir_;
+    // A program judged once in this session is not judged again (the same task, program, sample
+    // index and judge settings: eval/judge.h's journal): a policy repeats itself often.
+    o_.rollout.judge.journal = (fs::path(work_dir_) / "verdicts.jsonl").string();
+    rewards_path_ = (fs::path(ctx.run_dir) / (ctx.comm.rank == 0 ? std::string("rewards.jsonl")
+                                                                  : "rewards-rank" + std::to_string(ctx.comm.rank) + ".jsonl"))
+                        .string();
+    cut_rewards(rewards_path_, resumed_step);
+    rewards_.open(rewards_path_, std::ios::app);
+    if (!rewards_) throw RuntimeFailure("cannot write " + rewards_path_);
+}
+
+SourceStepResult GrpoSteps::step(const StepContext& ctx) {
+    const std::vector<size_t> idx =
+        grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, ctx.step, ctx.comm.rank, ctx.comm.world);
+    std::vector<eval::Task> mine;
+    for (size_t i : idx) mine.push_back(tasks_[i]);
+
+    double generate_s = 0;
+    int64_t generated = 0;
+    SampleFn sample = [&](const std::vector<GenerationInput>& inputs) {
+        auto t0 = std::chrono::steady_clock::now();
+        struct TrainModeAfter {  // sampled in eval mode (no LoRA dropout), trained in train mode
+            Decoder& m;
+            ~TrainModeAfter() { m->train(); }
+        } after{ctx.model};
+        ctx.model->eval();
+        Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
+        std::vector<GenerationOutput> out = gen.generate(inputs);  // one batch: every completion of the rank
+        for (const GenerationOutput& g : out) generated += static_cast<int64_t>(g.tokens.size());
+        generate_s += seconds_since(t0);
+        return out;
+    };
+    RolloutOptions ro = o_.rollout;
+    ro.seed = o_.seed;
+    ro.step = ctx.step;
+    auto t_roll = std::chrono::steady_clock::now();
+    const Tokenizer& tok = *ctx.pipe.tokenizer;
+    const int32_t pad = static_cast<int32_t>(tok.pad_id() >= 0 ? tok.pad_id() : tok.eos_id() >= 0 ? tok.eos_id() : 0);
+    Rollout rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, pad, ro);
+    const double judge_s = seconds_since(t_roll) - generate_s;
+
+    auto t_update = std::chrono::steady_clock::now();
+    GrpoStepOptions so = o_.step;
+    so.lr = ctx.lr;
+    so.grad_clip = ctx.grad_clip;
+    so.reference = ctx.reference;
+    so.reference_is_base = so.loss.beta != 0.0 && ctx.lora;
+    if (so.loss.beta != 0.0 && !so.reference_is_base && !so.reference)
+        throw RuntimeFailure("grpo: beta != 0 but the trainer loaded no reference model");
+    GrpoStepResult r = grpo_step(ctx.model, ctx.optim, ctx.comm, rollout.batch, so);
+    const double update_s = seconds_since(t_update);
+
+    // Every completion's record, this rank's file.
+    for (const RolloutRecord& rec : rollout.records) {
+        json j = {{"step", ctx.step + 1}, {"task", rec.task},     {"sample", rec.sample}, {"status", rec.status},
+                  {"reason", rec.reason}, {"tokens", rec.tokens}, {"finish", rec.finish}};
+        j["reward"] = std::isfinite(rec.reward) ? json(rec.reward) : json(nullptr);
+        if (!rec.error.empty()) j["error"] = rec.error;
+        rewards_ << j.dump() << "\n";
+    }
+    rewards_.flush();
+
+    // The statuses over all ranks (a fixed vector: every rank sums the same positions).
+    constexpr int kStatuses = static_cast<int>(judge::Status::kUnjudged) + 1;
+    std::vector<double> counts(kStatuses + 3, 0.0);
+    for (const RolloutRecord& rec : rollout.records) {
+        for (int s = 0; s < kStatuses; ++s)
+            if (rec.status == judge::status_name(static_cast<judge::Status>(s))) counts[s] += 1;
+        counts[kStatuses] += static_cast<double>(rec.tokens);
+        counts[kStatuses + 1] += rec.finish == "length" ? 1 : 0;
+        counts[kStatuses + 2] += 1;
+    }
+    counts = ctx.comm.sum_vec(counts);
+    const double n = std::max(1.0, counts[kStatuses + 2]);
+
+    SourceStepResult out;
+    out.applied = r.applied;
+    out.non_finite = r.non_finite;
+    out.loss = r.loss;
+    out.grad_norm = r.grad_norm;
+    out.tokens = static_cast<int64_t>(r.stats.tokens);
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    const GrpoStats& s = r.stats;
+    json m = {{"reward", num(r.reward_mean)},
+              {"reward_std", num(r.reward_std)},
+              {"completions", r.completions},
+              {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
+              {"completion_length", counts[kStatuses] / n},
+              {"truncated_fraction", counts[kStatuses + 1] / n},
+              {"clip_ratio_low", s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0},
+              {"clip_ratio_high", s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0},
+              {"clip_ratio_region", s.clip_units > 0 ? s.clipped_region / s.clip_units : 0.0},
+              {"generate_s", generate_s},
+              {"judge_s", judge_s},
+              {"update_s", update_s},
+              {"generated_tokens_per_s", generate_s > 0 ? double(generated) / generate_s : 0.0}};
+    if (so.loss.beta != 0.0) m["kl"] = s.tokens > 0 ? s.kl / s.tokens : 0.0;
+    json st = json::object();
+    for (int k = 0; k < kStatuses; ++k)
+        if (counts[k] > 0) st[judge::status_name(static_cast<judge::Status>(k))] = static_cast<int64_t>(counts[k]);
+    m["status"] = st;
+    out.metrics = m;
+    std::string top;
+    for (auto it = st.begin(); it != st.end(); ++it) top += (top.empty() ? "" : " ") + it.key() + " " + it.value().dump();
+    out.progress = strprintf("reward %.3f | %s", r.reward_mean, top.c_str());
+    if (std::isfinite(r.reward_mean)) {
+        if (first_reward_ < 0) first_reward_ = r.reward_mean;
+        last_reward_ = r.reward_mean;
+    }
+    completions_ += r.completions;
+    return out;
+}
+
+std::string GrpoSteps::summary() const {
+    if (completions_ == 0) return "";
+    return strprintf("grpo: %lld completions judged this session; mean reward %.3f at the first step, %.3f at the last; "
+                     "every verdict in %s",
+                     (long long)completions_, first_reward_, last_reward_, rewards_path_.c_str());
+}
+
+}  // namespace cuset::rl

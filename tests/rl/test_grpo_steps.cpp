@@ -1,0 +1,306 @@
+// GRPO as the trainer's steps (rl/grpo_steps.h), through the real binary on the CPU with the
+// compile judge (nvcc, contained):
+// - the task order: every task once per pass over the task file, a step's tasks split over ranks
+//   in whole groups, a function of the seed;
+// - a run logs every completion's verdict and reward (rewards.jsonl) and the step's curves
+//   (metrics.jsonl), and resumes exactly: the continuation from a checkpoint writes the same
+//   metrics, rewards and weights, and records a stopped run wrote past its checkpoint are cut;
+// - it learns: a policy that writes a compiling and a non-compiling program about equally often
+//   (data/tiny-coder fine-tuned here on such answers for the purpose) writes the compiling one
+//   more often after a short GRPO run, by a margin stated below;
+// - configuration refusals (exit 2, one line naming the key).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/eval/cudabench.h"
+#include "cuset/rl/grpo_steps.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using cuset::test::kDefault;
+using cuset::test::read_file;
+using cuset::test::read_metrics;
+using cuset::test::run_cuset;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTasks = std::string(CUSET_SOURCE_DIR) + "/data/cuda-tasks/tasks.jsonl";
+const std::string kDemo = std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder";
+
+// The two answers the purpose-made policy gives: one nvcc accepts, one it rejects (an undeclared
+// name). They part at the token after `return`.
+const char* kCompiles = "```cuda\nint main() { return 0; }\n```";
+const char* kFails = "```cuda\nint main() { return missing_value; }\n```";
+
+// The prompts' system message in these runs (objective.grpo.system_prompt): CUDABench's own is
+// about 1,300 tokens with the demo's tokenizer, which would make every step of a test ~20x longer.
+const char* kSystem = "You write CUDA programs. Answer with one program in a ```cuda fence.";
+
+// The first `n` tasks of the bundled task file, as their own file.
+std::string write_tasks(const std::string& dir, size_t n) {
+    std::ifstream in(kTasks);
+    std::string out, line;
+    for (size_t i = 0; i < n && std::getline(in, line);) {
+        if (line.empty()) continue;
+        out += line + "\n";
+        ++i;
+    }
+    const std::string path = dir + "/tasks.jsonl";
+    write_file(path, out);
+    return path;
+}
+
+// data/tiny-coder fine-tuned (plain SFT) to answer each task's GRPO prompt (kSystem and the
+// task's CUDABench user message at level 3, as rl/rollout.h sends them) with kCompiles or kFails,
+// the two equally often: a policy whose compile reward GRPO can raise. Returns its checkpoint.
+std::string make_policy(const std::string& dir, const std::string& tasks_file) {
+    std::string data;
+    for (const cuset::eval::Task& t : cuset::eval::load_tasks(tasks_file))
+        for (int k = 0; k < 8; ++k) {
+            json j = {{"system", kSystem},
+                      {"prompt", cuset::eval::build_user_prompt(t, 3, cuset::eval::kDefaultGpuName)},
+                      {"response", k % 2 ? kFails : kCompiles}};
+            data += j.dump() + "\n";
+        }
+    write_file(dir + "/policy.jsonl", data);
+    const std::string cfg = cuset::test::write_tiny_run_config(
+        dir + "/policy.yaml", dir,
+        {{"model.path", kDemo},
+         {"data.train", dir + "/policy.jsonl"},
+         {"data.eval", kDefault},
+         {"data.max_seq_len", "512"},
+         {"objective.method", "sft"},
+         {"train.micro_batch_size", "4"},
+         {"train.grad_accum", "1"},
+         {"train.max_steps", "24"},
+         {"train.lr", "2.0e-3"},
+         {"train.schedule", "constant"},
+         {"train.warmup_steps", "0"},
+         {"checkpoint.keep_last", "1"}});
+    auto r = run_cuset("--config " + cfg + " --run-name policy");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir + "/policy/checkpoint-0000024";
+}
+
+// A GRPO run's configuration on `policy` (the compile judge; other keys by `changes`).
+std::string grpo_config(const std::string& dir, const std::string& name, const std::string& policy,
+                        const std::string& tasks_file, const cuset::test::ConfigKeys& changes) {
+    cuset::test::ConfigKeys keys = {{"model.path", policy},
+                                    {"data.train", kDefault},
+                                    {"data.eval", kDefault},
+                                    {"objective.method", "grpo"},
+                                    {"objective.grpo.tasks", tasks_file},
+                                    {"objective.grpo.tasks_per_step", "2"},
+                                    {"objective.grpo.num_generations", "4"},
+                                    {"objective.grpo.max_completion_length", "24"},
+                                    {"objective.grpo.judge", "compile"},
+                                    {"objective.grpo.system_prompt", json(kSystem).dump()},
+                                    {"eval.jobs", "2"},
+                                    {"train.micro_batch_size", "8"},
+                                    {"train.grad_accum", "1"},
+                                    {"train.schedule", "constant"},
+                                    {"train.warmup_steps", "0"},
+                                    {"train.lr", "3.0e-4"}};
+    for (const auto& c : changes) {
+        auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == c.first; });
+        if (it != keys.end()) it->second = c.second;
+        else keys.push_back(c);
+    }
+    return cuset::test::write_tiny_run_config(dir + "/" + name + ".yaml", dir, keys);
+}
+
+std::vector<json> jsonl(const std::string& path) {
+    std::vector<json> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(json::parse(line));
+    return out;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+    std::vector<std::string> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(line);
+    return out;
+}
+
+}  // namespace
+
+TEST(GrpoSteps, TaskOrderCoversEveryTaskOncePerPassAndSplitsOverRanks) {
+    const size_t n = 7;
+    // 14 steps of 2 tasks = 4 passes over 7 tasks: each pass a permutation.
+    std::vector<size_t> seq;
+    for (int64_t s = 0; s < 14; ++s)
+        for (size_t i : cuset::rl::grpo_step_tasks(11, n, 2, s, 0, 1)) seq.push_back(i);
+    for (size_t pass = 0; pass < 4; ++pass) {
+        std::set<size_t> seen(seq.begin() + pass * n, seq.begin() + (pass + 1) * n);
+        EXPECT_EQ(seen.size(), n) << "pass " << pass << " repeats a task";
+    }
+    EXPECT_FALSE(std::equal(seq.begin(), seq.begin() + n, seq.begin() + n)) << "each pass is drawn anew";
+    // Two ranks take the two halves of the one-rank step, in order.
+    for (int64_t s = 0; s < 5; ++s) {
+        std::vector<size_t> all = cuset::rl::grpo_step_tasks(11, n, 4, s, 0, 1);
+        std::vector<size_t> r0 = cuset::rl::grpo_step_tasks(11, n, 4, s, 0, 2);
+        std::vector<size_t> r1 = cuset::rl::grpo_step_tasks(11, n, 4, s, 1, 2);
+        r0.insert(r0.end(), r1.begin(), r1.end());
+        EXPECT_EQ(r0, all) << "step " << s;
+    }
+    EXPECT_EQ(cuset::rl::grpo_step_tasks(11, n, 2, 3, 0, 1), cuset::rl::grpo_step_tasks(11, n, 2, 3, 0, 1));
+    std::vector<size_t> other;
+    for (int64_t s = 0; s < 4; ++s)
+        for (size_t i : cuset::rl::grpo_step_tasks(12, n, 2, s, 0, 1)) other.push_back(i);
+    EXPECT_FALSE(std::equal(other.begin(), other.end(), seq.begin())) << "another seed, another order";
+    EXPECT_THROW(cuset::rl::grpo_step_tasks(11, n, 3, 0, 0, 2), cuset::UsageError) << "3 tasks do not split over 2 ranks";
+}
+
+TEST(GrpoSteps, ARunLogsEveryVerdictAndResumesExactly) {
+    const std::string dir = scratch_dir("grpo-steps-resume");
+    const std::string tasks = write_tasks(dir, 3);
+    const std::string policy = make_policy(dir, tasks);
+    ASSERT_TRUE(fs::exists(policy + "/model.safetensors"));
+    const std::string cfg = grpo_config(dir, "resume", policy, tasks,
+                                        {{"train.max_steps", "4"}, {"checkpoint.every", "2"}, {"checkpoint.keep_last", "0"}});
+    auto a = run_cuset("--config " + cfg + " --run-name a");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+
+    // Every completion's record: 4 steps x 2 tasks x 4 completions, with its verdict and reward.
+    const std::vector<json> rec = jsonl(dir + "/a/rewards.jsonl");
+    ASSERT_EQ(rec.size(), 32u);
+    std::map<std::string, int> statuses;
+    for (size_t i = 0; i < rec.size(); ++i) {
+        EXPECT_EQ(rec[i]["step"].get<int64_t>(), static_cast<int64_t>(i / 8 + 1));
+        EXPECT_EQ(rec[i]["sample"].get<int64_t>(), static_cast<int64_t>(i % 4 + 1));
+        const std::string st = rec[i]["status"].get<std::string>();
+        ++statuses[st];
+        // The default weights: format 0.1 + compiles 0.2 for a compiled program, format only for
+        // one nvcc rejects, nothing without a program.
+        const double want = st == "compiled" ? 0.3 : st == "compile-error" ? 0.1 : 0.0;
+        EXPECT_NEAR(rec[i]["reward"].get<double>(), want, 1e-12) << st;
+        EXPECT_LE(rec[i]["tokens"].get<int64_t>(), 24);
+    }
+    EXPECT_GT(statuses["compiled"], 0) << "the policy writes the compiling program";
+    EXPECT_GT(statuses["compile-error"], 0) << "and the failing one";
+
+    // The step's curves: the mean reward is the mean of its 8 records; the statuses sum to 8.
+    const std::vector<json> ma = read_metrics(dir + "/a");
+    ASSERT_EQ(ma.size(), 4u);
+    for (size_t s = 0; s < 4; ++s) {
+        double sum = 0;
+        for (size_t i = 8 * s; i < 8 * s + 8; ++i) sum += rec[i]["reward"].get<double>();
+        // The step takes its rewards as fp32 ([N] tensor), the records as doubles: each differs by
+        // at most half an fp32 ulp at 0.3, 1.5e-8, and so does their mean.
+        EXPECT_NEAR(ma[s]["reward"].get<double>(), sum / 8, 3e-8) << "step " << s + 1;
+        int64_t n = 0;
+        for (auto& [k, v] : ma[s]["status"].items()) n += v.get<int64_t>();
+        EXPECT_EQ(n, 8);
+        for (const char* k : {"reward_std", "completion_length", "clip_ratio_region", "generate_s", "judge_s", "update_s"})
+            EXPECT_TRUE(ma[s].contains(k)) << k;
+    }
+
+    // Continue from the step-2 checkpoint in a fresh process and run folder, which also holds
+    // the records the stopped run wrote past it (steps 3-4): they are cut, then written again.
+    fs::create_directories(dir + "/b");
+    fs::copy(dir + "/a/checkpoint-0000002", dir + "/b/checkpoint-0000002", fs::copy_options::recursive);
+    fs::copy_file(dir + "/a/rewards.jsonl", dir + "/b/rewards.jsonl");
+    auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(lines_of(dir + "/b/rewards.jsonl"), lines_of(dir + "/a/rewards.jsonl"));
+    const std::vector<json> mb = read_metrics(dir + "/b");
+    ASSERT_EQ(mb.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(mb[i]["step"], ma[i + 2]["step"]);
+        // Bit-identical continuation: the same doubles.
+        EXPECT_EQ(mb[i]["loss"].get<double>(), ma[i + 2]["loss"].get<double>());
+        EXPECT_EQ(mb[i]["grad_norm"].get<double>(), ma[i + 2]["grad_norm"].get<double>());
+        EXPECT_EQ(mb[i]["reward"].get<double>(), ma[i + 2]["reward"].get<double>());
+    }
+    EXPECT_TRUE(read_file(dir + "/a/checkpoint-0000004/model.safetensors") ==
+                read_file(dir + "/b/checkpoint-0000004/model.safetensors"))
+        << "final weights differ";
+    EXPECT_TRUE(read_file(dir + "/a/checkpoint-0000004/model.safetensors") !=
+                read_file(dir + "/a/checkpoint-0000002/model.safetensors"))
+        << "the steps changed the weights";
+    EXPECT_FALSE(fs::exists(dir + "/a/grpo-work")) << "the judge's scratch folder is removed";
+}
+
+TEST(GrpoSteps, ThePolicyLearnsTheCompileReward) {
+    const std::string dir = scratch_dir("grpo-steps-learn");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string policy = make_policy(dir, tasks);
+    const std::string cfg = grpo_config(dir, "learn", policy, tasks, {{"train.max_steps", "16"}});
+    auto r = run_cuset("--config " + cfg + " --run-name learn");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<json> m = read_metrics(dir + "/learn");
+    ASSERT_EQ(m.size(), 16u);
+    auto mean_reward = [&](size_t from, size_t to) {
+        double s = 0;
+        for (size_t i = from; i < to; ++i) s += m[i]["reward"].get<double>();
+        return s / static_cast<double>(to - from);
+    };
+    const double first = mean_reward(0, 4), last = mean_reward(12, 16);
+    // A completion's reward is 0.1 (rejected) or 0.3 (compiled): the compiled share is
+    // (reward - 0.1) / 0.2. The policy starts near half; the margin asked, 0.05 in mean reward,
+    // is a quarter of the reward's range and 25 percentage points of compiled share.
+    EXPECT_GT(last, first + 0.05) << "mean reward of steps 1-4 " << first << ", of steps 13-16 " << last;
+}
+
+TEST(GrpoSteps, ConfigurationRefusals) {
+    const std::string dir = scratch_dir("grpo-steps-refusals");
+    const std::string tasks = write_tasks(dir, 2);
+    struct Case {
+        cuset::test::ConfigKeys keys;
+        std::string key;
+    };
+    const std::vector<Case> cases = {
+        {{{"objective.grpo.tasks", "\"\""}, {"train.max_steps", "2"}}, "objective.grpo.tasks"},
+        {{{"train.max_steps", "0"}}, "train.max_steps"},
+        {{{"train.max_steps", "2"}, {"distributed.zero_stage", "3"}}, "distributed.zero_stage"},
+        {{{"train.max_steps", "2"}, {"objective.grpo.loss_type", "ppo"}}, "objective.grpo.loss_type"},
+        {{{"train.max_steps", "2"}, {"objective.grpo.num_generations", "1"}}, "objective.grpo.num_generations"},
+    };
+    int i = 0;
+    for (const Case& c : cases) {
+        const std::string cfg = grpo_config(dir, "c" + std::to_string(i++), kDemo, tasks, c.keys);
+        auto r = run_cuset("--config " + cfg + " --run-name r");
+        EXPECT_EQ(r.exit_code, 2) << c.key << ": " << r.err;
+        EXPECT_NE(r.err.find(c.key), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(dir + "/r/checkpoint-0000002"));
+    }
+}
+
+// The KL term's reference: a full fine-tune loads the frozen starting model, a LoRA run takes its
+// own base with the adapters off (no second model). Either way the policy equals its reference
+// at the first step (the same weights through the same kernels; a new adapter's B is 0), so the
+// first step's KL is exactly 0, and the update makes the second one positive.
+TEST(GrpoSteps, TheKlTermIsToTheStartingModel) {
+    const std::string dir = scratch_dir("grpo-steps-kl");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string policy = make_policy(dir, tasks);
+    for (const bool lora : {false, true}) {
+        const std::string name = lora ? "lora" : "full";
+        cuset::test::ConfigKeys keys = {{"train.max_steps", "2"}, {"objective.grpo.beta", "0.04"}};
+        if (lora) keys.insert(keys.end(), {{"model.lora.enabled", "true"}, {"model.lora.r", "4"}, {"train.lr", "1.0e-2"}});
+        auto r = run_cuset("--config " + grpo_config(dir, name, policy, tasks, keys) + " --run-name " + name);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const std::vector<json> m = read_metrics(dir + "/" + name);
+        ASSERT_EQ(m.size(), 2u);
+        ASSERT_TRUE(m[0].contains("kl") && m[1].contains("kl")) << name;
+        EXPECT_EQ(m[0]["kl"].get<double>(), 0.0) << name << ": the policy is its reference at the first step";
+        EXPECT_GT(m[1]["kl"].get<double>(), 0.0) << name << ": the update moved it away";
+        EXPECT_EQ(fs::exists(dir + "/" + name + "/checkpoint-0000002/adapter_model.safetensors"), lora) << name;
+    }
+}
