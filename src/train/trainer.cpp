@@ -917,7 +917,19 @@ int Trainer::run() {
     while (state_.step < state_.total_steps) {
         StepResult r;
         if (steps_) {
-            r = source_step();
+            try {
+                r = source_step();
+            } catch (const StoppedBySignal&) {
+                // The signal cut the step short (its judging): it was not taken, the weights are
+                // those of the last step, which is what the checkpoint holds; a resumed run takes
+                // this step again, drawing the same samples.
+                save_checkpoint();
+                if (bar) progress.finish();
+                throw StoppedBySignal(strprintf("stopped by signal %d during step %lld, which was not taken; checkpoint "
+                                                "of step %lld saved in %s; continue with --resume auto",
+                                                signals_received(), (long long)state_.step + 1, (long long)state_.step,
+                                                run_dir_.c_str()));
+            }
         } else {
             std::vector<Row> rows = rows_for_epoch(state_.epoch);
             int64_t spe = steps_per_epoch(static_cast<int64_t>(rows.size()), global_batch_);

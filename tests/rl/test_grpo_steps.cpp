@@ -11,6 +11,8 @@
 // - configuration refusals (exit 2, one line naming the key).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -303,4 +305,27 @@ TEST(GrpoSteps, TheKlTermIsToTheStartingModel) {
         EXPECT_GT(m[1]["kl"].get<double>(), 0.0) << name << ": the update moved it away";
         EXPECT_EQ(fs::exists(dir + "/" + name + "/checkpoint-0000002/adapter_model.safetensors"), lora) << name;
     }
+}
+
+// SIGTERM at any point of a step (sampling, judging or the update) stops the run with exit 75 and
+// a checkpoint of the last step taken; the resumed run then ends with the uninterrupted run's
+// weights and rewards.jsonl.
+TEST(GrpoSteps, SigtermThenResumeMatchesUninterrupted) {
+    const std::string dir = scratch_dir("grpo-steps-sigterm");
+    const std::string tasks = write_tasks(dir, 3);
+    const std::string policy = make_policy(dir, tasks);
+    const std::string cfg = grpo_config(dir, "sigterm", policy, tasks, {{"train.max_steps", "12"}});
+    auto full = run_cuset("--config " + cfg + " --run-name full");
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    auto cut = cuset::test::run_cuset_then_sigterm(cfg, dir, "cut", 2, 300);
+    ASSERT_TRUE(WIFEXITED(cut.status));
+    ASSERT_LT(cut.steps, 12u) << "the run finished before the signal arrived";
+    EXPECT_EQ(WEXITSTATUS(cut.status), 75) << read_file(dir + "/cut.err");
+    EXPECT_NE(read_file(dir + "/cut.err").find("--resume auto"), std::string::npos);
+    auto resumed = run_cuset("--config " + cfg + " --run-name cut --resume auto");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_TRUE(read_file(dir + "/full/checkpoint-0000012/model.safetensors") ==
+                read_file(dir + "/cut/checkpoint-0000012/model.safetensors"))
+        << "interrupted + resumed run ended with other weights";
+    EXPECT_EQ(lines_of(dir + "/cut/rewards.jsonl"), lines_of(dir + "/full/rewards.jsonl"));
 }
