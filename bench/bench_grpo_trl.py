@@ -110,7 +110,8 @@ def run_trl(args, tasks, system):
                      num_generations=4, max_completion_length=128, temperature=1.0, learning_rate=1e-4,
                      lr_scheduler_type="constant", max_grad_norm=1.0, beta=0.0, loss_type="dapo",
                      max_steps=args.steps, logging_steps=1, report_to=[], save_strategy="no",
-                     shuffle_dataset=False, seed=7, disable_dropout=True)
+                     shuffle_dataset=False, seed=7, disable_dropout=True, disable_tqdm=True,
+                     log_level="error")
     trainer = GRPOTrainer(model=model, reward_funcs=[fenced], args=cfg, train_dataset=dataset,
                           processing_class=tok, callbacks=[StepTimer()])
     trainer._generate = timed("generate", trainer._generate)
