@@ -30,6 +30,7 @@
 
 namespace fs = std::filesystem;
 using cuset::test::kDefault;
+using cuset::test::lines_of;
 using cuset::test::read_file;
 using cuset::test::read_metrics;
 using cuset::test::run_cuset;
@@ -116,11 +117,7 @@ std::string grpo_config(const std::string& dir, const std::string& name, const s
                                     {"train.schedule", "constant"},
                                     {"train.warmup_steps", "0"},
                                     {"train.lr", "3.0e-4"}};
-    for (const auto& c : changes) {
-        auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == c.first; });
-        if (it != keys.end()) it->second = c.second;
-        else keys.push_back(c);
-    }
+    keys.insert(keys.end(), changes.begin(), changes.end());  // a later key replaces an earlier one
     return cuset::test::write_tiny_run_config(dir + "/" + name + ".yaml", dir, keys);
 }
 
@@ -129,14 +126,6 @@ std::vector<json> jsonl(const std::string& path) {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) out.push_back(json::parse(line));
-    return out;
-}
-
-std::vector<std::string> lines_of(const std::string& path) {
-    std::vector<std::string> out;
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
     return out;
 }
 
