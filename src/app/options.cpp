@@ -6,7 +6,6 @@
 
 #include "cuset/core/error.h"
 #include "cuset/eval/eval_run.h"
-#include "cuset/model/model_config.h"
 
 namespace cuset {
 
@@ -121,23 +120,16 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     o.tasks_per_step = k.tasks_per_step;
     o.seed = static_cast<uint64_t>(cfg.train.seed);
     o.model_dir = cfg.model.path;
-    try {
-        o.context_length = model_config_load(cfg.model.path).max_position_embeddings;
-    } catch (const InputError&) {
-        o.context_length = 0;  // the trainer reports the model folder's problem
-    }
     o.generate.max_new_tokens = k.max_completion_length;
     o.generate.sampling.temperature = k.temperature;
     o.generate.sampling.top_p = k.top_p;
     o.generate.sampling.top_k = k.top_k;
     rl::RolloutOptions& ro = o.rollout;
-    ro.group_size = k.num_generations;
     ro.level = static_cast<int>(cfg.eval.level);
     ro.gpu_name = cfg.eval.gpu_name;
     ro.thinking = cfg.generate.thinking;
     ro.system_prompt = k.system_prompt;
-    std::string how;
-    const eval::JudgeMode mode = eval::resolve_judge(k.judge, &how);
+    const eval::JudgeMode mode = eval::resolve_judge(k.judge, nullptr);
     ro.judge = eval::judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
     ro.rewards.format = k.reward_format;
     ro.rewards.compiles = k.reward_compiles;

@@ -81,8 +81,9 @@ void cut_rewards(const std::string& path, int64_t step) {
 std::vector<size_t> grpo_step_tasks(uint64_t seed, size_t n, int64_t per_step, int64_t step, int64_t rank,
                                     int64_t world) {
     if (n == 0 || per_step <= 0 || world <= 0 || per_step % world != 0)
-        throw UsageError("grpo: objective.grpo.tasks_per_step (" + std::to_string(per_step) +
-                         ") must be a positive multiple of the number of ranks (" + std::to_string(world) + ")");
+        throw UsageError("config error: 'objective.grpo.tasks_per_step' (" + std::to_string(per_step) +
+                         ") must be a positive multiple of the number of ranks (" + std::to_string(world) +
+                         "): a task's completions never split over ranks");
     const int64_t mine = per_step / world;
     std::vector<size_t> out;
     int64_t cached_pass = -1;
@@ -125,19 +126,19 @@ std::string GrpoSteps::name() const {
 }
 
 void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step) {
-    if (o_.tasks_per_step % ctx.comm.world != 0)
-        throw UsageError(strprintf("config error: 'objective.grpo.tasks_per_step' (%lld) must be a multiple of the "
-                                   "number of ranks (%lld): a task's completions never split over ranks",
-                                   (long long)o_.tasks_per_step, (long long)ctx.comm.world));
+    grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, 0, ctx.comm.rank, ctx.comm.world);  // its split rule, checked now
     if (o_.step.loss.scale_rewards == RewardScaling::kBatch && ctx.comm.world > 1)
         throw UsageError("config error: 'objective.grpo.scale_rewards' batch is not supported on several ranks; use "
                          "group or none");
     std::vector<std::string> stop = o_.generate.stop_strings;
     std::vector<int64_t> model_eos;
-    if (!o_.model_dir.empty()) model_eos = model_config_load(o_.model_dir).eos_token_ids;
+    if (!o_.model_dir.empty()) {
+        const ModelConfig mc = model_config_load(o_.model_dir);
+        model_eos = mc.eos_token_ids;
+        o_.generate.context_length = mc.max_position_embeddings;
+    }
     o_.generate.eos_ids = generate_eos_ids(*ctx.pipe.tokenizer, *ctx.pipe.formatter, o_.model_dir, model_eos, &stop);
     o_.generate.stop_strings = stop;
-    o_.generate.context_length = o_.context_length;
     // The judge's scratch folder, this rank's, inside the run folder.
     work_dir_ = (fs::path(ctx.run_dir) / "grpo-work" / ("rank" + std::to_string(ctx.comm.rank))).string();
     eval::judge_work_dir_check(work_dir_, {o_.tasks_file}, "train (grpo)");
@@ -179,9 +180,7 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     ro.seed = o_.seed;
     ro.step = ctx.step;
     auto t_roll = std::chrono::steady_clock::now();
-    const Tokenizer& tok = *ctx.pipe.tokenizer;
-    const int32_t pad = static_cast<int32_t>(tok.pad_id() >= 0 ? tok.pad_id() : tok.eos_id() >= 0 ? tok.eos_id() : 0);
-    Rollout rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, pad, ro);
+    Rollout rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
     const double judge_s = seconds_since(t_roll) - generate_s;
 
     auto t_update = std::chrono::steady_clock::now();

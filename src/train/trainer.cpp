@@ -588,6 +588,7 @@ void Trainer::account(const StepResult& r) {
 
 StepContext Trainer::step_context() {
     StepContext c{model_, *optim_, comm_, pipe_, device_, run_dir_};
+    c.pad_id = static_cast<int32_t>(pad_id_);
     c.reference = reference_ ? &reference_ : nullptr;
     c.lora = lora_.has_value();
     c.step = state_.step;
@@ -784,10 +785,7 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
         for (auto it = r.source_metrics.begin(); it != r.source_metrics.end(); ++it) m[it.key()] = it.value();
         if (r.peak_bytes >= 0) m["peak_mem_mb"] = r.peak_bytes / double(1 << 20);
         metrics_ << m.dump() << "\n" << std::flush;
-        json scalars = json::object();  // TensorBoard takes the numbers
-        for (auto it = m.begin(); it != m.end(); ++it)
-            if (it.value().is_number()) scalars[it.key()] = it.value();
-        tensorboard_line(tb_.get(), scalars, "train", state_.step);
+        tensorboard_line(tb_.get(), m, "train", state_.step);  // the numbers (the status counts are not)
         return;
     }
     const ObjectiveStats& s = r.stats;

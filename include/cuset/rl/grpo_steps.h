@@ -30,11 +30,11 @@ struct GrpoStepsOptions {
     uint64_t seed = 0;            // the run's seed
     // Sampling: max_new_tokens and the sampling settings; the EOS ids are the tokenizer's, the
     // model's (model_dir's config and generation_config.json) and the chat format's end of turn,
-    // added by begin().
+    // and the context length the model's positions, added by begin().
     GenerateOptions generate;
     std::string model_dir;
-    int64_t context_length = 0;   // the model's positions (0 = unlimited)
-    RolloutOptions rollout;       // group_size, level, gpu_name, thinking, the judge, reward weights
+    RolloutOptions rollout;       // level, gpu_name, thinking, system prompt, the judge, reward weights
+                                  // (group_size is step.num_generations)
     GrpoStepOptions step;         // loss, G, temperature, micro-batch, LM-head chunk
 };
 

@@ -27,6 +27,7 @@ struct StepContext {
     const TextPipeline& pipe;  // tokenizer and chat format of the run
     c10::Device device;
     std::string run_dir;
+    int32_t pad_id = 0;            // the run's padding token (the tokenizer's pad, else its EOS, else 0)
     Decoder* reference = nullptr;  // the frozen reference model when needs_reference() and no LoRA
     bool lora = false;             // adapters on the model: the reference is the base without them
     int64_t step = 0;              // the step being taken (0-based)
