@@ -129,6 +129,8 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.gpu_name = cfg.eval.gpu_name;
     ro.thinking = cfg.generate.thinking;
     ro.system_prompt = k.system_prompt;
+    ro.mask_truncated = k.mask_truncated_completions;
+    o.num_iterations = k.num_iterations;
     const eval::JudgeMode mode = eval::resolve_judge(k.judge, nullptr);
     ro.judge = eval::judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
     ro.rewards.format = k.reward_format;

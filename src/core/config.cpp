@@ -241,6 +241,12 @@ void add_objective_keys(Table& t) {
             {"compile", "emulate", "gpu", "auto"});
     t.add("objective.grpo.system_prompt", Kind::kString, CUSET_REF(objective.grpo.system_prompt),
           "grpo: the prompts' system message; empty = CUDABench's, the one eval sends");
+    range(t.add("objective.grpo.num_iterations", Kind::kInt, CUSET_REF(objective.grpo.num_iterations),
+                "grpo: optimizer steps taken on one generation batch (the importance ratio is to the policy that sampled)"),
+          1, 1 << 16);
+    t.add("objective.grpo.mask_truncated_completions", Kind::kBool,
+          CUSET_REF(objective.grpo.mask_truncated_completions),
+          "grpo: completions cut at max_completion_length are left out of the loss (their rewards still count)");
     range(t.add("objective.grpo.reward.format", Kind::kDouble, CUSET_REF(objective.grpo.reward_format),
                 "grpo: reward for a fenced program"),
           0.0, 1e6);

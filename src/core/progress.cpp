@@ -30,9 +30,11 @@ Progress::~Progress() {
     if (!finished_ && bar_ && done_ > 0) std::fputc('\n', stderr);
 }
 
-double Progress::elapsed_seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+double Progress::elapsed_seconds() const { return seconds_since(start_); }
 
 void Progress::update(int64_t done, const std::string& suffix) {
     done_ = done;

@@ -19,6 +19,7 @@
 
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
+#include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
 #include "cuset/emu/runtime.h"
 #include "cuset/emu/transform.h"
@@ -609,7 +610,7 @@ Verdict Runner::judge(const std::optional<std::string>& source, const CheckedTas
         // gen.py folder, and counting it would free the folder under a program still judged.
         if (task) impl_->done_with(*task);
     }
-    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    v.seconds = seconds_since(t0);
     return v;
 }
 

@@ -17,9 +17,11 @@
 #include "cuset/core/hash.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
+#include "cuset/core/progress.h"
 #include "cuset/eval/eval_run.h"
 #include "cuset/generate/generate_run.h"
 #include "cuset/model/model_config.h"
+#include "cuset/model/safetensors_torch.h"
 
 namespace cuset::rl {
 
@@ -27,10 +29,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // splitmix64: a portable stream (std::shuffle's draws differ between standard libraries).
 uint64_t splitmix64(uint64_t& x) {
@@ -125,11 +123,34 @@ std::string GrpoSteps::name() const {
                      o_.tasks_file.c_str(), tasks_.size());
 }
 
-void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step) {
+namespace {
+
+// The file of rank `rank`'s generation batch in a checkpoint folder.
+std::string rollout_file(const std::string& dir, int64_t rank) {
+    return (fs::path(dir) / ("grpo-rollout-rank" + std::to_string(rank) + ".safetensors")).string();
+}
+
+}  // namespace
+
+void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Comm& comm) const {
+    // Only a checkpoint inside a generation needs its batch: the next step trains on it again.
+    if (steps_taken % o_.num_iterations == 0) return;
+    if (held_generation_ != (steps_taken - 1) / o_.num_iterations)
+        throw RuntimeFailure(strprintf("grpo: a checkpoint of step %lld without the generation batch it trains on",
+                                       (long long)steps_taken));
+    NamedTensors t = {{"prompt_ids", held_.prompt_ids},
+                      {"prompt_mask", held_.prompt_mask},
+                      {"completion_ids", held_.completion_ids},
+                      {"completion_mask", held_.completion_mask},
+                      {"rewards", held_.rewards},
+                      {"old_logps", held_.old_logps}};
+    safetensors_save(rollout_file(dir, comm.rank), t,
+                     {{"generation", std::to_string(held_generation_)}, {"world", std::to_string(comm.world)}});
+}
+
+void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::string& resumed_from) {
     grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, 0, ctx.comm.rank, ctx.comm.world);  // its split rule, checked now
-    if (o_.step.loss.scale_rewards == RewardScaling::kBatch && ctx.comm.world > 1)
-        throw UsageError("config error: 'objective.grpo.scale_rewards' batch is not supported on several ranks; use "
-                         "group or none");
+    grpo_step_check(o_.step, ctx.comm.world);  // before anything is sampled
     std::vector<std::string> stop = o_.generate.stop_strings;
     std::vector<int64_t> model_eos;
     if (!o_.model_dir.empty()) {
@@ -151,39 +172,68 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step) {
                                                                   : "rewards-rank" + std::to_string(ctx.comm.rank) + ".jsonl"))
                         .string();
     cut_rewards(rewards_path_, resumed_step);
+    if (resumed_step % o_.num_iterations != 0) {  // resumed inside a generation: its batch, as saved
+        const std::string f = rollout_file(resumed_from, ctx.comm.rank);
+        if (!fs::exists(f))
+            throw InputError(strprintf("checkpoint %s is inside a GRPO generation (step %lld, num_iterations %lld) but "
+                                       "holds no %s: it was written by another number of ranks or by an older cuset; "
+                                       "resume it with the ranks that wrote it",
+                                       resumed_from.c_str(), (long long)resumed_step, (long long)o_.num_iterations,
+                                       fs::path(f).filename().c_str()));
+        std::map<std::string, at::Tensor> t = safetensors_load(f, c10::kCPU);
+        for (const char* k : {"prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "rewards", "old_logps"})
+            if (!t.count(k)) throw InputError(f + ": no tensor '" + k + "' (not a GRPO generation batch)");
+        held_.prompt_ids = t["prompt_ids"];
+        held_.prompt_mask = t["prompt_mask"];
+        held_.completion_ids = t["completion_ids"];
+        held_.completion_mask = t["completion_mask"];
+        held_.rewards = t["rewards"];
+        held_.old_logps = t["old_logps"];
+        held_generation_ = (resumed_step - 1) / o_.num_iterations;
+    }
     rewards_.open(rewards_path_, std::ios::app);
     if (!rewards_) throw RuntimeFailure("cannot write " + rewards_path_);
 }
 
 SourceStepResult GrpoSteps::step(const StepContext& ctx) {
-    const std::vector<size_t> idx =
-        grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, ctx.step, ctx.comm.rank, ctx.comm.world);
-    std::vector<eval::Task> mine;
-    for (size_t i : idx) mine.push_back(tasks_[i]);
-
-    double generate_s = 0;
+    const int64_t generation = ctx.step / o_.num_iterations;
+    const bool fresh = held_generation_ != generation;
+    if (fresh && ctx.step % o_.num_iterations != 0)
+        throw RuntimeFailure(strprintf("grpo: step %lld trains on generation %lld, which this run does not hold",
+                                       (long long)ctx.step + 1, (long long)generation));
+    double generate_s = 0, judge_s = 0;
     int64_t generated = 0;
-    SampleFn sample = [&](const std::vector<GenerationInput>& inputs) {
-        auto t0 = std::chrono::steady_clock::now();
-        struct TrainModeAfter {  // sampled in eval mode (no LoRA dropout), trained in train mode
-            Decoder& m;
-            ~TrainModeAfter() { m->train(); }
-        } after{ctx.model};
-        ctx.model->eval();
-        Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
-        std::vector<GenerationOutput> out = gen.generate(inputs);  // one batch: every completion of the rank
-        for (const GenerationOutput& g : out) generated += static_cast<int64_t>(g.tokens.size());
-        generate_s += seconds_since(t0);
-        return out;
-    };
-    RolloutOptions ro = o_.rollout;
-    ro.seed = o_.seed;
-    ro.step = ctx.step;
-    auto t_roll = std::chrono::steady_clock::now();
-    Rollout rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
-    const double judge_s = seconds_since(t_roll) - generate_s;
+    Rollout rollout;
+    auto t_update = std::chrono::steady_clock::time_point();
+    if (fresh) {
+        const std::vector<size_t> idx =
+            grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
+        std::vector<eval::Task> mine;
+        for (size_t i : idx) mine.push_back(tasks_[i]);
+        SampleFn sample = [&](const std::vector<GenerationInput>& inputs) {
+            auto t0 = std::chrono::steady_clock::now();
+            EvalModeScope eval_mode(ctx.model);  // sampled in eval mode (no LoRA dropout), trained in train mode
+            Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
+            std::vector<GenerationOutput> out = gen.generate(inputs);  // one batch: every completion of the rank
+            for (const GenerationOutput& g : out) generated += static_cast<int64_t>(g.tokens.size());
+            generate_s += seconds_since(t0);
+            return out;
+        };
+        RolloutOptions ro = o_.rollout;
+        ro.seed = o_.seed;
+        ro.step = generation;
+        auto t_roll = std::chrono::steady_clock::now();
+        rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
+        judge_s = seconds_since(t_roll) - generate_s;
+        t_update = std::chrono::steady_clock::now();
+        if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update
+            rollout.batch.old_logps = rollout_old_logps(ctx.model, rollout.batch, o_.step);  // [N, T]
+        held_ = rollout.batch;
+        held_generation_ = generation;
+    } else {
+        t_update = std::chrono::steady_clock::now();
+    }
 
-    auto t_update = std::chrono::steady_clock::now();
     GrpoStepOptions so = o_.step;
     so.lr = ctx.lr;
     so.grad_clip = ctx.grad_clip;
@@ -191,7 +241,7 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     so.reference_is_base = so.loss.beta != 0.0 && ctx.lora;
     if (so.loss.beta != 0.0 && !so.reference_is_base && !so.reference)
         throw RuntimeFailure("grpo: beta != 0 but the trainer loaded no reference model");
-    GrpoStepResult r = grpo_step(ctx.model, ctx.optim, ctx.comm, rollout.batch, so);
+    GrpoStepResult r = grpo_step(ctx.model, ctx.optim, ctx.comm, held_, so);
     const double update_s = seconds_since(t_update);
 
     // Every completion's record, this rank's file.
@@ -225,33 +275,43 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     out.tokens = static_cast<int64_t>(r.stats.tokens);
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     const GrpoStats& s = r.stats;
-    json m = {{"reward", num(r.reward_mean)},
-              {"reward_std", num(r.reward_std)},
-              {"completions", r.completions},
-              {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
-              {"completion_length", counts[kStatuses] / n},
-              {"truncated_fraction", counts[kStatuses + 1] / n},
-              {"clip_ratio_low", s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0},
-              {"clip_ratio_high", s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0},
-              {"clip_ratio_region", s.clip_units > 0 ? s.clipped_region / s.clip_units : 0.0},
-              {"generate_s", generate_s},
-              {"judge_s", judge_s},
-              {"update_s", update_s},
-              {"generated_tokens_per_s", generate_s > 0 ? double(generated) / generate_s : 0.0}};
+    // What was sampled and judged is logged at the step that sampled it; a step that trains on a
+    // batch again (num_iterations > 1) logs its update only.
+    json m = json::object();
+    if (fresh) {
+        m = {{"reward", num(r.reward_mean)},
+             {"reward_std", num(r.reward_std)},
+             {"completions", r.completions},
+             {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
+             {"completion_length", counts[kStatuses] / n},
+             {"truncated_fraction", counts[kStatuses + 1] / n}};
+    }
+    m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;
+    m["clip_ratio_high"] = s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0;
+    m["clip_ratio_region"] = s.clip_units > 0 ? s.clipped_region / s.clip_units : 0.0;
+    m["generate_s"] = generate_s;
+    m["judge_s"] = judge_s;
+    m["update_s"] = update_s;
+    if (fresh) m["generated_tokens_per_s"] = generate_s > 0 ? double(generated) / generate_s : 0.0;
+    if (o_.num_iterations > 1) m["generation"] = generation + 1;
     if (so.loss.beta != 0.0) m["kl"] = s.tokens > 0 ? s.kl / s.tokens : 0.0;
     json st = json::object();
     for (int k = 0; k < kStatuses; ++k)
         if (counts[k] > 0) st[judge::status_name(static_cast<judge::Status>(k))] = static_cast<int64_t>(counts[k]);
-    m["status"] = st;
+    if (fresh) m["status"] = st;
     out.metrics = m;
-    std::string top;
-    for (auto it = st.begin(); it != st.end(); ++it) top += (top.empty() ? "" : " ") + it.key() + " " + it.value().dump();
-    out.progress = strprintf("reward %.3f | %s", r.reward_mean, top.c_str());
-    if (std::isfinite(r.reward_mean)) {
-        if (first_reward_ < 0) first_reward_ = r.reward_mean;
-        last_reward_ = r.reward_mean;
+    if (fresh) {
+        std::string top;
+        for (auto it = st.begin(); it != st.end(); ++it) top += (top.empty() ? "" : " ") + it.key() + " " + it.value().dump();
+        out.progress = strprintf("reward %.3f | %s", r.reward_mean, top.c_str());
+        if (std::isfinite(r.reward_mean)) {
+            if (first_reward_ < 0) first_reward_ = r.reward_mean;
+            last_reward_ = r.reward_mean;
+        }
+        completions_ += r.completions;
+    } else {
+        out.progress = strprintf("reward %.3f | generation %lld again", r.reward_mean, (long long)generation + 1);
     }
-    completions_ += r.completions;
     return out;
 }
 

@@ -66,9 +66,10 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
             pm[row][off + static_cast<int64_t>(j)] = 1;
         }
         const GenerationOutput& g = outs[static_cast<size_t>(row)];
+        const bool masked = o.mask_truncated && g.finish == FinishReason::kLength;
         for (size_t j = 0; j < g.tokens.size(); ++j) {
             ca[row][static_cast<int64_t>(j)] = g.tokens[j];
-            cm[row][static_cast<int64_t>(j)] = 1;
+            cm[row][static_cast<int64_t>(j)] = masked ? 0 : 1;
         }
         const eval::TaskResult& tr = judged.tasks[static_cast<size_t>(row / G)];
         const eval::SampleResult& s = tr.samples[static_cast<size_t>(row % G)];

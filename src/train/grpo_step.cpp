@@ -14,8 +14,31 @@
 
 namespace cuset {
 
+at::Tensor rollout_old_logps(Decoder& model, const GrpoRollout& r, const GrpoStepOptions& o) {
+    at::NoGradGuard no_grad;
+    const int64_t n = r.completion_ids.size(0);
+    const int64_t mb_size = std::max<int64_t>(1, o.micro_batch);
+    const at::Device device = model->embed_tokens.device();
+    std::vector<at::Tensor> parts;
+    for (int64_t b0 = 0; b0 < n; b0 += mb_size) {
+        const int64_t b = std::min(mb_size, n - b0);
+        auto rows = [&](const at::Tensor& t) { return t.narrow(0, b0, b).to(device); };
+        parts.push_back(completion_logps(model, rows(r.prompt_ids), rows(r.prompt_mask), rows(r.completion_ids),
+                                         rows(r.completion_mask), o.temperature, o.chunk_size)
+                            .to(at::kCPU, at::kFloat));  // [b, T]
+    }
+    return at::cat(parts, 0);  // [N, T]
+}
+
+void grpo_step_check(const GrpoStepOptions& o, int64_t world) {
+    if (o.loss.scale_rewards == RewardScaling::kBatch && world > 1)
+        throw UsageError("config error: 'objective.grpo.scale_rewards' batch is not supported on several ranks (the "
+                         "batch's reward std would need every rank's rewards); use group or none");
+}
+
 GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, const GrpoRollout& r,
                          const GrpoStepOptions& o) {
+    grpo_step_check(o, comm.world);
     GrpoStepResult res;
     const int64_t n = r.completion_ids.defined() ? r.completion_ids.size(0) : 0;
     if (n % o.num_generations != 0)
@@ -32,8 +55,6 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
     GrpoAdvantages adv;
     double reward_sums[3] = {0, 0, 0};  // scored completions, sum r, sum r^2
     if (n > 0) {
-        if (o.loss.scale_rewards == RewardScaling::kBatch && comm.world > 1)
-            throw UsageError("grpo_step: scale_rewards batch over several ranks is not supported; use group or none");
         adv = grpo_advantages(r.rewards, o.num_generations, o.loss.scale_rewards);
         at::Tensor rw = r.rewards.to(at::kDouble);
         at::Tensor ok = rw.isnan().logical_not();

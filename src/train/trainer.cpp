@@ -52,9 +52,6 @@ void torch_cuda_synchronize(c10::Device device) {
     (void)probe.cpu();
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Seeds LibTorch's default generators (the CPU's and every GPU's) from (train.seed, rank), so
 // that whatever draws from them (initialisation, dropout) is reproducible; a resume restores
@@ -622,11 +619,7 @@ StepResult Trainer::source_step() {
 
 EvalResult Trainer::evaluate(const PreparedData& data) {
     at::NoGradGuard no_grad;
-    struct TrainModeAfter {  // eval(): no LoRA dropout while evaluating
-        Decoder& m;
-        ~TrainModeAfter() { m->train(); }
-    } train_after{model_};
-    model_->eval();
+    EvalModeScope eval_mode(model_);  // no LoRA dropout while evaluating
     EvalResult res;
     OrderOptions o = order_;
     o.shuffle = false;
@@ -705,7 +698,7 @@ void Trainer::save_checkpoint() {
         dir = std::make_unique<AtomicDir>(final_dir);
         tmp = dir->path();
     }
-    if (zero && comm_.world > 1) tmp = broadcast_string(comm_, tmp);
+    if ((zero || steps_) && comm_.world > 1) tmp = broadcast_string(comm_, tmp);
     // The temporary folder's name is unique to this save (a random part) and known to every rank:
     // the checkpoint's identity, in trainer_state.json and every optimizer file.
     state_.save_id = fs::path(tmp).filename().string();
@@ -717,6 +710,7 @@ void Trainer::save_checkpoint() {
                          meta);
         zero->gather_all();  // stage 3: the whole weights, for the model folder
     }
+    if (steps_) steps_->save_state(tmp, state_.step, comm_);
     comm_.barrier();  // every shard is in place
     if (comm_.is_main()) {
         if (lora_) {  // the adapter in PEFT's layout; the frozen base stays model.path
@@ -911,7 +905,7 @@ int Trainer::run() {
                                            "nothing was trained; check the data, train.lr and the objective's settings",
                                            (long long)state_.step));
     };
-    if (steps_) steps_->begin(step_context(), state_.step);
+    if (steps_) steps_->begin(step_context(), state_.step, resume_from_);
     while (state_.step < state_.total_steps) {
         StepResult r;
         if (steps_) {

@@ -318,3 +318,86 @@ TEST(GrpoSteps, SigtermThenResumeMatchesUninterrupted) {
         << "interrupted + resumed run ended with other weights";
     EXPECT_EQ(lines_of(dir + "/cut/rewards.jsonl"), lines_of(dir + "/full/rewards.jsonl"));
 }
+
+// num_iterations (TRL's mu): steps k*mu .. k*mu + mu - 1 train on generation k. Checked here with
+// mu = 2 over 4 steps:
+// - only steps 1 and 3 sample and judge (their records and curves); steps 2 and 4 train on the
+//   batch again and log their update only;
+// - the importance ratio is to the policy that sampled: at a generation's first step it is 1
+//   (the same forward), so the step equals a mu = 1 step; at its second step the policy has moved
+//   and the ratio is clipped somewhere, which a mu = 1 run never shows;
+// - a checkpoint inside a generation holds the batch, and a run resumed from it ends with the
+//   uninterrupted run's weights.
+TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
+    const std::string dir = scratch_dir("grpo-steps-iterations");
+    const std::string tasks = write_tasks(dir, 3);
+    const std::string policy = make_policy(dir, tasks);
+    // A large learning rate, so that one update moves some token's probability by more than the
+    // clip range (epsilon 0.2).
+    const cuset::test::ConfigKeys base = {{"train.lr", "5.0e-3"}, {"checkpoint.every", "1"}, {"checkpoint.keep_last", "0"}};
+    auto with = [&](cuset::test::ConfigKeys k) {
+        cuset::test::ConfigKeys all = base;
+        all.insert(all.end(), k.begin(), k.end());
+        return all;
+    };
+    const std::string cfg_one = grpo_config(dir, "one", policy, tasks, with({{"train.max_steps", "1"}}));
+    const std::string cfg_mu = grpo_config(dir, "mu", policy, tasks,
+                                           with({{"train.max_steps", "4"}, {"objective.grpo.num_iterations", "2"}}));
+    auto one = run_cuset("--config " + cfg_one + " --run-name one");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    auto mu = run_cuset("--config " + cfg_mu + " --run-name mu");
+    ASSERT_EQ(mu.exit_code, 0) << mu.err;
+
+    const std::vector<json> m = read_metrics(dir + "/mu");
+    ASSERT_EQ(m.size(), 4u);
+    for (size_t s = 0; s < 4; ++s) {
+        const bool fresh = s % 2 == 0;
+        EXPECT_EQ(m[s]["generation"].get<int64_t>(), static_cast<int64_t>(s / 2 + 1));
+        EXPECT_EQ(m[s].contains("reward"), fresh) << "step " << s + 1;
+        EXPECT_EQ(m[s].contains("status"), fresh) << "step " << s + 1;
+        EXPECT_FALSE(m[s]["skipped"].get<bool>());
+    }
+    const std::vector<json> rec = jsonl(dir + "/mu/rewards.jsonl");
+    ASSERT_EQ(rec.size(), 16u) << "2 generations x 2 tasks x 4 completions";
+    for (size_t i = 0; i < rec.size(); ++i) EXPECT_EQ(rec[i]["step"].get<int64_t>(), i < 8 ? 1 : 3);
+
+    // Step 1 against the mu = 1 run's: the ratio is exp(logp - old) with old from a no-grad
+    // forward of the same weights on the same rows, equal to the autograd forward's to within
+    // fp32 rounding of the log-softmax (~1e-7 per token), so nothing is clipped and the gradient
+    // norm agrees to 1e-5 relative. The loss is a sum of advantage-signed terms that nearly
+    // cancel: compared absolutely, 1e-5 (a per-token ratio error of 1e-7 times |A| <= ~2 over a
+    // normalised sum).
+    const std::vector<json> m1 = read_metrics(dir + "/one");
+    ASSERT_EQ(m1.size(), 1u);
+    EXPECT_EQ(m[0]["clip_ratio_region"].get<double>(), 0.0);
+    EXPECT_NEAR(m[0]["grad_norm"].get<double>(), m1[0]["grad_norm"].get<double>(),
+                1e-5 * m1[0]["grad_norm"].get<double>());
+    EXPECT_NEAR(m[0]["loss"].get<double>(), m1[0]["loss"].get<double>(), 1e-5);
+    EXPECT_EQ(m1[0]["clip_ratio_region"].get<double>(), 0.0) << "with mu = 1 the ratio is always 1";
+    EXPECT_GT(m[1]["clip_ratio_region"].get<double>(), 0.0)
+        << "step 2's ratio is to the policy of step 1, which its update moved";
+
+    // The batch is in the checkpoints inside a generation (after steps 1 and 3) only.
+    for (int s = 1; s <= 4; ++s) {
+        char name[32];
+        std::snprintf(name, sizeof name, "checkpoint-%07d", s);
+        EXPECT_EQ(fs::exists(dir + "/mu/" + name + "/grpo-rollout-rank0.safetensors"), s % 2 == 1) << name;
+    }
+    // Resumed after step 3, in a fresh folder: step 4 trains on generation 2 as saved.
+    fs::create_directories(dir + "/c");
+    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/c/checkpoint-0000003", fs::copy_options::recursive);
+    fs::copy_file(dir + "/mu/rewards.jsonl", dir + "/c/rewards.jsonl");
+    auto c = run_cuset("--config " + cfg_mu + " --run-name c --resume auto");
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_TRUE(read_file(dir + "/mu/checkpoint-0000004/model.safetensors") ==
+                read_file(dir + "/c/checkpoint-0000004/model.safetensors"))
+        << "the resumed run ended with other weights";
+    EXPECT_EQ(lines_of(dir + "/c/rewards.jsonl"), lines_of(dir + "/mu/rewards.jsonl"));
+    // Without the batch the checkpoint cannot be resumed, and says so.
+    fs::create_directories(dir + "/d");
+    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+    fs::remove(dir + "/d/checkpoint-0000003/grpo-rollout-rank0.safetensors");
+    auto d = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
+    EXPECT_EQ(d.exit_code, 3) << d.err;  // a bad checkpoint
+    EXPECT_NE(d.err.find("grpo-rollout-rank0.safetensors"), std::string::npos) << d.err;
+}

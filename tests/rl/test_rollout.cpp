@@ -103,6 +103,44 @@ TEST(Rollout, FixedAnswersGiveTheirStatusesRewardsAndRows) {
     EXPECT_LT(r.batch.prompt_mask.sum(1).min().item<int64_t>(), r.batch.prompt_ids.size(1));
 }
 
+// TRL's mask_truncated_completions: a completion that ran into the length limit (finish
+// "length") keeps its tokens and its reward (its group's advantages count it) but leaves the loss
+// (an all-zero completion mask); completions that ended at EOS or a stop string keep theirs.
+TEST(Rollout, MaskTruncatedLeavesCutCompletionsOutOfTheLoss) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const std::vector<eval::Task> tasks = two_tasks();
+    const FinishReason finish[3] = {FinishReason::kEos, FinishReason::kLength, FinishReason::kStop};
+    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in) {
+        std::vector<GenerationOutput> out;
+        for (size_t i = 0; i < in.size(); ++i) {
+            GenerationOutput g;
+            g.text = "```cuda\nint main() { return 0; }\n```";
+            g.tokens = tok->encode(g.text).ids;
+            g.finish = finish[i % 3];
+            out.push_back(g);
+        }
+        return out;
+    };
+    for (const bool mask : {false, true}) {
+        rl::RolloutOptions o = options(mask ? "rollout_mask_on" : "rollout_mask_off");
+        o.mask_truncated = mask;
+        rl::Rollout r = rl::grpo_rollout(answers, fmt, tasks, 0, o);
+        ASSERT_EQ(r.records.size(), 6u);
+        for (int64_t row = 0; row < 6; ++row) {
+            const bool cut = row % 3 == 1;
+            const int64_t n = r.records[static_cast<size_t>(row)].tokens;
+            EXPECT_EQ(r.records[static_cast<size_t>(row)].finish, cut ? "length" : row % 3 ? "stop" : "eos");
+            EXPECT_EQ(r.batch.completion_mask[row].sum().item<int64_t>(), mask && cut ? 0 : n) << row;
+            EXPECT_DOUBLE_EQ(r.batch.rewards[row].item<double>(), static_cast<float>(0.3)) << "the reward stays";
+            const std::vector<int32_t> ids = tok->encode(std::string("```cuda\nint main() { return 0; }\n```")).ids;
+            EXPECT_TRUE(at::equal(r.batch.completion_ids[row].narrow(0, 0, n),
+                                  at::tensor(std::vector<int64_t>(ids.begin(), ids.end()))))
+                << "the tokens stay";
+        }
+    }
+}
+
 TEST(Rollout, TheDemoModelsDrawsFollowTheSeed) {
     auto tok = tokenizer_load(demo_dir());
     ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());

@@ -76,6 +76,8 @@ struct GrpoKeys {
     std::string scale_rewards = "group";  // group | batch | none
     std::string judge = "compile";     // compile | emulate | gpu | auto
     std::string system_prompt;         // the prompts' system message ("" = CUDABench's, as eval sends)
+    int64_t num_iterations = 1;        // optimizer steps per generation batch (TRL's mu)
+    bool mask_truncated_completions = false;  // completions cut at max_completion_length leave the loss
     double reward_format = 0.1;
     double reward_compiles = 0.2;
     double reward_runs = 0.2;

@@ -38,6 +38,9 @@ private:
     std::chrono::steady_clock::time_point last_draw_;
 };
 
+// Seconds of the steady clock since `t0`.
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
 // "1h02m", "3m05s", "12s".
 std::string format_duration(double seconds);
 

@@ -185,6 +185,19 @@ private:
 };
 TORCH_MODULE(Decoder);
 
+// The model in eval mode for a scope (no LoRA dropout while sampling or evaluating), back in train
+// mode at its end, also when the scope ends by an exception.
+class EvalModeScope {
+public:
+    explicit EvalModeScope(Decoder& m) : m_(m) { m_->eval(); }
+    ~EvalModeScope() { m_->train(); }
+    EvalModeScope(const EvalModeScope&) = delete;
+    EvalModeScope& operator=(const EvalModeScope&) = delete;
+
+private:
+    Decoder& m_;
+};
+
 // One row of the explicit name table: a Hugging Face tensor name and the parameter it fills.
 struct WeightEntry {
     std::string hf_name;  // "model.layers.3.self_attn.q_proj.weight"

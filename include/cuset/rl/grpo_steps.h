@@ -36,6 +36,11 @@ struct GrpoStepsOptions {
     RolloutOptions rollout;       // level, gpu_name, thinking, system prompt, the judge, reward weights
                                   // (group_size is step.num_generations)
     GrpoStepOptions step;         // loss, G, temperature, micro-batch, LM-head chunk
+    // Optimizer steps taken on one generation batch (TRL's num_iterations): steps k*mu .. k*mu +
+    // mu - 1 train on generation k, whose tasks are those of step k of the task order; with mu > 1
+    // the log-probabilities of the policy that sampled are kept for the importance ratio, and a
+    // checkpoint in the middle of a generation holds the batch (grpo-rollout-rank<r>.safetensors).
+    int64_t num_iterations = 1;
 };
 
 // The tasks of step `step` on rank `rank` of `world`, as indices into a task list of n tasks:
@@ -53,7 +58,8 @@ public:
     std::string name() const override;
     std::string data_hash() const override { return data_hash_; }
     bool needs_reference() const override { return o_.step.loss.beta != 0.0; }
-    void begin(const StepContext& ctx, int64_t resumed_step) override;
+    void begin(const StepContext& ctx, int64_t resumed_step, const std::string& resumed_from) override;
+    void save_state(const std::string& dir, int64_t steps_taken, const Comm& comm) const override;
     SourceStepResult step(const StepContext& ctx) override;
     std::string summary() const override;
 
@@ -63,6 +69,8 @@ private:
     std::string data_hash_;
     std::string rewards_path_, work_dir_;
     std::ofstream rewards_;
+    GrpoRollout held_;               // the generation batch being trained on (num_iterations > 1)
+    int64_t held_generation_ = -1;   // its generation index (-1 = none)
     double first_reward_ = -1, last_reward_ = -1;  // mean rewards of the session's first and last steps (-1 = none)
     int64_t completions_ = 0;
 };

@@ -34,6 +34,9 @@ struct RolloutOptions {
     std::string system_prompt; // the system message ("" = CUDABench's, what eval sends)
     eval::JudgeOptions judge;  // mode, tools, containment, work folder, jobs
     judge::RewardWeights rewards;
+    bool mask_truncated = false; // a completion cut at the length limit (finish "length") gets an
+                                 // all-zero completion mask: out of the loss, its reward still in
+                                 // its group's advantages (TRL's mask_truncated_completions)
 };
 
 struct RolloutRecord {

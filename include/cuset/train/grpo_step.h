@@ -53,6 +53,14 @@ struct GrpoStepResult {
     GrpoStats stats;                        // merged over micro-batches and ranks
 };
 
+// Throws UsageError when `o` cannot run on `world` ranks (batch reward scaling needs one rank).
+void grpo_step_check(const GrpoStepOptions& o, int64_t world);
+
+// The log-probabilities of `rollout`'s completions under `model` as it is now, without gradient,
+// in micro-batches of o.micro_batch on the model's device: the old_logps of a generation batch
+// about to be used for several steps, taken before its first update. [N, T] fp32 on the CPU.
+at::Tensor rollout_old_logps(Decoder& model, const GrpoRollout& rollout, const GrpoStepOptions& o);
+
 // Every rank must call it (with its own whole groups); the collectives match on every rank.
 GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, const GrpoRollout& rollout,
                          const GrpoStepOptions& o);

@@ -55,8 +55,15 @@ public:
     // Whether the loss needs a frozen reference model (loaded by the trainer unless LoRA).
     virtual bool needs_reference() const { return false; }
     // Once, with the model and optimizer built; `resumed_step`: the step the run continues from
-    // (0 for a fresh run): logs written past it by a stopped run are cut back to it.
-    virtual void begin(const StepContext& ctx, int64_t resumed_step) = 0;
+    // (0 for a fresh run): logs written past it by a stopped run are cut back to it; `resumed_from`:
+    // the checkpoint folder it resumes ("" for a fresh run), holding what save_state wrote.
+    virtual void begin(const StepContext& ctx, int64_t resumed_step, const std::string& resumed_from) = 0;
+    // While a checkpoint of `steps_taken` steps is written: every rank writes what a resumed run
+    // needs beyond the weights, the optimizer and the generators (GRPO: a generation batch still
+    // being trained on) into the checkpoint's folder `dir`, under names of its own rank.
+    virtual void save_state(const std::string& dir, int64_t steps_taken, const Comm& comm) const {
+        (void)dir, (void)steps_taken, (void)comm;
+    }
     // Every rank calls it for every step (the collectives inside match).
     virtual SourceStepResult step(const StepContext& ctx) = 0;
     // One line for the summary at the end of the run ("" = nothing).
