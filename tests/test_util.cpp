@@ -150,6 +150,47 @@ Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& di
     return r;
 }
 
+int free_port(int offset) { return 20000 + (::getpid() * 7 + offset * 101) % 30000; }
+
+int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,
+               const std::vector<std::string>& extra) {
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+        setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        if (!freopen(log.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+        std::vector<std::string> args = {CUSET_BINARY, "--config", cfg, "--run-name", name};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(CUSET_BINARY, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+int wait_exit(int pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
+               const std::vector<std::string>& extra) {
+    std::vector<int> pids;
+    for (int r = 0; r < world; ++r)
+        pids.push_back(spawn_rank(cfg, name, r, world, port, dir + "/" + name + "-r" + std::to_string(r) + ".log", extra));
+    std::vector<int> codes;
+    for (int p : pids) codes.push_back(wait_exit(p));
+    for (int r = 0; r < world; ++r)
+        ASSERT_EQ(codes[r], 0) << read_file(dir + "/" + name + "-r" + std::to_string(r) + ".log");
+}
+
 std::string tiny_model_dir() { return std::string(CUSET_TEST_WORK) + "/golden/tiny_model/model"; }
 
 int count_of(const std::string& hay, const std::string& needle) {

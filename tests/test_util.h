@@ -100,6 +100,18 @@ struct Interrupted {
 Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& dir, const std::string& run_name,
                                    size_t steps, int timeout_s);
 
+// Ranks of one run started here as torchrun would start them (RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR 127.0.0.1, MASTER_PORT): rank `rank` of `world` runs the binary with `--config cfg
+// --run-name name` and `extra`, its stderr to `log`. free_port: a port for one test of this
+// process (`offset` tells a test's runs apart). wait_exit: the exit code (128 + signal when
+// killed). run_ranks: all ranks, then every one must exit 0 (its log in the failure).
+int free_port(int offset);
+int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,
+               const std::vector<std::string>& extra = {});
+int wait_exit(int pid);
+void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
+               const std::vector<std::string>& extra = {});
+
 // The Hugging Face folder of the very small Qwen2 model made by tests/golden/tiny_model.py.
 std::string tiny_model_dir();
 

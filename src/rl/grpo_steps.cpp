@@ -223,7 +223,16 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         ro.seed = o_.seed;
         ro.step = generation;
         auto t_roll = std::chrono::steady_clock::now();
-        rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
+        // A signal stops this rank's judge at once; the ranks then agree to abandon the step, so
+        // that none waits in the update's collectives for one that stopped.
+        bool stopped = false;
+        try {
+            rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
+        } catch (const StoppedBySignal&) {
+            stopped = true;
+        }
+        if (ctx.comm.world > 1) stopped = ctx.comm.sum_vec({stopped ? 1.0 : 0.0})[0] > 0;
+        if (stopped) throw StoppedBySignal("the step's judging was stopped by a signal");
         judge_s = seconds_since(t_roll) - generate_s;
         t_update = std::chrono::steady_clock::now();
         if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update

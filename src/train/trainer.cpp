@@ -34,6 +34,7 @@
 #include "cuset/train/zero.h"
 #include "cuset/train/train_step.h"
 #include "cuset/core/progress.h"
+#include "cuset/core/signals.h"
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/data/score_file.h"
 #include "cuset/core/hash.h"
@@ -61,6 +62,11 @@ void seed_generators(int64_t seed, int64_t rank) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     torch::manual_seed(z ^ (z >> 31));
+}
+
+// What stopped this rank: its own signal, or another rank's (the ranks agree on stopping).
+std::string stop_cause() {
+    return signals_received() != 0 ? "signal " + std::to_string(signals_received()) : std::string("a signal to another rank");
 }
 
 // Appended to a checkpoint that cannot be resumed: what the user can do instead.
@@ -917,9 +923,9 @@ int Trainer::run() {
                 // this step again, drawing the same samples.
                 save_checkpoint();
                 if (bar) progress.finish();
-                throw StoppedBySignal(strprintf("stopped by signal %d during step %lld, which was not taken; checkpoint "
+                throw StoppedBySignal(strprintf("stopped by %s during step %lld, which was not taken; checkpoint "
                                                 "of step %lld saved in %s; continue with --resume auto",
-                                                signals_received(), (long long)state_.step + 1, (long long)state_.step,
+                                                stop_cause().c_str(), (long long)state_.step + 1, (long long)state_.step,
                                                 run_dir_.c_str()));
             }
         } else {
@@ -954,13 +960,16 @@ int Trainer::run() {
         }
         if (cfg_.train.eval_every > 0 && state_.step % cfg_.train.eval_every == 0 && state_.step < state_.total_steps)
             eval_and_record("during training");
+        // Every rank stops at the same step, also when only some of them were signalled (the
+        // others would wait in the next step's collectives).
         bool stop = signals_stop_requested();
+        if (comm_.world > 1) stop = comm_.sum_vec({stop ? 1.0 : 0.0})[0] > 0;
         if (state_.step >= state_.total_steps && !stop) fail_if_untrained();
         if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop) save_checkpoint();
         if (stop) {
             if (bar) progress.finish();
-            throw StoppedBySignal(strprintf("stopped by signal %d at step %lld; checkpoint saved in %s; continue with --resume auto",
-                                            signals_received(), (long long)state_.step, run_dir_.c_str()));
+            throw StoppedBySignal(strprintf("stopped by %s at step %lld; checkpoint saved in %s; continue with --resume auto",
+                                            stop_cause().c_str(), (long long)state_.step, run_dir_.c_str()));
         }
     }
     if (bar) progress.finish();

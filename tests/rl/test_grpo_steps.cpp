@@ -11,15 +11,18 @@
 // - configuration refusals (exit 2, one line naming the key).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +30,7 @@
 #include "cuset/eval/cudabench.h"
 #include "cuset/rl/grpo_steps.h"
 #include "test_util.h"
+#include "weight_diff.h"
 
 namespace fs = std::filesystem;
 using cuset::test::kDefault;
@@ -400,4 +404,84 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
     auto d = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
     EXPECT_EQ(d.exit_code, 3) << d.err;  // a bad checkpoint
     EXPECT_NE(d.err.find("grpo-rollout-rank0.safetensors"), std::string::npos) << d.err;
+}
+
+// Several ranks: two Gloo ranks with one task each against one process with both, the same
+// global batch. A completion's sampling stream depends on (seed, step, task, sample) only, so both
+// layouts draw the same completions and verdicts (the decoding batches differ, which moves logits
+// by rounding only: no sampled token changes at these sizes); the dapo loss is normalised over
+// the whole batch on every rank and the gradient averaged, so the runs differ only in the order
+// of fp32 sums. With ZeRO stage 2 the same. Then a SIGTERM to rank 0 alone during the run: both
+// ranks stop at the same step with exit 75 (the other is not left waiting in a collective), and
+// the two resumed ranks end with the uninterrupted two-rank run's weights, bit for bit.
+TEST(GrpoSteps, TwoRanksMatchOneProcessAndStopTogether) {
+    using cuset::test::free_port;
+    using cuset::test::max_weight_diff;
+    using cuset::test::run_ranks;
+    const std::string dir = scratch_dir("grpo-steps-ranks");
+    const std::string tasks = write_tasks(dir, 3);
+    const std::string policy = make_policy(dir, tasks);
+    const std::string cfg = grpo_config(dir, "ranks", policy, tasks,
+                                        {{"train.max_steps", "3"}, {"train.eps", "1.0e-3"}, {"distributed.timeout_s", "60"}});
+    auto one = run_cuset("--config " + cfg + " --run-name one");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    run_ranks(2, cfg, dir, "two", free_port(0), {"--set", "train.micro_batch_size=4"});
+    run_ranks(2, cfg, dir, "zero2", free_port(1), {"--set", "train.micro_batch_size=4", "--set", "distributed.zero_stage=2"});
+    const std::vector<std::string> want = lines_of(dir + "/one/rewards.jsonl");
+    ASSERT_EQ(want.size(), 24u);
+    const std::vector<json> m1 = read_metrics(dir + "/one");
+    for (const std::string run : {"two", "zero2"}) {
+        // Rank 0 judged the first task of each step, rank 1 the second: together, the same records.
+        std::vector<std::string> got = lines_of(dir + "/" + run + "/rewards.jsonl");
+        const std::vector<std::string> r1 = lines_of(dir + "/" + run + "/rewards-rank1.jsonl");
+        got.insert(got.end(), r1.begin(), r1.end());
+        std::vector<std::string> w = want;
+        std::sort(got.begin(), got.end());
+        std::sort(w.begin(), w.end());
+        EXPECT_EQ(got, w) << run;
+        const std::vector<json> m = read_metrics(dir + "/" + run);
+        ASSERT_EQ(m.size(), 3u) << run;
+        for (size_t s = 0; s < 3; ++s) {
+            // The step's statistics are over both ranks: the mean reward of the same 8 fp32
+            // rewards summed in another order (1e-7 absolute at rewards <= 0.3). The gradient
+            // norm: the elements of a gradient are fp32 sums over the tokens, many of them small
+            // differences of large terms (advantages of both signs), so their relative rounding
+            // is far above u; summed per rank and over ranks in another order (ZeRO 2's
+            // reduce-scatter, a sharded sum of squares) the norm moved by 3.1e-6 relative at
+            // most here; 5e-5. A gradient summed instead of averaged doubles it.
+            CUSET_EXPECT_NEAR(m[s]["reward"].get<double>(), m1[s]["reward"].get<double>(), 1e-7) << run;
+            EXPECT_EQ(m[s]["status"], m1[s]["status"]) << run;
+            CUSET_EXPECT_NEAR(m[s]["grad_norm"].get<double>(), m1[s]["grad_norm"].get<double>(),
+                              5e-5 * m1[s]["grad_norm"].get<double>())
+                << run << " step " << s + 1;
+        }
+        // Weights: AdamW's update moves by at most lr / eps times a gradient's rounding error
+        // (lr 3e-4 / eps 1e-3 = 0.3; |g| ~ 1e-2 per element at 50 u relative, three steps):
+        // ~1e-7; 1e-6. A gradient summed instead of averaged over the ranks moves weights by
+        // ~lr = 3e-4.
+        CUSET_EXPECT_WITHIN(max_weight_diff(dir + "/one/checkpoint-0000003", dir + "/" + run + "/checkpoint-0000003"),
+                            1e-6)
+            << run;
+    }
+
+    // SIGTERM to rank 0 alone once a step is logged.
+    const int port = free_port(2);
+    std::vector<int> pids;
+    for (int r = 0; r < 2; ++r)
+        pids.push_back(cuset::test::spawn_rank(cfg, "cut", r, 2, port, dir + "/cut-r" + std::to_string(r) + ".log",
+                                               {"--set", "train.micro_batch_size=4"}));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (read_metrics(dir + "/cut").size() < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    kill(pids[0], SIGTERM);
+    const int c0 = cuset::test::wait_exit(pids[0]), c1 = cuset::test::wait_exit(pids[1]);
+    const size_t taken = read_metrics(dir + "/cut").size();
+    ASSERT_LT(taken, 3u) << "the run finished before the signal arrived";
+    EXPECT_EQ(c0, 75) << read_file(dir + "/cut-r0.log");
+    EXPECT_EQ(c1, 75) << read_file(dir + "/cut-r1.log");
+    EXPECT_NE(read_file(dir + "/cut-r1.log").find("another rank"), std::string::npos) << read_file(dir + "/cut-r1.log");
+    run_ranks(2, cfg, dir, "cut", free_port(3), {"--set", "train.micro_batch_size=4", "--resume", "auto"});
+    EXPECT_TRUE(read_file(dir + "/two/checkpoint-0000003/model.safetensors") ==
+                read_file(dir + "/cut/checkpoint-0000003/model.safetensors"))
+        << "interrupted + resumed ranks ended with other weights";
 }

@@ -17,11 +17,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuset/model/safetensors.h"
 #include "test_util.h"
+#include "weight_diff.h"
 
 namespace fs = std::filesystem;
+using cuset::test::free_port;
+using cuset::test::max_weight_diff;
 using cuset::test::read_file;
+using cuset::test::run_ranks;
+using cuset::test::spawn_rank;
+using cuset::test::wait_exit;
 using cuset::test::run_cuset;
 using cuset::test::scratch_dir;
 using cuset::test::write_file;
@@ -76,64 +81,6 @@ double kl_mean_atol() {
 //    weight by ~lr |g| / eps ~ 1e-3 and a loss by > 1e-3 relative.
 constexpr double kStatRtol = 1e-5;
 constexpr double kWeightTol = 1e-5;
-
-int free_port(int offset) { return 20000 + (::getpid() * 7 + offset * 101) % 30000; }
-
-pid_t spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port,
-                 const std::string& log, const std::vector<std::string>& extra = {}) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("RANK", std::to_string(rank).c_str(), 1);
-        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-        setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-        setenv("MASTER_ADDR", "127.0.0.1", 1);
-        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-        freopen(log.c_str(), "w", stderr);
-        freopen("/dev/null", "w", stdout);
-        std::vector<std::string> args = {CUSET_BINARY, "--config", cfg, "--run-name", name};
-        args.insert(args.end(), extra.begin(), extra.end());
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        execv(CUSET_BINARY, argv.data());
-        _exit(127);
-    }
-    return pid;
-}
-
-int wait_exit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-double max_weight_diff(const std::string& a, const std::string& b) {
-    cuset::SafetensorsFile fa(a + "/model.safetensors"), fb(b + "/model.safetensors");
-    double worst = 0;
-    for (const auto& t : fa.tensors()) {
-        const cuset::TensorView* u = fb.find(t.name);
-        EXPECT_NE(u, nullptr) << t.name;
-        if (!u) continue;
-        const float* x = reinterpret_cast<const float*>(t.data);
-        const float* y = reinterpret_cast<const float*>(u->data);
-        for (int64_t i = 0; i < t.numel(); ++i) {
-            const double d = std::abs(double(x[i]) - double(y[i]));
-            if (!(d <= worst)) worst = d;  // a NaN stays
-        }
-    }
-    return worst;
-}
-
-void run_ranks(int world, const std::string& cfg, const std::string& dir, const std::string& name, int port,
-               const std::vector<std::string>& extra = {}) {
-    std::vector<pid_t> pids;
-    for (int r = 0; r < world; ++r)
-        pids.push_back(spawn_rank(cfg, name, r, world, port, dir + "/" + name + "-r" + std::to_string(r) + ".log", extra));
-    std::vector<int> codes;
-    for (pid_t p : pids) codes.push_back(wait_exit(p));
-    for (int r = 0; r < world; ++r)
-        ASSERT_EQ(codes[r], 0) << read_file(dir + "/" + name + "-r" + std::to_string(r) + ".log");
-}
 
 // Two ranks against one process on the same global batch, for a threshold mode (or, with
 // `sets`, other objective settings: "key=value" each; a method's own statistics in `keys`).
