@@ -133,6 +133,15 @@ std::vector<json> jsonl(const std::string& path) {
     return out;
 }
 
+// Runs `a` and `b` of `dir` ended alike: the weights of checkpoint `ckpt` bit for bit, and the
+// same rewards.jsonl.
+void expect_same_ending(const std::string& dir, const std::string& a, const std::string& b, const std::string& ckpt) {
+    EXPECT_TRUE(read_file(dir + "/" + a + "/" + ckpt + "/model.safetensors") ==
+                read_file(dir + "/" + b + "/" + ckpt + "/model.safetensors"))
+        << b << " ended with other weights than " << a;
+    EXPECT_EQ(lines_of(dir + "/" + b + "/rewards.jsonl"), lines_of(dir + "/" + a + "/rewards.jsonl"));
+}
+
 }  // namespace
 
 TEST(GrpoSteps, TaskOrderCoversEveryTaskOncePerPassAndSplitsOverRanks) {
@@ -317,10 +326,7 @@ TEST(GrpoSteps, SigtermThenResumeMatchesUninterrupted) {
     EXPECT_NE(read_file(dir + "/cut.err").find("--resume auto"), std::string::npos);
     auto resumed = run_cuset("--config " + cfg + " --run-name cut --resume auto");
     ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-    EXPECT_TRUE(read_file(dir + "/full/checkpoint-0000012/model.safetensors") ==
-                read_file(dir + "/cut/checkpoint-0000012/model.safetensors"))
-        << "interrupted + resumed run ended with other weights";
-    EXPECT_EQ(lines_of(dir + "/cut/rewards.jsonl"), lines_of(dir + "/full/rewards.jsonl"));
+    expect_same_ending(dir, "full", "cut", "checkpoint-0000012");  // interrupted + resumed = uninterrupted
 }
 
 // num_iterations (TRL's mu): steps k*mu .. k*mu + mu - 1 train on generation k. Checked here with
@@ -393,10 +399,7 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
     fs::copy_file(dir + "/mu/rewards.jsonl", dir + "/c/rewards.jsonl");
     auto c = run_cuset("--config " + cfg_mu + " --run-name c --resume auto");
     ASSERT_EQ(c.exit_code, 0) << c.err;
-    EXPECT_TRUE(read_file(dir + "/mu/checkpoint-0000004/model.safetensors") ==
-                read_file(dir + "/c/checkpoint-0000004/model.safetensors"))
-        << "the resumed run ended with other weights";
-    EXPECT_EQ(lines_of(dir + "/c/rewards.jsonl"), lines_of(dir + "/mu/rewards.jsonl"));
+    expect_same_ending(dir, "mu", "c", "checkpoint-0000004");
     // Without the batch the checkpoint cannot be resumed, and says so.
     fs::create_directories(dir + "/d");
     fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
@@ -481,7 +484,5 @@ TEST(GrpoSteps, TwoRanksMatchOneProcessAndStopTogether) {
     EXPECT_EQ(c1, 75) << read_file(dir + "/cut-r1.log");
     EXPECT_NE(read_file(dir + "/cut-r1.log").find("another rank"), std::string::npos) << read_file(dir + "/cut-r1.log");
     run_ranks(2, cfg, dir, "cut", free_port(3), {"--set", "train.micro_batch_size=4", "--resume", "auto"});
-    EXPECT_TRUE(read_file(dir + "/two/checkpoint-0000003/model.safetensors") ==
-                read_file(dir + "/cut/checkpoint-0000003/model.safetensors"))
-        << "interrupted + resumed ranks ended with other weights";
+    expect_same_ending(dir, "two", "cut", "checkpoint-0000003");  // interrupted + resumed ranks = uninterrupted
 }
