@@ -21,6 +21,7 @@
 #include "cuset/eval/eval_run.h"
 #include "cuset/generate/generate_run.h"
 #include "cuset/model/model_config.h"
+#include "cuset/model/safetensors.h"
 #include "cuset/model/safetensors_torch.h"
 
 namespace cuset::rl {
@@ -180,6 +181,13 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
                                        "resume it with the ranks that wrote it",
                                        resumed_from.c_str(), (long long)resumed_step, (long long)o_.num_iterations,
                                        fs::path(f).filename().c_str()));
+        const std::map<std::string, std::string> meta = SafetensorsFile(f).metadata();
+        const auto w = meta.find("world");
+        if (w == meta.end() || w->second != std::to_string(ctx.comm.world))
+            throw InputError(strprintf("%s: a generation batch of %s rank(s), this run has %lld: resume a checkpoint "
+                                       "inside a GRPO generation with the ranks that wrote it",
+                                       f.c_str(), w == meta.end() ? "an unknown number of" : w->second.c_str(),
+                                       (long long)ctx.comm.world));
         std::map<std::string, at::Tensor> t = safetensors_load(f, c10::kCPU);
         for (const char* k : {"prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "rewards", "old_logps"})
             if (!t.count(k)) throw InputError(f + ": no tensor '" + k + "' (not a GRPO generation batch)");

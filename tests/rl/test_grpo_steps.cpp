@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/eval/cudabench.h"
+#include "cuset/model/safetensors_torch.h"
 #include "cuset/rl/grpo_steps.h"
 #include "test_util.h"
 #include "weight_diff.h"
@@ -407,6 +408,17 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
     auto d = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
     EXPECT_EQ(d.exit_code, 3) << d.err;  // a bad checkpoint
     EXPECT_NE(d.err.find("grpo-rollout-rank0.safetensors"), std::string::npos) << d.err;
+    // A batch written by another number of ranks (rank 0's half of it) is refused, not half-trained on.
+    fs::remove_all(dir + "/d");
+    fs::create_directories(dir + "/d");
+    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+    const std::string batch = dir + "/d/checkpoint-0000003/grpo-rollout-rank0.safetensors";
+    cuset::NamedTensors tensors;
+    for (auto& [name, t] : cuset::safetensors_load(batch, c10::kCPU)) tensors.emplace_back(name, t);
+    cuset::safetensors_save(batch, tensors, {{"generation", "1"}, {"world", "2"}});
+    auto e = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
+    EXPECT_EQ(e.exit_code, 3) << e.err;
+    EXPECT_NE(e.err.find("a generation batch of 2 rank(s), this run has 1"), std::string::npos) << e.err;
 }
 
 // Several ranks: two Gloo ranks with one task each against one process with both, the same
