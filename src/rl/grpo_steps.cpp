@@ -131,6 +131,12 @@ std::string rollout_file(const std::string& dir, int64_t rank) {
     return (fs::path(dir) / ("grpo-rollout-rank" + std::to_string(rank) + ".safetensors")).string();
 }
 
+// The tensors of that file, by name: what a step on a batch again trains on.
+const std::pair<const char*, at::Tensor GrpoRollout::*> kBatchTensors[] = {
+    {"prompt_ids", &GrpoRollout::prompt_ids},         {"prompt_mask", &GrpoRollout::prompt_mask},
+    {"completion_ids", &GrpoRollout::completion_ids}, {"completion_mask", &GrpoRollout::completion_mask},
+    {"rewards", &GrpoRollout::rewards},               {"old_logps", &GrpoRollout::old_logps}};
+
 }  // namespace
 
 void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Comm& comm) const {
@@ -139,12 +145,8 @@ void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Co
     if (held_generation_ != (steps_taken - 1) / o_.num_iterations)
         throw RuntimeFailure(strprintf("grpo: a checkpoint of step %lld without the generation batch it trains on",
                                        (long long)steps_taken));
-    NamedTensors t = {{"prompt_ids", held_.prompt_ids},
-                      {"prompt_mask", held_.prompt_mask},
-                      {"completion_ids", held_.completion_ids},
-                      {"completion_mask", held_.completion_mask},
-                      {"rewards", held_.rewards},
-                      {"old_logps", held_.old_logps}};
+    NamedTensors t;
+    for (const auto& [name, field] : kBatchTensors) t.emplace_back(name, held_.*field);
     safetensors_save(rollout_file(dir, comm.rank), t,
                      {{"generation", std::to_string(held_generation_)}, {"world", std::to_string(comm.world)}});
 }
@@ -189,14 +191,11 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
                                        f.c_str(), w == meta.end() ? "an unknown number of" : w->second.c_str(),
                                        (long long)ctx.comm.world));
         std::map<std::string, at::Tensor> t = safetensors_load(f, c10::kCPU);
-        for (const char* k : {"prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "rewards", "old_logps"})
-            if (!t.count(k)) throw InputError(f + ": no tensor '" + k + "' (not a GRPO generation batch)");
-        held_.prompt_ids = t["prompt_ids"];
-        held_.prompt_mask = t["prompt_mask"];
-        held_.completion_ids = t["completion_ids"];
-        held_.completion_mask = t["completion_mask"];
-        held_.rewards = t["rewards"];
-        held_.old_logps = t["old_logps"];
+        for (const auto& [name, field] : kBatchTensors) {
+            auto it = t.find(name);
+            if (it == t.end()) throw InputError(f + ": no tensor '" + name + "' (not a GRPO generation batch)");
+            held_.*field = it->second;
+        }
         held_generation_ = (resumed_step - 1) / o_.num_iterations;
     }
     rewards_.open(rewards_path_, std::ios::app);
