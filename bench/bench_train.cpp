@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     cuset::cpu_allocator_keep_pages();  // as Trainer does on the CPU
     cuset::Config cfg = cuset::config_load(config, {});
     cuset::TextPipeline text = cuset::text_pipeline_from(cuset::text_options_from(cfg));
-    cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cfg, "train");
+    cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cuset::TokenizeOptions{cfg.data.cache_dir, cfg.log.progress}, "train");
     cuset::PreparedData data = cuset::data_prepare(split.samples, {cfg.data.max_seq_len, cfg.data.truncation});
     cuset::OrderOptions oo;
     oo.shuffle = false;

@@ -19,7 +19,6 @@
 
 #include <ATen/ATen.h>
 
-#include "cuset/core/config.h"
 #include "cuset/model/model.h"
 #include "cuset/train/distributed.h"
 #include "cuset/train/train_step.h"
@@ -105,9 +104,9 @@ Result run_rank(const cuset::Comm& comm, const Args& a, int64_t stage) {
 }
 
 Result on_two_ranks(const Args& a, int64_t stage, int port) {
-    cuset::Config cfg;
-    cfg.distributed.backend = "gloo";
-    cfg.distributed.timeout_s = 600;
+    cuset::ProcessGroupOptions pg;
+    pg.backend = "gloo";
+    pg.timeout_s = 600;
     std::vector<Result> out(2);
     std::vector<std::thread> th;
     for (int r = 0; r < 2; ++r)
@@ -116,7 +115,7 @@ Result on_two_ranks(const Args& a, int64_t stage, int port) {
             env.rank = r;
             env.world = 2;
             env.master_port = port;
-            cuset::Distributed dist(env, cfg, c10::Device(c10::kCPU));
+            cuset::Distributed dist(env, pg, c10::Device(c10::kCPU));
             out[r] = run_rank(dist.comm(), a, stage);
         });
     for (auto& t : th) t.join();

@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cuset/core/error.h"
+
 namespace cuset::test {
 
 namespace fs = std::filesystem;
@@ -127,6 +129,15 @@ std::vector<std::string> lines_of(const std::string& path) {
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) out.push_back(line);
     return out;
+}
+
+std::string input_error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const cuset::InputError& e) {
+        return e.what();
+    }
+    return "";
 }
 
 Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& dir, const std::string& run_name,

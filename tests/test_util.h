@@ -3,6 +3,7 @@
 // runs, and the numeric checks that record how close they came to their bounds.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,10 @@ std::string tiny_model_dir();
 
 // The non-empty lines of `path` (none when it cannot be read).
 std::vector<std::string> lines_of(const std::string& path);
+
+// The message of the cuset::InputError `f` throws, or "" when it throws none (a test then checks
+// what the message names: an empty one names nothing).
+std::string input_error_of(const std::function<void()>& f);
 
 // A safetensors file's tensors and metadata, without the metadata "save_id" (the random identity
 // of the checkpoint that holds it): what two runs that should agree bit for bit must share.

@@ -15,9 +15,9 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions& text, const Runtime* runtime) {
+int analyze_run(const AnalyzeRequest& req, const TextOptions& text, const Runtime* runtime) {
     {  // analysis.json / analysis.svg never over an input (the score file, its index, the data)
-        const fs::path out_dir = req.out.empty() ? fs::path(run_dir_of(cfg)) : fs::path(req.out);
+        const fs::path out_dir = req.out.empty() ? fs::path(req.score.setup.run_dir) : fs::path(req.out);
         std::vector<std::string> inputs = {req.scores, req.scores.empty() ? "" : req.scores + ".idx", req.score.data};
         for (const char* f : {"analysis.json", "analysis.svg"})
             refuse_output_equal_to_input((out_dir / f).string(), inputs, "analyze");
@@ -28,7 +28,7 @@ int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions&
         sr.out = (fs::path(req.out) / "scores.bin").string();
     }
     if (req.scores.empty() && !runtime) throw RuntimeFailure("analyze: scoring first needs the runtime to score on");
-    std::string scores = req.scores.empty() ? score_run(cfg, sr, text, *runtime) : req.scores;
+    std::string scores = req.scores.empty() ? score_run(sr, text, *runtime) : req.scores;
     ScoreHeader header;
     std::vector<ScoreRecord> records = score_load_all(scores, &header);
     std::vector<ScoredSample> samples;
@@ -46,8 +46,8 @@ int analyze_run(const Config& cfg, const AnalyzeRequest& req, const TextOptions&
         }
         samples.push_back(std::move(s));
     }
-    AnalysisReport report = analyze_confidences(samples, cfg.analysis, header.model, header.data);
-    std::string dir = req.out.empty() ? run_dir_of(cfg) : req.out;
+    AnalysisReport report = analyze_confidences(samples, req.analysis, header.model, header.data);
+    std::string dir = req.out.empty() ? req.score.setup.run_dir : req.out;
     fs::create_directories(dir);
     analysis_write(report, dir);
     std::cout << analysis_table(report) << std::flush;

@@ -49,7 +49,7 @@ ConfidenceSummary summarise(const std::string& name, std::vector<double>& values
 
 }  // namespace
 
-AnalysisReport analyze_confidences(const std::vector<ScoredSample>& samples, const AnalysisKeys& options,
+AnalysisReport analyze_confidences(const std::vector<ScoredSample>& samples, const AnalysisOptions& options,
                                    const std::string& model, const std::string& data) {
     AnalysisReport r;
     r.options = options;

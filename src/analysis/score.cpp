@@ -24,18 +24,18 @@ namespace cuset {
 
 namespace fs = std::filesystem;
 
-std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOptions& text, const Runtime& runtime) {
+std::string score_run(const ScoreRequest& req, const TextOptions& text, const Runtime& runtime) {
     at::NoGradGuard no_grad;
-    Config c = cfg;
-    if (!req.model.empty()) c.model.path = req.model;
-    std::string data = !req.data.empty() ? req.data : req.split == "eval" ? c.data.eval : c.data.train;
+    const ScoreSetup& c = req.setup;
+    const std::string& model_dir = req.model.empty() ? c.model : req.model;
+    std::string data = !req.data.empty() ? req.data : req.split == "eval" ? c.eval : c.train;
     if (data.empty()) throw UsageError("score: no data file (set data.train / data.eval or pass --data)");
     if (!req.out.empty()) {  // never over an input: the data, the model's or tokenizer's files
-        std::vector<std::string> inputs = folder_entries(c.model.path);
-        for (const std::string& f : folder_entries(c.model.tokenizer)) inputs.push_back(f);
-        if (!c.model.lora.path.empty())
-            for (const std::string& f : folder_entries(c.model.lora.path)) inputs.push_back(f);
-        inputs.insert(inputs.end(), {data, c.model.tokenizer});
+        std::vector<std::string> inputs = folder_entries(model_dir);
+        for (const std::string& f : folder_entries(c.tokenizer)) inputs.push_back(f);
+        if (!c.adapter.empty())
+            for (const std::string& f : folder_entries(c.adapter)) inputs.push_back(f);
+        inputs.insert(inputs.end(), {data, c.tokenizer});
         refuse_output_equal_to_input(req.out, inputs, "score");
         if (req.format != "jsonl") refuse_output_equal_to_input(req.out + ".idx", inputs, "score (its index)");
     }
@@ -43,27 +43,27 @@ std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOpti
     const c10::ScalarType dtype = runtime.dtype;
     runtime_use_threads(runtime);
     // The model first: a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
-    const std::string& adapter = c.model.lora.path;  // attached whenever set (model.lora.enabled is for training)
-    Decoder model = model_load_for_inference(c.model.path, adapter, dtype, device);
+    const std::string& adapter = c.adapter;  // attached whenever set (model.lora.enabled is for training)
+    Decoder model = model_load_for_inference(model_dir, adapter, dtype, device);
     TextPipeline pipe = text_pipeline_from(text);
-    TokenizedSplit split = dataset_tokenize(data, pipe, c, req.split);
+    TokenizedSplit split = dataset_tokenize(data, pipe, c.tokenize, req.split);
     if (pipe.tokenizer->vocab_size() > model->config().vocab_size)  // as training checks it
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
                                    pipe.tokenizer->source().c_str(), (long long)pipe.tokenizer->vocab_size(),
-                                   c.model.path.c_str(), (long long)model->config().vocab_size));
+                                   model_dir.c_str(), (long long)model->config().vocab_size));
 
     ScoreHeader header;
-    header.key.model_hash = hash_model_with_adapter(c.model.path, adapter);
+    header.key.model_hash = hash_model_with_adapter(model_dir, adapter);
     header.key.pipeline_hash = pipe.key;
-    header.key.data_hash = Hasher().add(split.hash).add_u64(static_cast<uint64_t>(c.data.max_seq_len)).hex();
-    header.model = adapter.empty() ? c.model.path : c.model.path + " + LoRA " + adapter;
+    header.key.data_hash = Hasher().add(split.hash).add_u64(static_cast<uint64_t>(c.max_seq_len)).hex();
+    header.model = adapter.empty() ? model_dir : model_dir + " + LoRA " + adapter;
     header.data = data;
     header.dtype = dtype_name(dtype);
-    header.max_seq_len = c.data.max_seq_len;
+    header.max_seq_len = c.max_seq_len;
 
     std::string out = req.out;
     if (out.empty()) {
-        std::string dir = run_dir_of(c);
+        std::string dir = c.run_dir;
         fs::create_directories(dir);
         out = (fs::path(dir) / (req.format == "jsonl" ? "scores.jsonl" : "scores.bin")).string();
     } else if (fs::path(out).has_parent_path()) {
@@ -75,14 +75,14 @@ std::string score_run(const Config& cfg, const ScoreRequest& req, const TextOpti
     std::vector<int64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     auto len = [&](int64_t i) {
-        return std::min<int64_t>(c.data.max_seq_len, static_cast<int64_t>(split.samples[i].ids.size()));
+        return std::min<int64_t>(c.max_seq_len, static_cast<int64_t>(split.samples[i].ids.size()));
     };
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return len(a) > len(b); });
     std::vector<ScoreRecord> records(n);
     const int64_t pad = pipe.tokenizer->pad_id() >= 0 ? pipe.tokenizer->pad_id() : 0;
-    const int64_t chunk = c.objective.chunk_size;
-    const int64_t mbs = c.train.micro_batch_size;
-    Progress progress("score", n, "samples", progress_bar_wanted(c.log.progress));
+    const int64_t chunk = c.chunk_size;
+    const int64_t mbs = c.micro_batch_size;
+    Progress progress("score", n, "samples", progress_bar_wanted(c.tokenize.progress));
     int64_t done = 0, tokens = 0;
     for (int64_t b0 = 0; b0 < n; b0 += mbs) {
         int64_t B = std::min(mbs, n - b0);

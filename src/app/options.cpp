@@ -132,7 +132,7 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.mask_truncated = k.mask_truncated_completions;
     o.num_iterations = k.num_iterations;
     const eval::JudgeMode mode = eval::resolve_judge(k.judge, nullptr);
-    ro.judge = eval::judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
+    ro.judge = judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
     ro.rewards.format = k.reward_format;
     ro.rewards.compiles = k.reward_compiles;
     ro.rewards.runs = k.reward_runs;
@@ -152,13 +152,190 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     return o;
 }
 
+std::string schedule_neutral_hash(Config cfg) {
+    cfg.train.max_steps = 0;
+    cfg.train.epochs = 1;
+    return config_hash(cfg);
+}
+
 TrainOptions train_options_from(const Config& cfg, const Runtime& runtime) {
     TrainOptions o;
+    o.run.dir = run_dir_of(cfg);
+    o.run.config_yaml = config_to_yaml(cfg);
+    o.run.config_hash = config_hash(cfg);
+    o.run.schedule_hash = schedule_neutral_hash(cfg);
+    o.run.schedule_hash_of = [](const std::string& file) { return schedule_neutral_hash(config_load(file, {})); };
+    const TrainKeys& t = cfg.train;
+    OptimizeOptions& op = o.train;
+    op.seed = t.seed;
+    op.micro_batch_size = t.micro_batch_size;
+    op.grad_accum = t.grad_accum;
+    op.epochs = t.epochs;
+    op.max_steps = t.max_steps;
+    op.lr = t.lr;
+    op.schedule = t.schedule;
+    op.warmup_steps = t.warmup_steps;
+    op.warmup_ratio = t.warmup_ratio;
+    op.min_lr_ratio = t.min_lr_ratio;
+    op.weight_decay = t.weight_decay;
+    op.decay_norm_and_bias = t.decay_norm_and_bias;
+    op.beta1 = t.beta1;
+    op.beta2 = t.beta2;
+    op.eps = t.eps;
+    op.grad_clip = t.grad_clip;
+    op.eval_every = t.eval_every;
+    op.max_bad_steps = t.max_bad_steps;
+    const DataKeys& d = cfg.data;
+    o.data.train = d.train;
+    o.data.eval = d.eval;
+    o.data.max_seq_len = d.max_seq_len;
+    o.data.truncation = d.truncation;
+    o.data.packing = d.packing;
+    o.data.group_by_length = d.group_by_length;
+    o.data.shuffle = d.shuffle;
+    o.data.tokenize = tokenize_options_from(cfg);
+    o.checkpoint.every = cfg.checkpoint.every;
+    o.checkpoint.keep_last = cfg.checkpoint.keep_last;
+    o.checkpoint.max_shard_mb = cfg.checkpoint.max_shard_mb;
+    o.log.every = cfg.log.every;
+    o.log.progress = cfg.log.progress;
+    o.log.sample_weights = cfg.log.sample_weights;
+    o.log.tensorboard = cfg.log.tensorboard;
+    o.distributed.zero_stage = cfg.distributed.zero_stage;
+    o.distributed.offload_optimizer = cfg.distributed.offload_optimizer;
+    o.distributed.bucket_mb = cfg.distributed.bucket_mb;
+    TrainModelOptions& m = o.model;
+    m.path = cfg.model.path;
+    m.dtype = cfg.model.dtype;
+    m.activation_checkpointing = cfg.model.activation_checkpointing;
+    m.lora = cfg.model.lora.enabled;
+    m.adapter = cfg.model.lora.path;
+    m.method = cfg.objective.method;
+    m.confidence_cache = cfg.objective.confidence_cache;
+    m.rho1_reference_scores = cfg.objective.rho1_reference_scores;
+    m.tasks = cfg.objective.grpo.tasks;
+    m.chat_format = cfg.data.chat_format;
     o.runtime = runtime;
     o.text = text_options_from(cfg);
     if (cfg.objective.method == "grpo") o.steps = std::make_shared<rl::GrpoSteps>(grpo_steps_options_from(cfg));
     else o.objective = objective_options_from(cfg);
     o.lora = lora_options_from(cfg);
+    return o;
+}
+
+ProcessGroupOptions process_group_options_from(const Config& cfg) {
+    ProcessGroupOptions o;
+    o.backend = cfg.distributed.backend;
+    o.timeout_s = cfg.distributed.timeout_s;
+    o.bucket_mb = cfg.distributed.bucket_mb;
+    return o;
+}
+
+TokenizeOptions tokenize_options_from(const Config& cfg) {
+    TokenizeOptions o;
+    o.cache_dir = cfg.data.cache_dir;
+    o.progress = cfg.log.progress;
+    return o;
+}
+
+DataShowOptions data_show_options_from(const Config& cfg, DataShowOptions o) {
+    o.train = cfg.data.train;
+    o.eval = cfg.data.eval;
+    o.max_seq_len = cfg.data.max_seq_len;
+    o.drop_too_long = cfg.data.truncation == "drop";
+    return o;
+}
+
+namespace {
+
+judge::SandboxLimits sandbox_limits_from(const Config& cfg) {
+    const EvalSandboxKeys& k = cfg.eval.sandbox;
+    return {k.cpu_s, k.memory_mb, k.file_mb, k.processes, k.open_files};
+}
+
+}  // namespace
+
+DataCheckOptions data_check_options_from(const Config& cfg, DataCheckOptions o) {
+    o.max_seq_len = cfg.data.max_seq_len;
+    o.drop_too_long = cfg.data.truncation == "drop";
+    o.contain = cfg.eval.sandbox.enabled;
+    o.limits = sandbox_limits_from(cfg);
+    return o;
+}
+
+ScoreSetup score_setup_from(const Config& cfg) {
+    ScoreSetup o;
+    o.model = cfg.model.path;
+    o.tokenizer = cfg.model.tokenizer;
+    o.adapter = cfg.model.lora.path;
+    o.train = cfg.data.train;
+    o.eval = cfg.data.eval;
+    o.max_seq_len = cfg.data.max_seq_len;
+    o.chunk_size = cfg.objective.chunk_size;
+    o.micro_batch_size = cfg.train.micro_batch_size;
+    o.run_dir = run_dir_of(cfg);
+    o.tokenize = tokenize_options_from(cfg);
+    return o;
+}
+
+AnalysisOptions analysis_options_from(const Config& cfg) {
+    AnalysisOptions o;
+    o.window = cfg.analysis.window;
+    o.low_threshold = cfg.analysis.low_threshold;
+    o.overlap = cfg.analysis.overlap;
+    o.bins = cfg.analysis.bins;
+    return o;
+}
+
+GenerateRequest generate_request_from(const Config& cfg, GenerateRequest o) {
+    if (o.model.empty()) o.model = cfg.model.path;
+    o.adapter = cfg.model.lora.path;
+    o.tokenizer = cfg.model.tokenizer;
+    const GenerateKeys& g = cfg.generate;
+    GenerateSettings& s = o.settings;
+    s.max_new_tokens = g.max_new_tokens;
+    s.n = g.n;
+    s.sampling.temperature = g.temperature;
+    s.sampling.top_k = g.top_k;
+    s.sampling.top_p = g.top_p;
+    s.sampling.min_p = g.min_p;
+    s.sampling.repetition_penalty = g.repetition_penalty;
+    s.seed = g.seed;
+    s.batch_size = g.batch_size;
+    s.stop = g.stop;
+    s.thinking = g.thinking;
+    s.skip_invalid = g.skip_invalid;
+    s.progress = cfg.log.progress;
+    return o;
+}
+
+eval::JudgeSettings judge_settings_from(const Config& cfg) {
+    const EvalKeys& e = cfg.eval;
+    eval::JudgeSettings o;
+    o.nvcc = e.nvcc;
+    o.python = e.python;
+    o.jobs = static_cast<int>(e.jobs);
+    o.compile_timeout_s = e.compile_timeout_s;
+    o.run_timeout_s = e.run_timeout_s;
+    o.gen_timeout_s = e.gen_timeout_s;
+    o.compare_timeout_s = e.compare_timeout_s;
+    o.emulate_timeout_s = e.emulate_timeout_s;
+    o.contain = e.sandbox.enabled;
+    o.limits = sandbox_limits_from(cfg);
+    return o;
+}
+
+eval::JudgeOptions judge_options_from(const Config& cfg, eval::JudgeMode mode, const std::string& work_dir,
+                                      bool keep_work) {
+    return eval::judge_options_for(judge_settings_from(cfg), mode, work_dir, keep_work);
+}
+
+eval::EvalRequest eval_request_from(const Config& cfg, eval::EvalRequest o) {
+    o.run_dir = run_dir_of(cfg);
+    o.gpu_name = cfg.eval.gpu_name;
+    o.progress = cfg.log.progress;
+    o.generate = generate_request_from(cfg, GenerateRequest{});
+    o.judge_settings = judge_settings_from(cfg);
     return o;
 }
 

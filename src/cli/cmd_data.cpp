@@ -69,7 +69,7 @@ int run_build(const BuildCli& b) {
     o.format = databuild::train_format_parse(b.format);
     o.against = b.against.empty() ? cfg.data.against : b.against;
     o.progress_bar = progress_bar_wanted(cfg.log.progress);
-    o.judge = eval::judge_options_from(cfg, mode, (std::filesystem::path(b.out) / "work").string(), b.keep_work);
+    o.judge = judge_options_from(cfg, mode, (std::filesystem::path(b.out) / "work").string(), b.keep_work);
     if (b.jobs > 0) o.judge.jobs = static_cast<int>(b.jobs);
     const TextOptions text = text_options_from(cfg, b.model);
     const TextPipeline pipe = text_pipeline_from(text);
@@ -81,7 +81,8 @@ int run_build(const BuildCli& b) {
         o.source_key = "candidates " + hash_file(b.candidates);
     } else {
         std::filesystem::create_directories(b.out);
-        source = std::make_unique<databuild::ModelCandidates>(cfg, b.model, text, runtime_from(cfg),
+        source = std::make_unique<databuild::ModelCandidates>(generate_request_from(cfg, GenerateRequest{b.model}), text,
+                                                              runtime_from(cfg),
                                                               (std::filesystem::path(b.out) / "generations.jsonl").string());
         o.source_key = model_source_key(cfg, b.model);
     }
@@ -136,7 +137,7 @@ int run_tasks(const TasksCli& t) {
     std::string how;
     const judge::JudgeMode mode = eval::resolve_judge(t.judge, &how);
     const std::string work = atomic_temp_name((std::filesystem::temp_directory_path() / "cuset-data-tasks").string(), "work");
-    eval::JudgeOptions o = eval::judge_options_from(cfg, mode, work, /*keep_work=*/false);
+    eval::JudgeOptions o = judge_options_from(cfg, mode, work, /*keep_work=*/false);
     if (t.jobs > 0) o.jobs = static_cast<int>(t.jobs);
     eval::judge_work_dir_create(work, "data tasks");
     struct RemoveWork {
@@ -260,14 +261,14 @@ Command add_data_command(CLI::App& root) {
                     std::vector<Override> overrides;  // --tokenizer names model.tokenizer
                     if (!c->tokenizer.empty()) overrides.push_back({"model.tokenizer", c->tokenizer});
                     const Config cfg = config_load(c->config, overrides);
-                    return data_check(*c, cfg, text_options_from(cfg)).rejected > 0 ? static_cast<int>(ExitCode::kBadInput)
+                    return data_check(data_check_options_from(cfg, *c), text_options_from(cfg)).rejected > 0 ? static_cast<int>(ExitCode::kBadInput)
                                                                                      : 0;
                 }
                 log_init("info");
                 std::vector<Override> overrides;
                 for (const std::string& a : *sets) overrides.push_back(override_parse(a));
                 const Config cfg = config_load(*show_config, overrides);
-                data_show(cfg, text_options_from(cfg), *s, std::cout);
+                data_show(text_options_from(cfg), data_show_options_from(cfg, *s), std::cout);
                 return 0;
             }};
 }

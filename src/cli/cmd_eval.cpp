@@ -55,7 +55,7 @@ Command add_eval_command(CLI::App& root) {
                 // The runtime only when generating (judging a file needs no device).
                 std::optional<Runtime> runtime;
                 if (generating) runtime = runtime_from(cfg);
-                eval::EvalOutcome res = eval::eval_run(cfg, o->req, text_options_from(cfg, o->req.model),
+                eval::EvalOutcome res = eval::eval_run(eval_request_from(cfg, o->req), text_options_from(cfg, o->req.model),
                                                        runtime ? &*runtime : nullptr);
                 std::fputs(eval::report_table(res.report).c_str(), stdout);
                 std::fflush(stdout);

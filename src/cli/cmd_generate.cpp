@@ -42,7 +42,7 @@ Command add_generate_command(CLI::App& root) {
                                           {"generate.seed", &o->seed}})
                     if (!value->empty()) c.sets.push_back(std::string(key) + "=" + *value);
                 const Config cfg = load_config(c);
-                generate_run(cfg, o->req, text_options_from(cfg, o->req.model), runtime_from(cfg));
+                generate_run(generate_request_from(cfg, o->req), text_options_from(cfg, o->req.model), runtime_from(cfg));
                 return 0;
             }};
 }

@@ -37,7 +37,9 @@ Command add_score_command(CLI::App& root) {
         ->check(CLI::IsMember({"bin", "jsonl"}));
     return {sub, [o] {
                 Config cfg = load_config(o->cfg);
-                score_run(cfg, o->req, text_options_from(cfg, o->req.model), runtime_from(cfg));
+                ScoreRequest req = o->req;
+                req.setup = score_setup_from(cfg);
+                score_run(req, text_options_from(cfg, req.model), runtime_from(cfg));
                 return 0;
             }};
 }
@@ -60,8 +62,10 @@ Command add_analyze_command(CLI::App& root) {
                 // The runtime only when analyze scores first (a score file needs no device).
                 std::optional<Runtime> runtime;
                 if (o->req.scores.empty()) runtime = runtime_from(cfg);
-                return analyze_run(cfg, o->req, text_options_from(cfg, o->req.score.model),
-                                   runtime ? &*runtime : nullptr);
+                AnalyzeRequest req = o->req;
+                req.score.setup = score_setup_from(cfg);
+                req.analysis = analysis_options_from(cfg);
+                return analyze_run(req, text_options_from(cfg, req.score.model), runtime ? &*runtime : nullptr);
             }};
 }
 

@@ -104,7 +104,8 @@ void eval_after_training(const Config& cfg, const Runtime& runtime) {
     if (ckpt.empty()) throw RuntimeFailure("eval.after_training: " + summary_file + " names no final checkpoint");
     log_info("eval.after_training: CUDABench level %lld, %lld sample(s) per task, on %s", (long long)cfg.eval.level,
              (long long)cfg.eval.samples, ckpt.c_str());
-    eval::EvalOutcome res = eval::eval_run(cfg, after_training_request(cfg, ckpt), text_options_from(cfg, ckpt), &runtime);
+    eval::EvalOutcome res = eval::eval_run(eval_request_from(cfg, after_training_request(cfg, ckpt)), text_options_from(cfg, ckpt),
+                                             &runtime);
     std::fputs(eval::report_table(res.report).c_str(), stdout);
     std::fflush(stdout);
     const nlohmann::json report = json_parse(eval::report_json(res.report).dump(), "the evaluation report", ExitCode::kRuntime);
@@ -124,7 +125,7 @@ void eval_after_training(const Config& cfg, const Runtime& runtime) {
 int train_and_report(const Config& cfg, const TrainOptions& to, bool main_rank, const Comm& comm) {
     int rc = 0;
     try {
-        rc = train_run(cfg, to, comm);
+        rc = train_run(to, comm);
     } catch (const StoppedBySignal&) {
         if (main_rank) write_run_report(cfg);
         throw;
@@ -154,7 +155,7 @@ int run_train(const TrainCli& o) {
     }
     if (o.dry_run) {
         log_info("configuration %s is valid", cfg.source_file.empty() ? "<defaults>" : cfg.source_file.c_str());
-        train_dry_run(cfg, train_options_from(cfg, runtime_planned_from(cfg)));
+        train_dry_run(train_options_from(cfg, runtime_planned_from(cfg)));
         return 0;
     }
     if (o.extend && o.resume.empty())
@@ -169,7 +170,7 @@ int run_train(const TrainCli& o) {
     distributed_check(env, cfg.distributed.backend, to.runtime.device);  // also for one process
     if (env.world > 1) {
         if (env.rank != 0) log_init("warn");  // rank 0 reports; the others only warn
-        auto dist = distributed_init(env, cfg, to.runtime.device);
+        auto dist = distributed_init(env, process_group_options_from(cfg), to.runtime.device);
         return train_and_report(cfg, to, env.rank == 0, dist->comm());
     }
     return train_and_report(cfg, to, true, Comm());

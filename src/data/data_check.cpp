@@ -470,7 +470,7 @@ json check_against(std::vector<Sample>& samples, const DataCheckOptions& o) {
 
 // 3. Token lengths with the text pipeline (when there is a tokenizer) and the tagger's coverage.
 void measure_samples(std::vector<Sample>& samples, const TextSetup& text, const TaggerOptions& tagger_opts,
-                     const Config& cfg, bool bar) {
+                     const DataCheckOptions& o, bool bar) {
     Progress scan(text.pipe.formatter ? "tokenize+tag" : "tag", static_cast<int64_t>(samples.size()), "samples", bar);
     for (size_t i = 0; i < samples.size(); ++i) {
         Sample& s = samples[i];
@@ -495,11 +495,11 @@ void measure_samples(std::vector<Sample>& samples, const TextSetup& text, const 
             s.n_tokens = static_cast<int64_t>(f.ids.size());
             s.n_response_tokens = 0;
             for (size_t t = 0; t < f.ids.size(); ++t) s.n_response_tokens += f.trainable[t] != 0;
-            if (s.n_tokens > cfg.data.max_seq_len)
+            if (s.n_tokens > o.max_seq_len)
                 s.warnings.push_back(
                     {"too_long", strprintf("%lld tokens > data.max_seq_len %lld: the trainer %s it",
-                                           (long long)s.n_tokens, (long long)cfg.data.max_seq_len,
-                                           cfg.data.truncation == "drop" ? "drops" : "truncates")});
+                                           (long long)s.n_tokens, (long long)o.max_seq_len,
+                                           o.drop_too_long ? "drops" : "truncates")});
         }
     }
 
@@ -509,7 +509,7 @@ void measure_samples(std::vector<Sample>& samples, const TextSetup& text, const 
 
 // 4. Compile (and with --run, run) the programs of the samples still standing. Returns the
 // report's "compile" and "run" parts (run null without --run).
-std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataCheckOptions& o, const Config& cfg,
+std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataCheckOptions& o,
                                        const std::string& nvcc) {
     json compile_info = nullptr, run_info = nullptr;
     judge::RunnerOptions ro;
@@ -517,9 +517,8 @@ std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataC
     ro.nvcc_flags = split_words(o.nvcc_flags);
     ro.program_name = "program";
     ro.compile_timeout_s = ro.run_timeout_s = o.timeout_s;
-    ro.contain = cfg.eval.sandbox.enabled;
-    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
-                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+    ro.contain = o.contain;
+    ro.limits = o.limits;
     const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     TempDir work;
     ro.work_dir = work.path();
@@ -637,7 +636,7 @@ Tally tally(const std::vector<Sample>& samples, int64_t n_lines, bool compile, b
 }
 
 // The JSON report (--report).
-json report_of(const DataCheckOptions& o, const Config& cfg, const TextSetup& text, const Tally& t,
+json report_of(const DataCheckOptions& o, const TextSetup& text, const Tally& t,
                const json& against_info, json compile_info, json run_info, bool compile) {
     const DataCheckSummary& sum = t.sum;
     json rep;
@@ -651,7 +650,7 @@ json report_of(const DataCheckOptions& o, const Config& cfg, const TextSetup& te
     rep["warnings_by_code"] = t.warnings;
     if (text.pipe.formatter) {
         rep["tokens"] = {{"tokenizer", text.tokenizer_path}, {"chat_format", text.pipe.formatter->name()},
-                         {"max_seq_len", cfg.data.max_seq_len}, {"over_max_seq_len", t.n_too_long},
+                         {"max_seq_len", o.max_seq_len}, {"over_max_seq_len", t.n_too_long},
                          {"total", quantiles(t.tok_total)}, {"response", quantiles(t.tok_resp)}};
     } else {
         rep["tokens"] = {{"skipped", text.notice}};
@@ -676,7 +675,7 @@ json report_of(const DataCheckOptions& o, const Config& cfg, const TextSetup& te
 }
 
 // The console summary, then one line per rejected or warned sample.
-void print_summary(const DataCheckOptions& o, const Config& cfg, const TextSetup& text, const Tally& t,
+void print_summary(const DataCheckOptions& o, const TextSetup& text, const Tally& t,
                    const std::vector<Sample>& samples, const json& against_info, const json& compile_info,
                    const json& run_info, bool compile) {
     const DataCheckSummary& sum = t.sum;
@@ -696,7 +695,7 @@ void print_summary(const DataCheckOptions& o, const Config& cfg, const TextSetup
                     "over data.max_seq_len %lld: %lld\n",
                     text.pipe.formatter->name().c_str(), text.tokenizer_path.c_str(), tq["min"].get<long long>(),
                     tq["mean"].get<double>(), tq["p95"].get<double>(), tq["max"].get<long long>(),
-                    rq["mean"].get<double>(), (long long)cfg.data.max_seq_len, (long long)t.n_too_long);
+                    rq["mean"].get<double>(), (long long)o.max_seq_len, (long long)t.n_too_long);
     } else if (!text.pipe.formatter) {
         std::printf("  tokens: skipped: %s\n", text.notice.c_str());
     }
@@ -738,7 +737,7 @@ void print_summary(const DataCheckOptions& o, const Config& cfg, const TextSetup
 
 }  // namespace
 
-DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const TextOptions& text_options) {
+DataCheckSummary data_check(const DataCheckOptions& o, const TextOptions& text_options) {
     check_options(o);
     // nvcc is looked for before any work, so a missing compiler fails fast.
     const bool compile = o.compile || o.run;  // --run builds first
@@ -751,15 +750,15 @@ DataCheckSummary data_check(const DataCheckOptions& o, const Config& cfg, const 
     mark_duplicates(samples);  // 2. among the well-formed samples, the first occurrence kept
     const json against_info = check_against(samples, o);
     const TextSetup text = load_text(o, text_options);
-    measure_samples(samples, text, text_options.tagger, cfg, progress_bar_wanted(o.progress));
+    measure_samples(samples, text, text_options.tagger, o, progress_bar_wanted(o.progress));
     json compile_info = nullptr, run_info = nullptr;
-    if (compile) std::tie(compile_info, run_info) = compile_programs(samples, o, cfg, nvcc);
+    if (compile) std::tie(compile_info, run_info) = compile_programs(samples, o, nvcc);
 
     const Tally t = tally(samples, n_lines, compile, o.run);
-    const json rep = report_of(o, cfg, text, t, against_info, compile_info, run_info, compile);
+    const json rep = report_of(o, text, t, against_info, compile_info, run_info, compile);
     if (!o.out.empty()) atomic_write(o.out, t.filtered);
     if (!o.report.empty()) atomic_write(o.report, rep.dump(2) + "\n");
-    print_summary(o, cfg, text, t, samples, against_info, compile_info, run_info, compile);
+    print_summary(o, text, t, samples, against_info, compile_info, run_info, compile);
     return t.sum;
 }
 

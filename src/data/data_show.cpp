@@ -49,10 +49,10 @@ std::string escape_piece(const std::string& s) {
 
 }  // namespace
 
-void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions& o, std::ostream& out) {
+void data_show(const TextOptions& text, const DataShowOptions& o, std::ostream& out) {
     if (o.split != "train" && o.split != "eval")
         throw UsageError("--split must be train or eval, not '" + o.split + "'");
-    const std::string& path = o.split == "train" ? cfg.data.train : cfg.data.eval;
+    const std::string& path = o.split == "train" ? o.train : o.eval;
     if (path.empty()) throw UsageError("data." + o.split + " is empty in the configuration: nothing to show");
 
     std::vector<Conversation> convs = data_load_jsonl(path, text.load);
@@ -87,7 +87,7 @@ void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions
 
     bool colour = o.color == "always" ||
                   (o.color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    const int64_t max_len = cfg.data.max_seq_len;
+    const int64_t max_len = o.max_seq_len;
 
     out << "sample " << o.index << " of " << path << " (id " << conv.id << ") | chat format "
         << formatter.name() << " | tokenizer " << tok_path << "\n";
@@ -151,7 +151,7 @@ void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions
                      (long long)n_sens, (long long)n_kernel, (long long)n_launch, (long long)n_sens_untrained);
     if (static_cast<int64_t>(n) > max_len)
         out << strprintf("longer than data.max_seq_len %lld: the trainer %s it\n", (long long)max_len,
-                         cfg.data.truncation == "drop" ? "drops" : "truncates");
+                         o.drop_too_long ? "drops" : "truncates");
 
     if (o.tokens) {
         out << "----\n" << strprintf("%6s %8s %-8s %-2s %-2s %-28s %s\n", "index", "id", "role", "T", "S", "tags", "piece");

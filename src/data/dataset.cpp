@@ -38,15 +38,15 @@ TextPipeline text_pipeline_from(const TextOptions& o) {
     return p;
 }
 
-TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const Config& cfg,
+TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const TokenizeOptions& o,
                                 const std::string& what) {
     TokenizedSplit out;
     std::string key;
     std::string cache_file;
-    if (!cfg.data.cache_dir.empty()) {
+    if (!o.cache_dir.empty()) {
         // Version 1 of the key recipe; bump when tokenisation semantics change.
         key = Hasher().add("cuset-tokenized-v1").add(hash_file(path)).add(pipe.key).hex();
-        cache_file = (fs::path(cfg.data.cache_dir) / (key + ".bin")).string();
+        cache_file = (fs::path(o.cache_dir) / (key + ".bin")).string();
         auto ids_in_vocab = [&] {  // a corrupted cache must not hand out ids past the embedding
             const int64_t V = pipe.tokenizer->vocab_size();
             for (const TokenizedSample& s : out.samples)
@@ -72,7 +72,7 @@ TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pip
         log_warn("%s data: skipped %lld malformed line(s) of %s (data.skip_invalid)", what.c_str(),
                  (long long)out.report.skipped, path.c_str());
     Progress progress("tokenize " + what, static_cast<int64_t>(convs.size()), "samples",
-                      progress_bar_wanted(cfg.log.progress));
+                      progress_bar_wanted(o.progress));
     out.samples.reserve(convs.size());
     for (size_t i = 0; i < convs.size(); ++i) {
         out.samples.push_back(data_tokenize(convs[i], *pipe.formatter, pipe.tagger));

@@ -103,9 +103,9 @@ std::vector<Answer> FileCandidates::answer(const std::vector<Request>& requests)
     return out;
 }
 
-ModelCandidates::ModelCandidates(const Config& cfg, std::string model, TextOptions text, Runtime runtime, std::string cache)
-    : cfg_(cfg), model_(std::move(model)), text_(std::move(text)), runtime_(runtime), cache_(std::move(cache)) {
-    cfg_.generate.n = 1;
+ModelCandidates::ModelCandidates(GenerateRequest generate, TextOptions text, Runtime runtime, std::string cache)
+    : generate_(std::move(generate)), text_(std::move(text)), runtime_(runtime), cache_(std::move(cache)) {
+    generate_.settings.n = 1;
     for (const std::string& line : read_journal(cache_, "generation cache")) {
         if (line.empty()) continue;
         json j = json_depth_problem(line).empty() ? json::parse(line, nullptr, /*allow_exceptions=*/false) : json();
@@ -116,7 +116,7 @@ ModelCandidates::ModelCandidates(const Config& cfg, std::string model, TextOptio
     }
 }
 
-std::string ModelCandidates::describe() const { return "model " + (model_.empty() ? cfg_.model.path : model_); }
+std::string ModelCandidates::describe() const { return "model " + generate_.model; }
 
 std::vector<Answer> ModelCandidates::answer(const std::vector<Request>& requests) {
     std::vector<const Request*> missing;
@@ -137,11 +137,10 @@ std::vector<Answer> ModelCandidates::answer(const std::vector<Request>& requests
             lines += j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
         }
         atomic_write(prompts, lines, "generation prompts");
-        GenerateRequest g;
-        g.model = model_;
+        GenerateRequest g = generate_;
         g.prompts = prompts;
         g.out = outputs;
-        generate_run(cfg_, g, text_, runtime_);
+        generate_run(g, text_, runtime_);
         std::ifstream in(outputs, std::ios::binary);
         std::string line;
         std::vector<std::string> append;

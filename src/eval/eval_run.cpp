@@ -68,24 +68,23 @@ std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<s
     return out;
 }
 
-JudgeOptions judge_options_from(const Config& cfg, JudgeMode mode, const std::string& work_dir, bool keep_work) {
+JudgeOptions judge_options_for(const JudgeSettings& s, JudgeMode mode, const std::string& work_dir, bool keep_work) {
     JudgeOptions o;
     judge::RunnerOptions& ro = o.runner;
     ro.mode = mode;
-    ro.nvcc = judge::find_nvcc(cfg.eval.nvcc, "eval.nvcc");
-    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(cfg.eval.python, "eval.python");
-    ro.compile_timeout_s = cfg.eval.compile_timeout_s;
-    ro.run_timeout_s = cfg.eval.run_timeout_s;
-    ro.gen_timeout_s = cfg.eval.gen_timeout_s;
-    ro.compare_timeout_s = cfg.eval.compare_timeout_s;
-    ro.emulate_timeout_s = cfg.eval.emulate_timeout_s;
-    ro.contain = cfg.eval.sandbox.enabled;
-    ro.limits = {cfg.eval.sandbox.cpu_s, cfg.eval.sandbox.memory_mb, cfg.eval.sandbox.file_mb,
-                 cfg.eval.sandbox.processes, cfg.eval.sandbox.open_files};
+    ro.nvcc = judge::find_nvcc(s.nvcc, "eval.nvcc");
+    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(s.python, "eval.python");
+    ro.compile_timeout_s = s.compile_timeout_s;
+    ro.run_timeout_s = s.run_timeout_s;
+    ro.gen_timeout_s = s.gen_timeout_s;
+    ro.compare_timeout_s = s.compare_timeout_s;
+    ro.emulate_timeout_s = s.emulate_timeout_s;
+    ro.contain = s.contain;
+    ro.limits = s.limits;
     ro.work_dir = work_dir;
     ro.keep_work = keep_work;
     ro.cache_dir = judge_cache_dir();
-    o.jobs = static_cast<int>(cfg.eval.jobs);
+    o.jobs = s.jobs;
     return o;
 }
 
@@ -129,7 +128,7 @@ JudgeMode resolve_judge(const std::string& name, std::string* how) {
     return gpu ? JudgeMode::kGpu : JudgeMode::kCompile;
 }
 
-EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text, const Runtime* runtime) {
+EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runtime* runtime) {
     if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
     if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
     if (req.samples < 1) throw UsageError("--samples must be at least 1");
@@ -142,7 +141,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
     std::string out = req.out;
     if (out.empty())
         out = !req.results.empty() ? (fs::path(req.results).parent_path() / (fs::path(req.results).stem().string() + ".eval")).string()
-                                   : (fs::path(run_dir_of(cfg)) / ("cudabench-level" + std::to_string(req.level))).string();
+                                   : (fs::path(req.run_dir) / ("cudabench-level" + std::to_string(req.level))).string();
     if (out.empty()) out = ".";
     if (std::error_code ec; fs::exists(out, ec) && !fs::is_directory(out, ec))
         throw UsageError("eval: --out '" + out + "' is a file; --out names the folder eval writes eval.json, eval.html "
@@ -151,10 +150,10 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         const bool generating = !req.reference && req.results.empty();
         std::vector<std::string> inputs = {req.tasks, req.results};
         if (generating) {
-            const std::string model = req.model.empty() ? cfg.model.path : req.model;
-            for (const std::string& dir : {model, cfg.model.tokenizer, cfg.model.lora.path})
+            const std::string model = req.model.empty() ? req.generate.model : req.model;
+            for (const std::string& dir : {model, req.generate.tokenizer, req.generate.adapter})
                 for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
-            inputs.push_back(cfg.model.tokenizer);
+            inputs.push_back(req.generate.tokenizer);
         }
         std::vector<std::string> written = {"eval.json", "eval.html", kJournalName};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
@@ -188,7 +187,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         std::string prompt_lines;
         std::map<std::string, std::string> user_of;
         for (const Task& t : tasks) {
-            std::string user = build_user_prompt(t, req.level, cfg.eval.gpu_name);
+            std::string user = build_user_prompt(t, req.level, req.gpu_name);
             user_of[t.id_text] = user;
             nlohmann::json j;
             j["id"] = t.id_text;
@@ -197,16 +196,15 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
             prompt_lines += j.dump() + "\n";
         }
         atomic_write(prompts, prompt_lines, "prompts file");
-        Config gcfg = cfg;
-        gcfg.generate.n = req.samples;
-        GenerateRequest g;
-        g.model = req.model;
+        GenerateRequest g = req.generate;
+        if (!req.model.empty()) g.model = req.model;
+        g.settings.n = req.samples;
         g.prompts = prompts;
         g.out = (fs::path(out) / "generations.jsonl").string();
         log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d", static_cast<long long>(req.samples),
                  tasks.size(), req.level);
         if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
-        generate_run(gcfg, g, text, *runtime);
+        generate_run(g, text, *runtime);
         Generated gen = read_generations(g.out);
         std::string run_id = new_run_id();
         for (const Task& t : tasks) {
@@ -227,7 +225,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         log_info("eval: %s written (CUDABench's results format)", results_file.c_str());
     }
 
-    JudgeOptions o = judge_options_from(cfg, mode, (fs::path(out) / "work").string(), req.keep_work);
+    JudgeOptions o = judge_options_for(req.judge_settings, mode, (fs::path(out) / "work").string(), req.keep_work);
     const judge::RunnerOptions& ro = o.runner;
     judge_work_dir_create(ro.work_dir, "eval");
     o.journal = (fs::path(out) / kJournalName).string();
@@ -239,7 +237,7 @@ EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOption
         log_info("eval: gen.py and compare.py run with %s (%s, Python %s)", ro.python.executable.c_str(),
                  ro.python.origin.c_str(), ro.python.version.c_str());
     if (!ro.contain) log_warn("eval: eval.sandbox is off: the programs run unconfined, with your files and network");
-    Progress progress("judge", total, "samples", progress_bar_wanted(cfg.log.progress));
+    Progress progress("judge", total, "samples", progress_bar_wanted(req.progress));
     o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
     {
         struct RemoveWork {  // OUT/work goes whichever way judging ends

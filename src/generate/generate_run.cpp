@@ -87,27 +87,25 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
     return ids;
 }
 
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text,
-                             const Runtime& runtime) {
+GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text, const Runtime& runtime) {
     at::NoGradGuard no_grad;
-    Config c = cfg;
-    if (!req.model.empty()) c.model.path = req.model;
+    if (req.model.empty()) throw UsageError("generate: no model (set model.path or use --model DIR)");
     if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");
     if (req.out.empty()) throw UsageError("generate: no output file (use --out FILE.jsonl)");
     {  // never over an input: the prompts, the model's, the adapter's or the tokenizer's files
-        std::vector<std::string> inputs = folder_entries(c.model.path);
-        for (const std::string& dir : {c.model.tokenizer, c.model.lora.path})
+        std::vector<std::string> inputs = folder_entries(req.model);
+        for (const std::string& dir : {req.tokenizer, req.adapter})
             for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
-        inputs.insert(inputs.end(), {req.prompts, c.model.tokenizer});
+        inputs.insert(inputs.end(), {req.prompts, req.tokenizer});
         refuse_output_equal_to_input(req.out, inputs, "generate");
     }
-    const GenerateKeys& g = c.generate;
+    const GenerateSettings& g = req.settings;
     const c10::Device device = runtime.device;
     const c10::ScalarType dtype = runtime.dtype;
     runtime_use_threads(runtime);
     // model.lora.path's adapter whenever it is set (model.lora.enabled is for training); the model
     // first, so that a LoRA checkpoint given as --model (no tokenizer there either) gets its hint.
-    Decoder model = model_load_for_inference(c.model.path, c.model.lora.path, dtype, device);
+    Decoder model = model_load_for_inference(req.model, req.adapter, dtype, device);
     TextPipeline pipe = text_pipeline_from(text);
     const Tokenizer& tok = *pipe.tokenizer;
     const ModelConfig& mc = model->config();
@@ -167,13 +165,9 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
 
     GenerateOptions go;
     go.max_new_tokens = g.max_new_tokens;
-    go.sampling.temperature = g.temperature;
-    go.sampling.top_k = g.top_k;
-    go.sampling.top_p = g.top_p;
-    go.sampling.min_p = g.min_p;
-    go.sampling.repetition_penalty = g.repetition_penalty;
+    go.sampling = g.sampling;
     go.stop_strings = parse_stop(g.stop);
-    go.eos_ids = generate_eos_ids(tok, *pipe.formatter, c.model.path, mc.eos_token_ids, &go.stop_strings);
+    go.eos_ids = generate_eos_ids(tok, *pipe.formatter, req.model, mc.eos_token_ids, &go.stop_strings);
     go.context_length = mc.max_position_embeddings;
     Generator gen(model, tok, go, device);
 
@@ -193,7 +187,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
     });
     std::vector<std::vector<GenerationOutput>> results(records.size(), std::vector<GenerationOutput>(decoded_per_prompt));
 
-    const std::string model_name = c.model.lora.path.empty() ? c.model.path : c.model.path + " + LoRA " + c.model.lora.path;
+    const std::string model_name = req.adapter.empty() ? req.model : req.model + " + LoRA " + req.adapter;
     log_info("generate: %zu prompt(s) x %lld sample(s) from %s on %s (%s, %s), max %lld new tokens, batch %lld",
              records.size(), static_cast<long long>(g.n), model_name.c_str(), device.str().c_str(),
              dtype_name(dtype).c_str(), greedy ? "greedy" : "sampling", static_cast<long long>(g.max_new_tokens),
@@ -201,7 +195,7 @@ GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, cons
     // Counted in output samples (a greedy decode stands for its prompt's n), tokens as decoded.
     const int64_t samples_per_seq = greedy ? g.n : 1;
     Progress progress("generate", static_cast<int64_t>(records.size()) * g.n, "samples",
-                      progress_bar_wanted(c.log.progress));
+                      progress_bar_wanted(g.progress));
     int64_t tokens = 0, done = 0;
     auto rate = [&] {
         const double s = progress.elapsed_seconds();

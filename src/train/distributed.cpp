@@ -327,12 +327,12 @@ private:
 
 }  // namespace
 
-Distributed::Distributed(const DistEnv& env, const Config& cfg, c10::Device device) : env_(env) {
+Distributed::Distributed(const DistEnv& env, const ProcessGroupOptions& o, c10::Device device) : env_(env) {
     pg_ = std::make_shared<ProcessGroupHandle>();
-    pg_->timeout = std::chrono::milliseconds(cfg.distributed.timeout_s * 1000);
-    pg_->bucket_bytes = static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20));
+    pg_->timeout = std::chrono::milliseconds(o.timeout_s * 1000);
+    pg_->bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20));
     pg_->rank = env.rank;
-    std::string backend = cfg.distributed.backend;
+    std::string backend = o.backend;
     if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
     log_info("distributed: rank %lld of %lld (local %lld, %s), %s backend, rendezvous %s:%lld", (long long)env.rank,
              (long long)env.world, (long long)env.local_rank, env.launcher.c_str(), backend.c_str(),
@@ -353,7 +353,7 @@ Distributed::Distributed(const DistEnv& env, const Config& cfg, c10::Device devi
         std::string msg = e.what();
         throw RuntimeFailure(strprintf("distributed: rank %lld could not join the rendezvous at %s:%lld within %lld s (%s)",
                                        (long long)env.rank, env.master_addr.c_str(), (long long)env.master_port,
-                                       (long long)cfg.distributed.timeout_s, msg.substr(0, msg.find('\n')).c_str()));
+                                       (long long)o.timeout_s, msg.substr(0, msg.find('\n')).c_str()));
     }
     try {
         if (backend == "gloo") {
@@ -473,10 +473,10 @@ void distributed_check(const DistEnv& /*env*/, const std::string& backend, c10::
                          device.str() + " (use gloo or auto)");
 }
 
-std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const Config& cfg, c10::Device device) {
-    distributed_check(env, cfg.distributed.backend, device);
+std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const ProcessGroupOptions& o, c10::Device device) {
+    distributed_check(env, o.backend, device);
     if (env.world <= 1) return nullptr;
-    return std::make_unique<Distributed>(env, cfg, device);
+    return std::make_unique<Distributed>(env, o, device);
 }
 
 }  // namespace cuset

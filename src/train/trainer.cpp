@@ -95,14 +95,6 @@ struct EvalResult {
     int64_t n_targets = 0;
 };
 
-// config_hash() with the schedule length (train.max_steps, train.epochs) neutralised: what must
-// still match for `--resume --extend`.
-std::string schedule_neutral_hash(Config c) {
-    c.train.max_steps = 0;
-    c.train.epochs = 1;
-    return config_hash(c);
-}
-
 // Rank 0's string on every rank (a checkpoint's temporary folder name), through a broadcast of
 // its bytes.
 std::string broadcast_string(const Comm& comm, const std::string& s) {
@@ -125,8 +117,8 @@ struct StepResult : TrainStepResult {
 
 class Trainer {
 public:
-    Trainer(const Config& cfg, const TrainOptions& opts, const Comm& comm)
-        : cfg_(cfg), opts_(opts), comm_(comm), device_(c10::kCPU), steps_(opts.steps) {}
+    Trainer(const TrainOptions& opts, const Comm& comm)
+        : opts_(opts), comm_(comm), device_(c10::kCPU), steps_(opts.steps) {}
 
     int run();
 
@@ -151,7 +143,6 @@ private:
     void write_summary(double train_seconds);
     std::vector<Row> rows_for_epoch(int64_t epoch);
 
-    Config cfg_;
     TrainOptions opts_;
     Comm comm_;
     c10::Device device_;
@@ -190,7 +181,7 @@ private:
 };
 
 void Trainer::setup() {
-    run_dir_ = run_dir_of(cfg_);
+    run_dir_ = opts_.run.dir;
     // First undo interrupted writes (a complete checkpoint moved aside comes back), so that the
     // checkpoints below are what is really there.
     if (comm_.is_main()) checkpoint_remove_partial(run_dir_);
@@ -227,8 +218,8 @@ void Trainer::setup() {
     if (comm_.is_main()) {
         // The files the run writes into its folder are never one of its inputs (a data file kept
         // in the run folder as metrics.jsonl would be appended to, one named config.yaml replaced).
-        const std::vector<std::string> inputs = {cfg_.data.train, cfg_.data.eval, cfg_.objective.confidence_cache,
-                                                 cfg_.objective.rho1_reference_scores, cfg_.objective.grpo.tasks};
+        const std::vector<std::string> inputs = {opts_.data.train, opts_.data.eval, opts_.model.confidence_cache,
+                                                 opts_.model.rho1_reference_scores, opts_.model.tasks};
         for (const char* f : {"config.yaml", "train.log", "metrics.jsonl", "summary.json", "report.html", "rewards.jsonl"})
             refuse_output_equal_to_input((fs::path(run_dir_) / f).string(), inputs, "train");
     }
@@ -237,7 +228,7 @@ void Trainer::setup() {
         fs::create_directories(run_dir_, ec);
         if (ec) throw RuntimeFailure("cannot create run folder '" + run_dir_ + "': " + ec.message());
         log_add_file((fs::path(run_dir_) / "train.log").string());
-        file_write_atomic((fs::path(run_dir_) / "config.yaml").string(), config_to_yaml(cfg_));
+        file_write_atomic((fs::path(run_dir_) / "config.yaml").string(), opts_.run.config_yaml);
     }
     comm_.barrier();
     signals_install();
@@ -261,40 +252,40 @@ void Trainer::load_data() {
         data_hash_ = steps_->data_hash();
         return;
     }
-    PrepareOptions po{cfg_.data.max_seq_len, cfg_.data.truncation};
-    TokenizedSplit train = dataset_tokenize(cfg_.data.train, pipe_, cfg_, "train");
+    PrepareOptions po{opts_.data.max_seq_len, opts_.data.truncation};
+    TokenizedSplit train = dataset_tokenize(opts_.data.train, pipe_, opts_.data.tokenize, "train");
     data_hash_ = train.hash;
     train_n_samples_ = static_cast<int64_t>(train.samples.size());
     train_ = data_prepare(train.samples, po);
     log_info("train data %s: %lld samples, %lld tokens, %lld targets (%.1f%% sensitive); %lld truncated, %lld dropped (max_seq_len %lld, %s)",
-             cfg_.data.train.c_str(), (long long)train_.examples.size(), (long long)train_.n_tokens,
+             opts_.data.train.c_str(), (long long)train_.examples.size(), (long long)train_.n_tokens,
              (long long)train_.n_targets, 100.0 * train_.n_sensitive / std::max<int64_t>(1, train_.n_targets),
-             (long long)train_.n_truncated, (long long)train_.n_dropped, (long long)cfg_.data.max_seq_len,
-             cfg_.data.truncation.c_str());
+             (long long)train_.n_truncated, (long long)train_.n_dropped, (long long)opts_.data.max_seq_len,
+             opts_.data.truncation.c_str());
     if (train_.examples.empty())
-        throw InputError(cfg_.data.train + ": no sample left to train on after formatting and truncation");
-    if (!cfg_.data.eval.empty()) {
-        TokenizedSplit ev = dataset_tokenize(cfg_.data.eval, pipe_, cfg_, "eval");
+        throw InputError(opts_.data.train + ": no sample left to train on after formatting and truncation");
+    if (!opts_.data.eval.empty()) {
+        TokenizedSplit ev = dataset_tokenize(opts_.data.eval, pipe_, opts_.data.tokenize, "eval");
         eval_ = data_prepare(ev.samples, po);
-        log_info("eval data %s: %lld samples, %lld targets", cfg_.data.eval.c_str(),
+        log_info("eval data %s: %lld samples, %lld targets", opts_.data.eval.c_str(),
                  (long long)eval_.examples.size(), (long long)eval_.n_targets);
     }
 }
 
 void Trainer::build_model_and_optimizer() {
     // A LoRA run loads its base from model.path, also on resume: its checkpoints hold the adapter.
-    std::string src = resume_from_.empty() || cfg_.model.lora.enabled ? cfg_.model.path : resume_from_;
+    std::string src = resume_from_.empty() || opts_.model.lora ? opts_.model.path : resume_from_;
     try {
         model_ = model_load(src, dtype_, device_);
     } catch (const InputError& e) {
         if (resume_from_.empty()) throw;
         throw InputError(std::string(e.what()) + kResumeHint);
     }
-    model_->set_activation_checkpointing(cfg_.model.activation_checkpointing);
-    if (cfg_.model.lora.enabled) {
+    model_->set_activation_checkpointing(opts_.model.activation_checkpointing);
+    if (opts_.model.lora) {
         // A new adapter (A from the seeded generator, B = 0), or model.lora.path's, or the
         // checkpoint's on resume; an existing adapter brings its own shape (r, alpha, targets).
-        const std::string from = !resume_from_.empty() ? resume_from_ : cfg_.model.lora.path;
+        const std::string from = !resume_from_.empty() ? resume_from_ : opts_.model.adapter;
         lora_ = opts_.lora;
         try {
             if (!from.empty()) {
@@ -311,7 +302,7 @@ void Trainer::build_model_and_optimizer() {
             }
             // A from a generator of train.seed alone: the same adapter on every rank (the default
             // generators are seeded per rank, for dropout).
-            lora_attach(model_, *lora_, at::detail::createCPUGenerator(static_cast<uint64_t>(cfg_.train.seed)));
+            lora_attach(model_, *lora_, at::detail::createCPUGenerator(static_cast<uint64_t>(opts_.train.seed)));
             if (!from.empty()) lora_load_weights(model_, from);
         } catch (const InputError& e) {
             if (resume_from_.empty()) throw;
@@ -326,20 +317,20 @@ void Trainer::build_model_and_optimizer() {
         throw InputError(strprintf("tokenizer %s has %lld tokens but model %s has only %lld embedding rows",
                                    pipe_.tokenizer->source().c_str(), (long long)pipe_.tokenizer->vocab_size(),
                                    src.c_str(), (long long)mc.vocab_size));
-    std::vector<OptimParam> params = optim_params_of(model_->trainable_parameters(), cfg_.train.decay_norm_and_bias);
+    std::vector<OptimParam> params = optim_params_of(model_->trainable_parameters(), opts_.train.decay_norm_and_bias);
     int64_t n_params = 0;
     for (const OptimParam& p : params) n_params += p.param.numel();
     log_info("model %s: %s, %lld layers, hidden %lld, vocab %lld, %.2fM parameters%s", src.c_str(),
              mc.architecture.c_str(), (long long)mc.n_layer, (long long)mc.hidden_size,
              (long long)mc.vocab_size, n_params / 1e6,
-             cfg_.model.activation_checkpointing ? ", activation checkpointing" : "");
-    if (cfg_.objective.method == "asft" || (steps_ && steps_->needs_reference() && !lora_)) {
+             opts_.model.activation_checkpointing ? ", activation checkpointing" : "");
+    if (opts_.model.method == "asft" || (steps_ && steps_->needs_reference() && !lora_)) {
         // pi_ref: the frozen initial model (model.path, also on resume); under LoRA a StepSource
         // takes the base with the adapters off instead
-        reference_ = model_load(cfg_.model.path, dtype_, device_);
+        reference_ = model_load(opts_.model.path, dtype_, device_);
         for (auto& [name, p] : reference_->trainable_parameters()) p.set_requires_grad(false);
     }
-    const int64_t stage = cfg_.distributed.zero_stage;
+    const int64_t stage = opts_.distributed.zero_stage;
     if (stage >= 3 && lora_)
         throw UsageError("config error: 'distributed.zero_stage' 3 shards the weights a LoRA run keeps frozen and whole; "
                          "use zero_stage 0-2 with model.lora.enabled");
@@ -360,21 +351,21 @@ void Trainer::build_model_and_optimizer() {
     setup.reference = static_cast<bool>(reference_);
     setup.world = comm_.world;
     setup.zero_stage = stage;
-    setup.offload = cfg_.distributed.offload_optimizer;
+    setup.offload = opts_.distributed.offload_optimizer;
     const MemoryPlan plan = memory_plan(counts, setup);
     const double total = static_cast<double>(device_total_memory(device_));
     log_info("%s", memory_plan_text(plan, setup, total, device_.str()).c_str());
     memory_plan_check(plan, counts, setup, total, device_.str());
     AdamWOptions ao;
-    ao.lr = cfg_.train.lr;
-    ao.beta1 = cfg_.train.beta1;
-    ao.beta2 = cfg_.train.beta2;
-    ao.eps = cfg_.train.eps;
-    ao.weight_decay = cfg_.train.weight_decay;
+    ao.lr = opts_.train.lr;
+    ao.beta1 = opts_.train.beta1;
+    ao.beta2 = opts_.train.beta2;
+    ao.eps = opts_.train.eps;
+    ao.weight_decay = opts_.train.weight_decay;
     ZeroOptions zo;
     zo.stage = stage;
-    zo.offload = cfg_.distributed.offload_optimizer;
-    zo.bucket_bytes = static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20));
+    zo.offload = opts_.distributed.offload_optimizer;
+    zo.bucket_bytes = static_cast<int64_t>(opts_.distributed.bucket_mb * (1 << 20));
     optim_ = make_optimizer(std::move(params), ao, zo, comm_, model_);
     if (steps_) return;  // its own loss
     objective_ = std::make_unique<Objective>(opts_.objective);
@@ -387,11 +378,11 @@ void Trainer::build_model_and_optimizer() {
     eval_objective_ = std::make_unique<Objective>(eo);
     if (objective_->options().cached_confidence) load_cached_confidences();
     if (objective_->needs_reference_scores())
-        reference_probs_ = load_score_probs(cfg_.objective.rho1_reference_scores, false, "rho1 reference scores");
+        reference_probs_ = load_score_probs(opts_.model.rho1_reference_scores, false, "rho1 reference scores");
 }
 
 void Trainer::load_cached_confidences() {
-    cached_probs_ = load_score_probs(cfg_.objective.confidence_cache, true, "confidences");
+    cached_probs_ = load_score_probs(opts_.model.confidence_cache, true, "confidences");
 }
 
 // A score file's per-token probabilities for the training data; check_model: made by model.path
@@ -402,13 +393,13 @@ std::vector<std::vector<float>> Trainer::load_score_probs(const std::string& fil
     std::vector<ScoreRecord> records = score_load_all(file, &h);
     ScoreKey want;
     // The model that scored: the base, with model.lora.path's adapter when this LoRA run starts from one.
-    want.model_hash = hash_model_with_adapter(cfg_.model.path, cfg_.model.lora.enabled ? cfg_.model.lora.path : "");
+    want.model_hash = hash_model_with_adapter(opts_.model.path, opts_.model.lora ? opts_.model.adapter : "");
     want.pipeline_hash = pipe_.key;
-    want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(cfg_.data.max_seq_len)).hex();
+    want.data_hash = Hasher().add(data_hash_).add_u64(static_cast<uint64_t>(opts_.data.max_seq_len)).hex();
     std::string why;
-    if (check_model && h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + cfg_.model.path + ")";
+    if (check_model && h.key.model_hash != want.model_hash) why += " model (" + h.model + " vs " + opts_.model.path + ")";
     if (h.key.pipeline_hash != want.pipeline_hash) why += " tokenizer/chat format/tagger settings";
-    if (h.key.data_hash != want.data_hash) why += " data (" + h.data + " vs " + cfg_.data.train + ", or data.max_seq_len)";
+    if (h.key.data_hash != want.data_hash) why += " data (" + h.data + " vs " + opts_.data.train + ", or data.max_seq_len)";
     if (!why.empty())
         throw InputError("score file " + file + " does not match this run:" + why +
                          "; make a matching one with `cuset-train score --config <this config> --out " + file + "`");
@@ -430,50 +421,50 @@ std::vector<Row> Trainer::rows_for_epoch(int64_t epoch) {
 }
 
 void Trainer::plan_steps() {
-    global_batch_ = cfg_.train.micro_batch_size * cfg_.train.grad_accum * comm_.world;
-    order_.seed = static_cast<uint64_t>(cfg_.train.seed);
-    order_.shuffle = cfg_.data.shuffle;
-    order_.group_by_length = cfg_.data.group_by_length;
+    global_batch_ = opts_.train.micro_batch_size * opts_.train.grad_accum * comm_.world;
+    order_.seed = static_cast<uint64_t>(opts_.train.seed);
+    order_.shuffle = opts_.data.shuffle;
+    order_.group_by_length = opts_.data.group_by_length;
     order_.group_window = std::max<int64_t>(64, 16 * global_batch_);
-    order_.packing = cfg_.data.packing;
-    order_.max_seq_len = cfg_.data.max_seq_len;
+    order_.packing = opts_.data.packing;
+    order_.max_seq_len = opts_.data.max_seq_len;
     int64_t total = 0;
-    if (cfg_.train.max_steps > 0) {
-        total = cfg_.train.max_steps;
+    if (opts_.train.max_steps > 0) {
+        total = opts_.train.max_steps;
     } else {
-        for (int64_t e = 0; e < cfg_.train.epochs; ++e)
+        for (int64_t e = 0; e < opts_.train.epochs; ++e)
             total += steps_per_epoch(static_cast<int64_t>(epoch_rows(train_, order_, e).size()), global_batch_);
     }
-    schedule_.kind = cfg_.train.schedule;
+    schedule_.kind = opts_.train.schedule;
     schedule_.total_steps = total;
-    schedule_.warmup_steps = cfg_.train.warmup_steps > 0
-                                 ? cfg_.train.warmup_steps
-                                 : static_cast<int64_t>(std::ceil(cfg_.train.warmup_ratio * total));
-    schedule_.min_lr_ratio = cfg_.train.min_lr_ratio;
+    schedule_.warmup_steps = opts_.train.warmup_steps > 0
+                                 ? opts_.train.warmup_steps
+                                 : static_cast<int64_t>(std::ceil(opts_.train.warmup_ratio * total));
+    schedule_.min_lr_ratio = opts_.train.min_lr_ratio;
     state_.total_steps = total;
     state_.global_batch = global_batch_;
     state_.world_size = comm_.world;
-    state_.config_hash = config_hash(cfg_);
+    state_.config_hash = opts_.run.config_hash;
     state_.data_hash = data_hash_;
     if (device_.is_cuda()) {
         const ModelConfig& mc = model_->config();
         const std::string causal =
-            sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, false);
-        if (cfg_.data.packing)
+            sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, opts_.data.max_seq_len, false);
+        if (opts_.data.packing)
             log_info("attention kernel on %s: %s (packed rows: segment mask)", device_.str().c_str(),
-                     sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, cfg_.data.max_seq_len, true).c_str());
+                     sdpa_backend_for(device_, dtype_, mc.n_head, mc.n_head_kv, mc.head_dim, opts_.data.max_seq_len, true).c_str());
         else
             log_info("attention kernel on %s: %s (causal; right padding needs no mask)", device_.str().c_str(),
                      causal.c_str());
     }
     if (steps_)
         log_info("%lld optimizer steps of %s; warmup %lld, %s schedule, peak lr %g", (long long)total,
-                 steps_->name().c_str(), (long long)schedule_.warmup_steps, schedule_.kind.c_str(), cfg_.train.lr);
+                 steps_->name().c_str(), (long long)schedule_.warmup_steps, schedule_.kind.c_str(), opts_.train.lr);
     else
     log_info("%lld optimizer steps of %lld rows (micro-batch %lld x accumulation %lld x %lld rank(s)); warmup %lld, %s schedule, peak lr %g",
-             (long long)total, (long long)global_batch_, (long long)cfg_.train.micro_batch_size,
-             (long long)cfg_.train.grad_accum, (long long)comm_.world, (long long)schedule_.warmup_steps,
-             schedule_.kind.c_str(), cfg_.train.lr);
+             (long long)total, (long long)global_batch_, (long long)opts_.train.micro_batch_size,
+             (long long)opts_.train.grad_accum, (long long)comm_.world, (long long)schedule_.warmup_steps,
+             schedule_.kind.c_str(), opts_.train.lr);
 }
 
 void Trainer::restore(const std::string& ckpt) {
@@ -487,8 +478,8 @@ void Trainer::restore(const std::string& ckpt) {
         // Only the schedule length differs? (--extend accepts that; the message says so otherwise.)
         bool schedule_only = false;
         try {
-            schedule_only = schedule_neutral_hash(config_load((fs::path(ckpt) / "config.yaml").string(), {})) ==
-                            schedule_neutral_hash(cfg_);
+            schedule_only = opts_.run.schedule_hash_of((fs::path(ckpt) / "config.yaml").string()) ==
+                            opts_.run.schedule_hash;
         } catch (const Error&) {
         }
         if (!(opts_.extend && schedule_only))
@@ -543,7 +534,7 @@ void Trainer::restore(const std::string& ckpt) {
 StepResult Trainer::step(const std::vector<Row>& rows) {
     auto t0 = std::chrono::steady_clock::now();
     device_reset_peak(device_);
-    const int64_t mbs = cfg_.train.micro_batch_size;
+    const int64_t mbs = opts_.train.micro_batch_size;
     std::vector<MicroBatch> micro;
     for (size_t b = 0; b < rows.size(); b += mbs) {
         std::vector<Row> part(rows.begin() + b, rows.begin() + std::min(rows.size(), b + mbs));
@@ -552,10 +543,10 @@ StepResult Trainer::step(const std::vector<Row>& rows) {
                                          reference_probs_.empty() ? nullptr : &reference_probs_));
     }
     TrainStepOptions so;
-    so.lr = cfg_.train.lr * lr_multiplier(schedule_, state_.step);
-    so.grad_clip = cfg_.train.grad_clip;
+    so.lr = opts_.train.lr * lr_multiplier(schedule_, state_.step);
+    so.grad_clip = opts_.train.grad_clip;
     so.step = state_.step;
-    so.log_sample_weights = cfg_.log.sample_weights;
+    so.log_sample_weights = opts_.log.sample_weights;
     so.reference = reference_ ? &reference_ : nullptr;
     StepResult r;
     static_cast<TrainStepResult&>(r) = train_step(model_, *objective_, *optim_, comm_, micro, so);
@@ -574,8 +565,8 @@ void Trainer::account(const StepResult& r) {
         ++state_.skipped_steps;
         ++state_.bad_in_row;
         log_warn("step %lld: non-finite loss or gradient, step skipped (%lld in a row, limit %lld)",
-                 (long long)state_.step, (long long)state_.bad_in_row, (long long)cfg_.train.max_bad_steps);
-        if (state_.bad_in_row >= cfg_.train.max_bad_steps)
+                 (long long)state_.step, (long long)state_.bad_in_row, (long long)opts_.train.max_bad_steps);
+        if (state_.bad_in_row >= opts_.train.max_bad_steps)
             throw RuntimeFailure(strprintf("%lld non-finite steps in a row (train.max_bad_steps): stopping; "
                                            "lower train.lr or check the data (last complete checkpoint: %s)",
                                            (long long)state_.bad_in_row,
@@ -595,8 +586,8 @@ StepContext Trainer::step_context() {
     c.reference = reference_ ? &reference_ : nullptr;
     c.lora = lora_.has_value();
     c.step = state_.step;
-    c.lr = cfg_.train.lr * lr_multiplier(schedule_, state_.step);
-    c.grad_clip = cfg_.train.grad_clip;
+    c.lr = opts_.train.lr * lr_multiplier(schedule_, state_.step);
+    c.grad_clip = opts_.train.grad_clip;
     return c;
 }
 
@@ -634,7 +625,7 @@ EvalResult Trainer::evaluate(const PreparedData& data) {
     std::vector<Row> rows = epoch_rows(data, o, 0);
     std::vector<Row> mine = step_rows_for_rank(rows, static_cast<int64_t>(rows.size()), 0, comm_.rank, comm_.world);
     double numerator = 0.0, denominator = 0.0, nll = 0.0, n_valid = 0.0;
-    const int64_t mbs = cfg_.train.micro_batch_size;
+    const int64_t mbs = opts_.train.micro_batch_size;
     // ZeRO stages 2-3: as many passes on every rank (train_step.h).
     const int64_t n_local = (static_cast<int64_t>(mine.size()) + mbs - 1) / mbs;
     for (int64_t k = n_local, rounds = lockstep_rounds(comm_, *optim_, n_local); k < rounds; ++k)
@@ -688,7 +679,7 @@ void Trainer::save_checkpoint() {
         std::string dir = (fs::path(run_dir_) / checkpoint_name(state_.step)).string();
         if (comm_.is_main() && !file_hashes_.empty() && fs::exists(fs::path(dir) / "README.md"))
             atomic_write((fs::path(dir) / "README.md").string(),
-                         model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
+                         model_card(opts_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
         return;
     }
     comm_.barrier();
@@ -720,22 +711,22 @@ void Trainer::save_checkpoint() {
     comm_.barrier();  // every shard is in place
     if (comm_.is_main()) {
         if (lora_) {  // the adapter in PEFT's layout; the frozen base stays model.path
-            lora_save(model_, *lora_, tmp, fs::absolute(cfg_.model.path).string());
+            lora_save(model_, *lora_, tmp, fs::absolute(opts_.model.path).string());
         } else {
-            model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, cfg_.checkpoint.max_shard_mb << 20);
+            model_save_files(model_, tmp, pipe_.tokenizer_dir, dtype_, opts_.checkpoint.max_shard_mb << 20);
         }
         if (!zero) {
             safetensors_save((fs::path(tmp) / "optimizer.safetensors").string(), state_with_rng(), identity);
         }
-        atomic_write((fs::path(tmp) / "config.yaml").string(), config_to_yaml(cfg_));
+        atomic_write((fs::path(tmp) / "config.yaml").string(), opts_.run.config_yaml);
         if (file_hashes_.empty())
-            for (const std::string& f : {cfg_.data.train, cfg_.data.eval, steps_ ? cfg_.objective.grpo.tasks : std::string()})
+            for (const std::string& f : {opts_.data.train, opts_.data.eval, steps_ ? opts_.model.tasks : std::string()})
                 if (!f.empty()) file_hashes_.emplace_back(f, hash_file(f));
         atomic_write((fs::path(tmp) / "README.md").string(),
-                     model_card(cfg_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
+                     model_card(opts_, state_, comm_.world, data_hash_, file_hashes_, opts_.command_line));
         atomic_write((fs::path(tmp) / "trainer_state.json").string(), trainer_state_to_json(state_).dump(2));
         dir->commit();
-        checkpoint_prune(run_dir_, cfg_.checkpoint.keep_last);
+        checkpoint_prune(run_dir_, opts_.checkpoint.keep_last);
         log_info("saved %s (%.1fs)", final_dir.c_str(), seconds_since(t0));
     }
     if (zero) zero->release_all();
@@ -776,7 +767,7 @@ void Trainer::log_step(const StepResult& r, double elapsed) {
         last_loss_ = r.loss;
     }
     if (!comm_.is_main()) return;
-    if (state_.step % cfg_.log.every != 0 && state_.step != state_.total_steps) return;
+    if (state_.step % opts_.log.every != 0 && state_.step != state_.total_steps) return;
     if (steps_) {
         json m = {{"step", state_.step},      {"loss", num(r.loss)},        {"lr", r.lr},
                   {"grad_norm", num(r.grad_norm)}, {"tokens", r.tokens},   {"step_time_s", r.seconds},
@@ -828,7 +819,7 @@ void Trainer::write_summary(double train_seconds) {
     const ObjectiveStats& s = run_stats_;
     std::string ckpt = checkpoint_latest(run_dir_);
     json summary = {{"run_dir", run_dir_},
-                    {"method", cfg_.objective.method},
+                    {"method", opts_.model.method},
                     {"steps", state_.step},
                     {"total_steps", state_.total_steps},
                     {"skipped_steps", state_.skipped_steps},
@@ -857,7 +848,7 @@ void Trainer::write_summary(double train_seconds) {
         return "loss " + g("eval_loss") + ", cross-entropy " + g("eval_ce");
     };
     log_info("---------------------------------------------------------------- summary");
-    log_info("method %s, %lld steps (%lld skipped), %lld targets trained", cfg_.objective.method.c_str(),
+    log_info("method %s, %lld steps (%lld skipped), %lld targets trained", opts_.model.method.c_str(),
              (long long)state_.step, (long long)state_.skipped_steps, (long long)state_.tokens);
     log_info("eval before: %s", fmt_eval(before).c_str());
     log_info("eval after:  %s", fmt_eval(after).c_str());
@@ -878,7 +869,7 @@ void Trainer::write_summary(double train_seconds) {
 
 int Trainer::run() {
     setup();
-    seed_generators(cfg_.train.seed, comm_.rank);
+    seed_generators(opts_.train.seed, comm_.rank);
     load_data();
     build_model_and_optimizer();
     plan_steps();
@@ -892,7 +883,7 @@ int Trainer::run() {
     if (comm_.is_main()) {
         metrics_.open((fs::path(run_dir_) / "metrics.jsonl").string(), std::ios::app);
         if (!metrics_) throw RuntimeFailure("cannot write " + run_dir_ + "/metrics.jsonl");
-        if (cfg_.log.tensorboard) {
+        if (opts_.log.tensorboard) {
             tb_ = std::make_unique<TensorBoardWriter>(run_dir_);
             log_info("TensorBoard events in %s (tensorboard --logdir %s)", tb_->path().c_str(), run_dir_.c_str());
         }
@@ -900,7 +891,7 @@ int Trainer::run() {
     if (resume_from_.empty()) eval_and_record("before training");
 
     // A bar on a terminal; otherwise the per-step log lines below are the progress report.
-    const bool bar = progress_bar_wanted(cfg_.log.progress) && comm_.is_main();
+    const bool bar = progress_bar_wanted(opts_.log.progress) && comm_.is_main();
     Progress progress("train", state_.total_steps, "steps", bar);
     auto t_start = std::chrono::steady_clock::now();
     int64_t start_step = state_.step;
@@ -948,24 +939,24 @@ int Trainer::run() {
                                            r.seconds > 0 ? r.tokens / r.seconds : 0.0);
             if (steps_) suffix = strprintf("loss %.4f | lr %.2e | %s", r.loss, r.lr, r.source_progress.c_str());
             if (bar) progress.update(state_.step - start_step, suffix);
-            else if (steps_ && state_.step % cfg_.log.every == 0)
+            else if (steps_ && state_.step % opts_.log.every == 0)
                 log_info("step %lld/%lld | %s | grad norm %.3f | %.1fs | ETA %s", (long long)state_.step,
                          (long long)state_.total_steps, suffix.c_str(), r.grad_norm, r.seconds,
                          format_duration(elapsed / (state_.step - start_step) * (state_.total_steps - state_.step)).c_str());
-            else if (state_.step % cfg_.log.every == 0)
+            else if (state_.step % opts_.log.every == 0)
                 log_info("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3f | kept %.1f%% | %.0f tokens/s | ETA %s",
                          (long long)state_.step, (long long)state_.total_steps, r.loss, r.lr, r.grad_norm,
                          100 * r.stats.kept_fraction(), r.seconds > 0 ? r.tokens / r.seconds : 0.0,
                          format_duration(elapsed / (state_.step - start_step) * (state_.total_steps - state_.step)).c_str());
         }
-        if (cfg_.train.eval_every > 0 && state_.step % cfg_.train.eval_every == 0 && state_.step < state_.total_steps)
+        if (opts_.train.eval_every > 0 && state_.step % opts_.train.eval_every == 0 && state_.step < state_.total_steps)
             eval_and_record("during training");
         // Every rank stops at the same step, also when only some of them were signalled (the
         // others would wait in the next step's collectives).
         bool stop = signals_stop_requested();
         if (comm_.world > 1) stop = comm_.sum_vec({stop ? 1.0 : 0.0})[0] > 0;
         if (state_.step >= state_.total_steps && !stop) fail_if_untrained();
-        if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop) save_checkpoint();
+        if ((opts_.checkpoint.every > 0 && state_.step % opts_.checkpoint.every == 0) || stop) save_checkpoint();
         if (stop) {
             if (bar) progress.finish();
             throw StoppedBySignal(strprintf("stopped by %s at step %lld; checkpoint saved in %s; continue with --resume auto",
@@ -986,16 +977,16 @@ int Trainer::run() {
 // The dry run's memory estimate from config.json alone (no weights read): the breakdown by kind
 // (model/lora.h), the trainer's memory plan (train/memory_plan.h) plus, with activation
 // checkpointing, the activations of one micro-batch of data.max_seq_len tokens.
-static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
+static void log_memory_estimate(const TrainOptions& opts) {
     ModelConfig mc;
     try {
-        mc = model_config_load(cfg.model.path);
+        mc = model_config_load(opts.model.path);
     } catch (const InputError&) {
         return;  // model_inspect() below reports it
     }
     const c10::ScalarType dtype = opts.runtime.dtype;  // the run's (the same rule, resolved once)
     std::optional<LoraOptions> lora;
-    if (cfg.model.lora.enabled) lora = opts.lora;
+    if (opts.model.lora) lora = opts.lora;
     const TrainingMemory m = training_memory(mc, dtype, lora ? &*lora : nullptr);
     std::string what = lora ? strprintf("LoRA r %lld on %zu projection kinds: %.1fM trainable, %.2fB frozen",
                                         (long long)lora->r, lora->target_modules.size(), m.n_trainable / 1e6, m.n_frozen / 1e9)
@@ -1010,13 +1001,13 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
     MemorySetup setup;
     setup.dtype = dtype;
     setup.lora = lora.has_value();
-    setup.reference = cfg.objective.method == "asft" || (opts.steps && opts.steps->needs_reference() && !lora);
+    setup.reference = opts.model.method == "asft" || (opts.steps && opts.steps->needs_reference() && !lora);
     try {
         setup.world = dist_env_from_environment().world;
     } catch (const Error&) {
     }
-    setup.zero_stage = cfg.distributed.zero_stage;
-    setup.offload = cfg.distributed.offload_optimizer;
+    setup.zero_stage = opts.distributed.zero_stage;
+    setup.offload = opts.distributed.offload_optimizer;
     const MemoryPlan plan = memory_plan(counts, setup);
     const double state = plan.resident;
     if (plan.reference > 0) log_info("memory estimate: frozen asft reference model %.2f GB", plan.reference / 1e9);
@@ -1038,12 +1029,12 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
         for (int64_t st = 0; st <= 3; ++st) row += strprintf("%sstage %lld %.1f", st ? ", " : "", (long long)st, on_8(st, false));
         log_info("memory plan per rank on 8 ranks (GB): %s; stage 3 + offload %.1f", row.c_str(), on_8(3, true));
     }
-    if (!cfg.model.activation_checkpointing) {
+    if (!opts.model.activation_checkpointing) {
         log_info("memory estimate: activations not estimated (only with model.activation_checkpointing)");
         return;
     }
-    const double act = activation_memory_checkpointed(mc, dtype, cfg.train.micro_batch_size, cfg.data.max_seq_len,
-                                                      cfg.objective.chunk_size);
+    const double act = activation_memory_checkpointed(mc, dtype, opts.train.micro_batch_size, opts.data.max_seq_len,
+                                                      opts.objective.chunk_size);
     const double need = state + act;
     // The trainer's own margin: it refuses a resident state above kMemoryMargin of the GPU.
     const char* fits = need <= kMemoryMargin * 24e9 ? "fits one 24 GB GPU"
@@ -1052,33 +1043,33 @@ static void log_memory_estimate(const Config& cfg, const TrainOptions& opts) {
                        : need <= kMemoryMargin * 141e9 ? "needs a 141 GB GPU"
                                                        : "does not fit one GPU";
     log_info("memory estimate: activations %.2f GB (micro-batch %lld x %lld tokens, checkpointed, loss chunk %lld); "
-             "total %.1f GB: %s", act / 1e9, (long long)cfg.train.micro_batch_size, (long long)cfg.data.max_seq_len,
-             (long long)cfg.objective.chunk_size, need / 1e9, fits);
+             "total %.1f GB: %s", act / 1e9, (long long)opts.train.micro_batch_size, (long long)opts.data.max_seq_len,
+             (long long)opts.objective.chunk_size, need / 1e9, fits);
 }
 
-void train_dry_run(const Config& cfg, const TrainOptions& opts) {
+void train_dry_run(const TrainOptions& opts) {
     log_info("the run would compute on device %s | dtype %s", opts.runtime.device.str().c_str(),
              dtype_name(opts.runtime.dtype).c_str());
-    log_memory_estimate(cfg, opts);
-    std::string summary = model_inspect(cfg.model.path);
-    log_info("model %s is readable:\n%s", cfg.model.path.c_str(), summary.c_str());
+    log_memory_estimate(opts);
+    std::string summary = model_inspect(opts.model.path);
+    log_info("model %s is readable:\n%s", opts.model.path.c_str(), summary.c_str());
     TextPipeline pipe = text_pipeline_from(opts.text);
     log_info("tokenizer %s (%s, %lld tokens) | chat format %s", pipe.tokenizer->source().c_str(),
              pipe.tokenizer->backend().c_str(), (long long)pipe.tokenizer->vocab_size(), pipe.formatter->name().c_str());
     const DataLoadOptions& lo = pipe.load;
     if (opts.steps) log_info("steps: %s", opts.steps->name().c_str());  // its own data, read already
-    for (const std::string& f : {cfg.data.train, cfg.data.eval}) {
+    for (const std::string& f : {opts.data.train, opts.data.eval}) {
         if (f.empty() || opts.steps) continue;
         LoadReport rep;
         data_load_jsonl(f, lo, &rep);
         log_info("data %s: %lld samples (%lld lines, %lld skipped)", f.c_str(), (long long)rep.loaded,
                  (long long)rep.lines, (long long)rep.skipped);
     }
-    log_info("run folder would be %s; configuration hash %s", run_dir_of(cfg).c_str(), config_hash(cfg).c_str());
+    log_info("run folder would be %s; configuration hash %s", opts.run.dir.c_str(), opts.run.config_hash.c_str());
 }
 
-int train_run(const Config& cfg, const TrainOptions& opts, const Comm& comm) {
-    Trainer t(cfg, opts, comm);
+int train_run(const TrainOptions& opts, const Comm& comm) {
+    Trainer t(opts, comm);
     return t.run();
 }
 

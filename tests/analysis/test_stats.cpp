@@ -306,7 +306,7 @@ std::vector<cuset::ScoredSample> synthetic_samples() {
 }  // namespace
 
 TEST(Report, JsonTableAndSvg) {
-    const cuset::AnalysisKeys options;  // window 64, threshold 0.5, overlap 0.5, 20 bins
+    const cuset::AnalysisOptions options;  // window 64, threshold 0.5, overlap 0.5, 20 bins
     const auto samples = synthetic_samples();
     const cuset::AnalysisReport r = cuset::analyze_confidences(samples, options, "models/<tiny> & co", "data.jsonl");
     int64_t n_tokens = 0, n_sens = 0;
@@ -360,7 +360,7 @@ TEST(Report, EmptySetsStillWriteAReport) {
     std::vector<cuset::ScoredSample> samples(2);
     samples[0].confidence = {0.9f, 0.2f, 0.3f};
     samples[0].sensitive = {0, 0, 0};
-    const cuset::AnalysisReport r = cuset::analyze_confidences(samples, cuset::AnalysisKeys{}, "m", "d");
+    const cuset::AnalysisReport r = cuset::analyze_confidences(samples, cuset::AnalysisOptions{}, "m", "d");
     EXPECT_FALSE(r.has_ks);
     EXPECT_EQ(r.windows.n_samples, 1);  // the empty sample is not counted
     const json j = json::parse(cuset::analysis_json(r));
@@ -369,12 +369,12 @@ TEST(Report, EmptySetsStillWriteAReport) {
     // 0.9 0.2 0.3: mean 0.467 < 0.5, one low window, not sensitive -> share 0 of 1, not n/a.
     EXPECT_EQ(j["windows"]["share_low_sensitive"].get<double>(), 0.0);
     samples[0].confidence = {0.9f, 0.9f, 0.3f};  // no low window: the share has no denominator
-    const cuset::AnalysisReport none = cuset::analyze_confidences(samples, cuset::AnalysisKeys{}, "m", "d");
+    const cuset::AnalysisReport none = cuset::analyze_confidences(samples, cuset::AnalysisOptions{}, "m", "d");
     EXPECT_TRUE(json::parse(cuset::analysis_json(none))["windows"]["share_low_sensitive"].is_null());
     EXPECT_NE(cuset::analysis_table(none).find("n/a (no low-confidence windows)"), std::string::npos);
     EXPECT_NE(cuset::analysis_table(r).find("not computed"), std::string::npos);
     EXPECT_NE(cuset::analysis_svg(r).find("not computed"), std::string::npos);
 
     samples[1].confidence = {0.5f};  // no sensitivity flag for it
-    EXPECT_THROW(cuset::analyze_confidences(samples, cuset::AnalysisKeys{}, "m", "d"), cuset::UsageError);
+    EXPECT_THROW(cuset::analyze_confidences(samples, cuset::AnalysisOptions{}, "m", "d"), cuset::UsageError);
 }

@@ -33,16 +33,6 @@ Candidate cand(size_t task, int64_t sample, int64_t tokens, const std::string& p
     return c;
 }
 
-std::string input_error(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const cuset::InputError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no InputError";
-    return "";
-}
-
 }  // namespace
 
 TEST(BuildKeep, ShingleSimilarityByHand) {
@@ -141,7 +131,7 @@ TEST(BuildLog, AppendedAttemptsComeBackAndATornLineIsCut) {
     EXPECT_EQ(r1.run_seconds, -1);
     EXPECT_EQ(back.records().at(AttemptKey{"7", 2, 2}).run_seconds, 0.25);
     write_file(dir + "/bad.jsonl", "{\"task\": 1}\n");
-    EXPECT_NE(input_error([&] { AttemptLog bad(dir + "/bad.jsonl"); }).find("bad.jsonl:1: not an attempt of a build"),
+    EXPECT_NE(cuset::test::input_error_of([&] { AttemptLog bad(dir + "/bad.jsonl"); }).find("bad.jsonl:1: not an attempt of a build"),
               std::string::npos);
 }
 
@@ -171,7 +161,7 @@ TEST(BuildCandidates, BothFormsAndTheirErrors) {
     EXPECT_EQ(a[4].response, std::nullopt);
     auto error_of = [&](const std::string& text) {
         write_file(dir + "/bad.jsonl", text);
-        return input_error([&] { FileCandidates bad(dir + "/bad.jsonl", tasks); });
+        return cuset::test::input_error_of([&] { FileCandidates bad(dir + "/bad.jsonl", tasks); });
     };
     EXPECT_NE(error_of("{\"id\": 0, \"response\": \"a\"}\n{\"id\": 0, \"response\": \"b\"}\n")
                   .find("bad.jsonl:2: a second answer for task 0, sample 1, round 1"),

@@ -51,16 +51,6 @@ JudgeOptions options(const std::string& work, JudgeMode mode = JudgeMode::kCompi
     return o;
 }
 
-std::string expect_error(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const cuset::InputError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no InputError";
-    return "";
-}
-
 }  // namespace
 
 TEST(EvalTasks, LoadsTheFixtureTasks) {
@@ -84,21 +74,21 @@ TEST(EvalTasks, ErrorsNameFileAndLine) {
     std::string good = read_file(tasks_path());
     std::string first = good.substr(0, good.find('\n') + 1);
     write_file(dir + "/bad_json.jsonl", first + "\n{\"id\": 1, \n");
-    EXPECT_NE(expect_error([&] { load_tasks(dir + "/bad_json.jsonl"); }).find("bad_json.jsonl:3: not valid JSON"),
+    EXPECT_NE(cuset::test::input_error_of([&] { load_tasks(dir + "/bad_json.jsonl"); }).find("bad_json.jsonl:3: not valid JSON"),
               std::string::npos);
     write_file(dir + "/dup.jsonl", first + first);
-    EXPECT_NE(expect_error([&] { load_tasks(dir + "/dup.jsonl"); }).find("dup.jsonl:2: duplicate task id 0"), std::string::npos);
+    EXPECT_NE(cuset::test::input_error_of([&] { load_tasks(dir + "/dup.jsonl"); }).find("dup.jsonl:2: duplicate task id 0"), std::string::npos);
     nlohmann::json j = nlohmann::json::parse(first);
     j.erase("gen.py");
     write_file(dir + "/missing.jsonl", j.dump() + "\n");
-    EXPECT_NE(expect_error([&] { load_tasks(dir + "/missing.jsonl"); }).find("missing.jsonl:1: task has no \"gen.py\" field"),
+    EXPECT_NE(cuset::test::input_error_of([&] { load_tasks(dir + "/missing.jsonl"); }).find("missing.jsonl:1: task has no \"gen.py\" field"),
               std::string::npos);
     j = nlohmann::json::parse(first);
     j["level2_prompt"] = 5;
     write_file(dir + "/type.jsonl", j.dump() + "\n");
-    EXPECT_NE(expect_error([&] { load_tasks(dir + "/type.jsonl"); }).find("type.jsonl:1: task field \"level2_prompt\" must be a string"),
+    EXPECT_NE(cuset::test::input_error_of([&] { load_tasks(dir + "/type.jsonl"); }).find("type.jsonl:1: task field \"level2_prompt\" must be a string"),
               std::string::npos);
-    EXPECT_NE(expect_error([&] { load_tasks(dir + "/absent.jsonl"); }).find("cannot read tasks file"), std::string::npos);
+    EXPECT_NE(cuset::test::input_error_of([&] { load_tasks(dir + "/absent.jsonl"); }).find("cannot read tasks file"), std::string::npos);
 }
 
 TEST(EvalTasks, PythonStr) {
@@ -204,7 +194,7 @@ TEST(EvalResults, WrittenAsCudaBenchAndReadBack) {
     EXPECT_EQ(back[1].responses[0], std::nullopt);
     // CUDABench's single-code form and errors with file:line.
     write_file(dir + "/single.jsonl", "{\"id\": 1, \"code\": \"k\"}\n\n{\"task_name\": \"x\"}\n");
-    std::string e = expect_error([&] { load_results(dir + "/single.jsonl"); });
+    std::string e = cuset::test::input_error_of([&] { load_results(dir + "/single.jsonl"); });
     EXPECT_NE(e.find("single.jsonl:3: result has no integer or string \"id\""), std::string::npos) << e;
     write_file(dir + "/single.jsonl", "{\"id\": 1, \"code\": \"k\"}\n");
     auto s = load_results(dir + "/single.jsonl");

@@ -68,11 +68,6 @@ std::string dut_spec() { return on_cpu_mode() ? "cpu" : "cuda"; }
                             "bench/gpu-check.sh runs it on a GPU machine";                                \
     } while (0)
 
-const cuset::Config& default_config() {
-    static const cuset::Config c;
-    return c;
-}
-
 std::string demo_model() { return std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder"; }
 
 // ||a - b|| / ||b|| in fp64 (Frobenius norms over every element), both moved to the CPU.
@@ -507,10 +502,10 @@ TEST(GpuDistributed, OneRankNcclCollectives) {
     env.world = 1;
     env.local_rank = 0;
     env.master_port = free_port();
-    cuset::Config cfg = default_config();
-    cfg.distributed.backend = on_cpu_mode() ? "gloo" : "nccl";
-    cfg.distributed.timeout_s = 60;
-    cuset::Distributed dist(env, cfg, dut());
+    cuset::ProcessGroupOptions pg;
+    pg.backend = on_cpu_mode() ? "gloo" : "nccl";
+    pg.timeout_s = 60;
+    cuset::Distributed dist(env, pg, dut());
     cuset::Comm comm = dist.comm();
     EXPECT_EQ(comm.world, 1);
     EXPECT_TRUE(comm.is_main());

@@ -56,17 +56,6 @@ std::map<std::string, at::Tensor> load_st(const std::string& path) {
     return cuset::safetensors_load(path, at::kCPU);
 }
 
-// The InputError message of `fn`, or "" when it does not throw one.
-template <typename Fn>
-std::string input_error(Fn fn) {
-    try {
-        fn();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
-
 }  // namespace
 
 // ================================================================= config.json
@@ -150,7 +139,7 @@ TEST(ModelConfig, UnsupportedValuesNameTheKey) {
             j.erase(key);
         else
             j[key] = value;
-        return input_error([&] { cuset::model_config_from_json(j, "cfg.json"); });
+        return cuset::test::input_error_of([&] { cuset::model_config_from_json(j, "cfg.json"); });
     };
     EXPECT_EQ(err("hidden_act", "silu"), "");
     std::string e = err("architectures", json::array({"MistralForCausalLM"}));
@@ -195,7 +184,7 @@ json good_header() {
 
 // The error of opening `path`: must be one line naming the file.
 std::string open_error(const std::string& path) {
-    std::string e = input_error([&] { cuset::SafetensorsFile f(path); });
+    std::string e = cuset::test::input_error_of([&] { cuset::SafetensorsFile f(path); });
     EXPECT_NE(e.find(path), std::string::npos) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     return e;
@@ -278,15 +267,15 @@ TEST(Safetensors, ShardsWithIndex) {
     json bad = index;
     bad["weight_map"]["t0"] = "model-00009-of-00009.safetensors";
     write_file(dir + "/model.safetensors.index.json", bad.dump());
-    std::string e = input_error([&] { cuset::SafetensorsCheckpoint c(dir); });
+    std::string e = cuset::test::input_error_of([&] { cuset::SafetensorsCheckpoint c(dir); });
     EXPECT_NE(e.find("model-00009-of-00009.safetensors"), std::string::npos) << e;
     bad = index;
     bad["weight_map"]["t0"] = "model-00002-of-00004.safetensors";
     write_file(dir + "/model.safetensors.index.json", bad.dump());
-    e = input_error([&] { cuset::SafetensorsCheckpoint c(dir); });
+    e = cuset::test::input_error_of([&] { cuset::SafetensorsCheckpoint c(dir); });
     EXPECT_NE(e.find("'t0'"), std::string::npos) << e;
     write_file(dir + "/model.safetensors.index.json", "{not json");
-    e = input_error([&] { cuset::SafetensorsCheckpoint c(dir); });
+    e = cuset::test::input_error_of([&] { cuset::SafetensorsCheckpoint c(dir); });
     EXPECT_NE(e.find("index.json"), std::string::npos) << e;
 }
 
@@ -552,7 +541,7 @@ TEST(ModelLoad, ListsEveryMissingUnexpectedAndMisshapedTensor) {
         t["model.layers.0.self_attn.rotary.weight"] = at::zeros({2});
         t["model.layers.1.mlp.down_proj.weight"] = at::zeros({64, 5});
     });
-    std::string e = input_error([&] { cuset::model_load(dir, at::kFloat, at::kCPU); });
+    std::string e = cuset::test::input_error_of([&] { cuset::model_load(dir, at::kFloat, at::kCPU); });
     EXPECT_NE(e.find("2 missing tensor(s): model.layers.0.mlp.up_proj.weight, model.norm.weight"), std::string::npos) << e;
     EXPECT_NE(e.find("1 unexpected tensor(s): model.layers.0.self_attn.rotary.weight"), std::string::npos) << e;
     EXPECT_NE(e.find("'model.layers.1.mlp.down_proj.weight'"), std::string::npos) << e;

@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "cuset/core/config.h"
 #include "cuset/train/comm.h"
 #include "cuset/train/distributed.h"
 
@@ -17,9 +16,9 @@ namespace cuset::test {
 
 // Runs body(comm) on ranks 0..world-1 at once; a failure on a rank is reported with its rank.
 inline void on_gloo_ranks(int world, int port, int64_t timeout_s, const std::function<void(const cuset::Comm&)>& body) {
-    cuset::Config cfg;
-    cfg.distributed.timeout_s = timeout_s;
-    cfg.distributed.backend = "gloo";
+    cuset::ProcessGroupOptions pg;
+    pg.timeout_s = timeout_s;
+    pg.backend = "gloo";
     std::vector<std::string> errors(static_cast<size_t>(world));
     std::vector<std::thread> threads;
     for (int r = 0; r < world; ++r)
@@ -29,7 +28,7 @@ inline void on_gloo_ranks(int world, int port, int64_t timeout_s, const std::fun
                 env.rank = r;
                 env.world = world;
                 env.master_port = port;
-                cuset::Distributed dist(env, cfg, c10::Device(c10::kCPU));
+                cuset::Distributed dist(env, pg, c10::Device(c10::kCPU));
                 body(dist.comm());
             } catch (const std::exception& e) {
                 errors[static_cast<size_t>(r)] = e.what();

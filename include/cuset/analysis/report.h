@@ -9,9 +9,16 @@
 
 #include "cuset/analysis/ks.h"
 #include "cuset/analysis/stats.h"
-#include "cuset/core/config.h"
 
 namespace cuset {
+
+// The analysis's settings (analysis.* of a run's configuration).
+struct AnalysisOptions {
+    int64_t window = 64;          // tokens per low-confidence window
+    double low_threshold = 0.5;   // a token below this confidence is low
+    double overlap = 0.5;         // windows overlap by this share
+    int64_t bins = 20;            // histogram bins on [0, 1]
+};
 
 // Tagger category bits (cuset_tagger), in report order.
 struct CategoryName {
@@ -45,7 +52,7 @@ struct ConfidenceSummary {
 };
 
 struct AnalysisReport {
-    AnalysisKeys options;
+    AnalysisOptions options;
     std::string model;  // labels for the title and the JSON (paths or names)
     std::string data;
     int64_t n_samples = 0;
@@ -61,7 +68,7 @@ struct AnalysisReport {
 
 // The whole section-7 analysis over scored samples. Throws UsageError on inconsistent lengths.
 AnalysisReport analyze_confidences(const std::vector<ScoredSample>& samples,
-                                   const AnalysisKeys& options, const std::string& model,
+                                   const AnalysisOptions& options, const std::string& model,
                                    const std::string& data);
 
 std::string analysis_json(const AnalysisReport& r);   // analysis.json (pretty-printed)

@@ -6,14 +6,21 @@
 
 #include <string>
 
+#include "cuset/analysis/analyze.h"
+#include "cuset/analysis/score.h"
 #include "cuset/core/config.h"
 #include "cuset/data/data.h"
+#include "cuset/data/data_check.h"
+#include "cuset/data/data_show.h"
 #include "cuset/data/dataset.h"
+#include "cuset/eval/eval_run.h"
+#include "cuset/generate/generate_run.h"
 #include "cuset/model/device.h"
 #include "cuset/model/lora.h"
 #include "cuset/rl/grpo_steps.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
+#include "cuset/train/distributed.h"
 #include "cuset/train/objective.h"
 #include "cuset/train/trainer.h"
 
@@ -53,8 +60,49 @@ Runtime runtime_planned_from(const Config& cfg);
 // without a GPU).
 rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg);
 
-// The trainer's typed options of a configuration (TrainOptions::text, objective, lora, and
-// `runtime`; for objective.method grpo, `steps`: rl/grpo_steps.h); the session's own fields (resume, extend, command_line) are left at their defaults.
+// The trainer's typed options of a configuration: the run record (run folder, config.yaml text,
+// hashes), train.*, data.* of batching, checkpoint.*, log.*, distributed.*, model.*, the text
+// pipeline, objective, lora and `runtime`; for objective.method grpo, `steps` (rl/grpo_steps.h).
+// The session's own fields (resume, extend, command_line) are left at their defaults.
 TrainOptions train_options_from(const Config& cfg, const Runtime& runtime);
+
+// config_hash() with the schedule length (train.max_steps, train.epochs) neutralised: what must
+// still match for `--resume --extend`.
+std::string schedule_neutral_hash(Config cfg);
+
+// distributed.backend, timeout_s and bucket_mb.
+ProcessGroupOptions process_group_options_from(const Config& cfg);
+
+// data.cache_dir and log.progress.
+TokenizeOptions tokenize_options_from(const Config& cfg);
+
+// `command` (the command line's choices) with data.train, data.eval, data.max_seq_len and
+// data.truncation.
+DataShowOptions data_show_options_from(const Config& cfg, DataShowOptions command);
+
+// `command` with data.max_seq_len, data.truncation and eval.sandbox.*.
+DataCheckOptions data_check_options_from(const Config& cfg, DataCheckOptions command);
+
+// model.*, data.*, run.*, objective.chunk_size, train.micro_batch_size, data.cache_dir and
+// log.progress for a scoring pass.
+ScoreSetup score_setup_from(const Config& cfg);
+
+// analysis.*
+AnalysisOptions analysis_options_from(const Config& cfg);
+
+// `command` (model given on the command line or "", prompts, out) with the model (model.path when
+// the command named none), model.lora.path, model.tokenizer, generate.* and log.progress.
+GenerateRequest generate_request_from(const Config& cfg, GenerateRequest command);
+
+// eval.*'s judge: nvcc, Python, timeouts, containment, jobs.
+eval::JudgeSettings judge_settings_from(const Config& cfg);
+
+// The judge of eval.* in `mode` with `work_dir` as its scratch folder (eval::judge_options_for).
+eval::JudgeOptions judge_options_from(const Config& cfg, eval::JudgeMode mode, const std::string& work_dir,
+                                      bool keep_work);
+
+// `command` with the run folder, eval.gpu_name, log.progress, the generation (generate_request_from)
+// and the judge's settings.
+eval::EvalRequest eval_request_from(const Config& cfg, eval::EvalRequest command);
 
 }  // namespace cuset

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
+#include "cuset/judge/sandbox.h"
 
 namespace cuset {
 
@@ -28,6 +28,10 @@ struct DataCheckOptions {
     std::string progress = "auto";  // auto | always | never (progress bar on stderr)
     std::string against;      // benchmark JSONL: samples sharing a long n-gram with a task are rejected
     int ngram = 50;           // tokens per shared span (data/decontaminate.h)
+    int64_t max_seq_len = 2048;   // data.max_seq_len: longer samples get a too_long warning
+    bool drop_too_long = false;   // data.truncation drop (the warning says what the trainer does)
+    bool contain = true;          // eval.sandbox.enabled: compile and run inside the judge's sandbox
+    judge::SandboxLimits limits;  // eval.sandbox.* limits of each compile and run
 };
 
 struct DataCheckSummary {
@@ -40,11 +44,10 @@ struct DataCheckSummary {
 
 // Checks opts.input with the text pipeline of `text` (token lengths are measured when a tokenizer
 // was asked for, or the default one is there), prints a summary and one line per rejected or warned
-// sample on stdout, writes opts.out and opts.report when set. Of `cfg` it reads data.max_seq_len,
-// data.truncation and eval.sandbox.* (what a typed struct would merely copy). Throws UsageError for
-// bad options (an output path that is the input, --compile without nvcc), InputError when the
-// input cannot be read.
-DataCheckSummary data_check(const DataCheckOptions& opts, const Config& cfg, const TextOptions& text);
+// sample on stdout, writes opts.out and opts.report when set. Throws UsageError for bad options
+// (an output path that is the input, --compile without nvcc), InputError when the input cannot be
+// read.
+DataCheckSummary data_check(const DataCheckOptions& opts, const TextOptions& text);
 
 // Program of a response for --compile: the fenced block tagged cuda/cu (or, failing that, an
 // untagged or C/C++ block holding a __global__ function) that contains main(); the first

@@ -8,7 +8,6 @@
 #include <ostream>
 #include <string>
 
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 
 namespace cuset {
@@ -18,11 +17,15 @@ struct DataShowOptions {
     int64_t index = 0;                // 0-based sample index among the file's valid samples
     std::string color = "auto";       // auto (a terminal and no NO_COLOR) | always | never
     bool tokens = false;              // also one line per token (index, id, role, flags, piece)
+    std::string train;                // data.train
+    std::string eval;                 // data.eval
+    int64_t max_seq_len = 2048;       // data.max_seq_len: what the trainer keeps of a longer sample
+    bool drop_too_long = false;       // data.truncation drop: the trainer drops a longer sample
 };
 
-// Writes the view of a sample of `cfg`'s data.train or data.eval (of `cfg` it reads data.*, its
-// own section) through the text pipeline of `text` to `out`. Throws UsageError for an index out of
-// range or an empty split, InputError for unreadable data or tokenizer files.
-void data_show(const Config& cfg, const TextOptions& text, const DataShowOptions& opts, std::ostream& out);
+// Writes the view of a sample of opts.train or opts.eval through the text pipeline of `text` to
+// `out`. Throws UsageError for an index out of range or an empty split, InputError for unreadable
+// data or tokenizer files.
+void data_show(const TextOptions& text, const DataShowOptions& opts, std::ostream& out);
 
 }  // namespace cuset

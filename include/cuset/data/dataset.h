@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "cuset/core/config.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/data/data.h"
 #include "cuset/tagger/tagger.h"
@@ -45,11 +44,16 @@ struct TokenizedSplit {
     bool from_cache = false;
 };
 
+// Where tokenised splits are cached and whether a progress bar is drawn while tokenising.
+struct TokenizeOptions {
+    std::string cache_dir;          // data.cache_dir: "" = no cache
+    std::string progress = "auto";  // log.progress: auto | always | never
+};
+
 // Loads `path` (JSONL, read with pipe.load) and tokenises every sample, or reads the cache in
-// data.cache_dir when its key (data bytes + pipeline key) matches. `what` names the split in
-// messages ("train", "eval"). Of `cfg` it reads data.cache_dir and log.progress only (settings a
-// typed struct would merely copy).
-TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const Config& cfg,
+// o.cache_dir when its key (data bytes + pipeline key) matches. `what` names the split in
+// messages ("train", "eval").
+TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pipe, const TokenizeOptions& o,
                                 const std::string& what);
 
 }  // namespace cuset

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cuset/core/config.h"
+#include "cuset/generate/generate_run.h"
 #include "cuset/data/dataset.h"
 #include "cuset/eval/cudabench.h"
 #include "cuset/model/device.h"
@@ -66,18 +66,18 @@ private:
     std::map<AttemptKey, std::string> answers_;
 };
 
-// The model of a configuration through generate_run (generate.* keys, model.*; generate.n is
-// taken as 1: every request is its own prompt). `cache` is the append-only file of answers
-// already generated (id, response, generated_tokens per line), read back at construction.
+// A model through generate_run: `generate`'s model, adapter and settings (its n is taken as 1:
+// every request is its own prompt; its prompts and out are this source's own files). `cache` is
+// the append-only file of answers already generated (id, response, generated_tokens per line),
+// read back at construction.
 class ModelCandidates : public CandidateSource {
 public:
-    ModelCandidates(const Config& cfg, std::string model, TextOptions text, Runtime runtime, std::string cache);
+    ModelCandidates(GenerateRequest generate, TextOptions text, Runtime runtime, std::string cache);
     std::vector<Answer> answer(const std::vector<Request>& requests) override;
     std::string describe() const override;
 
 private:
-    Config cfg_;
-    std::string model_;
+    GenerateRequest generate_;
     TextOptions text_;
     Runtime runtime_;
     std::string cache_;

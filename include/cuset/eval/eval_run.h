@@ -9,18 +9,34 @@
 #include <string>
 #include <vector>
 
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 #include "cuset/eval/report.h"
+#include "cuset/generate/generate_run.h"
+#include "cuset/judge/sandbox.h"
 #include "cuset/model/device.h"
 
 namespace cuset::eval {
+
+// The judge's tools and limits as a run configures them (eval.*), before judge_options_for finds
+// the tools.
+struct JudgeSettings {
+    std::string nvcc = "nvcc";        // eval.nvcc (find_nvcc)
+    std::string python;               // eval.python: "" = the project's .venv, else python3 (find_python)
+    int jobs = 2;                     // samples judged at once
+    double compile_timeout_s = 60;    // CUDABench's
+    double run_timeout_s = 60;        // CUDABench's
+    double gen_timeout_s = 180;       // CUDABench's, for gen.py
+    double compare_timeout_s = 60;
+    double emulate_timeout_s = 600;   // an emulated run
+    bool contain = true;              // eval.sandbox.enabled; false: programs run unconfined, as the user
+    judge::SandboxLimits limits;      // eval.sandbox.*
+};
 
 struct EvalRequest {
     std::string tasks;              // CUDABench-Set.jsonl (required)
     std::string results;            // judge this results file instead of generating
     bool reference = false;         // judge each task's bench.cu as its only sample
-    std::string model;              // overrides model.path when generating
+    std::string model;              // the model generated with: overrides generate.model when set
     std::string out;                // output folder; "" = see eval_out_dir()
     std::string judge = "auto";     // auto (gpu where one is present, else compile) | gpu | emulate | compile
     int level = 3;                  // CUDABench's default
@@ -28,6 +44,12 @@ struct EvalRequest {
     int64_t limit = 0;              // the first N tasks (after --task-ids); 0 = all
     std::vector<std::string> task_ids;
     bool keep_work = false;         // keep the per-sample work folders under OUT/work
+    // What the application layer fills from the configuration:
+    std::string run_dir;            // the run folder: the default output folder goes into it
+    std::string gpu_name = "NVIDIA GeForce RTX 4090";  // eval.gpu_name: the prompts' GPU label; "" = the task's
+    std::string progress = "auto";  // log.progress
+    GenerateRequest generate;       // model.*, generate.* (its n is `samples`; prompts and out are eval's)
+    JudgeSettings judge_settings;   // eval.*
 };
 
 // The tasks a request selects, in file order (UsageError for an unknown id).
@@ -37,9 +59,10 @@ std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<s
 // without a GPU is a UsageError.
 JudgeMode resolve_judge(const std::string& judge, std::string* how);
 
-// The judge of a configuration's eval.* keys (nvcc, Python, timeouts, containment, eval.jobs) in
-// `mode`, with `work_dir` as its scratch folder; shared by eval and `data build`.
-JudgeOptions judge_options_from(const Config& cfg, JudgeMode mode, const std::string& work_dir, bool keep_work);
+// The judge of `settings` (nvcc and Python found, timeouts, containment, jobs) in `mode`, with
+// `work_dir` as its scratch folder; shared by eval, `data tasks`, `data build` and GRPO.
+JudgeOptions judge_options_for(const JudgeSettings& settings, JudgeMode mode, const std::string& work_dir,
+                               bool keep_work);
 
 // The judge's scratch folder is deleted when judging ends: UsageError (naming `what`, the command)
 // when `work_dir` exists, is not empty and holds no marker of cuset's, or holds one of `inputs`.
@@ -54,9 +77,9 @@ struct EvalOutcome {
     std::string out_dir;
 };
 // `text` and `runtime`: the text pipeline's options and the runtime for generating (built by the
-// application layer for the model generated with: req.model, else model.path); `runtime` must be
-// given when the request generates (no req.results, no req.reference) and is not used otherwise.
-// Of `cfg` it reads eval.*, generate.* (through generate_run), model.* and run.*.
-EvalOutcome eval_run(const Config& cfg, const EvalRequest& req, const TextOptions& text, const Runtime* runtime);
+// application layer for the model generated with: req.model, else req.generate.model); `runtime`
+// must be given when the request generates (no req.results, no req.reference) and is not used
+// otherwise.
+EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runtime* runtime);
 
 }  // namespace cuset::eval

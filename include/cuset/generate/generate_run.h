@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
+#include "cuset/generate/sampling.h"
 #include "cuset/model/device.h"
 #include "cuset/text/chat_format.h"
 
@@ -20,10 +20,27 @@ namespace cuset {
 
 class Tokenizer;
 
+// How to generate (generate.* and log.progress of a run's configuration; sampling follows
+// transformers' generate(): temperature 0 is greedy).
+struct GenerateSettings {
+    int64_t max_new_tokens = 256;
+    int64_t n = 1;                  // samples per prompt
+    SamplingOptions sampling;       // temperature, top_k, top_p, min_p, repetition_penalty
+    int64_t seed = 1234;            // each sample's stream is seeded from (seed, prompt id, sample index)
+    int64_t batch_size = 8;         // sequences decoded together
+    std::string stop;               // JSON array of stop strings, e.g. ["\n\n\n"]; "" = none
+    bool thinking = false;          // Qwen3: let the model write its think block
+    bool skip_invalid = false;      // count and skip bad prompts instead of stopping
+    std::string progress = "auto";  // auto | always | never (progress bar on stderr)
+};
+
 struct GenerateRequest {
-    std::string model;    // overrides model.path when set
-    std::string prompts;  // JSONL file
-    std::string out;      // output JSONL file
+    std::string model;      // model folder (the command's --model, else model.path)
+    std::string adapter;    // model.lora.path: a LoRA adapter attached whenever set
+    std::string tokenizer;  // model.tokenizer ("" = the model's): never written over
+    std::string prompts;    // JSONL file
+    std::string out;        // output JSONL file
+    GenerateSettings settings;
 };
 
 struct GenerateSummary {
@@ -53,11 +70,8 @@ bool prompt_parse(const std::string& line, PromptRecord* out, std::string* probl
 std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter& fmt, const std::string& model_dir,
                                       const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings);
 
-// Generates for req.prompts with the text pipeline of `text` (built by the application layer for
-// the model generated with: req.model, else model.path) on `runtime`'s device, dtype and threads.
-// Of `cfg` it reads generate.* (its own section), model.path, model.tokenizer and model.lora.path
-// (the files it loads), log.progress.
-GenerateSummary generate_run(const Config& cfg, const GenerateRequest& req, const TextOptions& text,
-                             const Runtime& runtime);
+// Generates for req.prompts with req.model (and req.adapter), the text pipeline of `text` (built
+// by the application layer for that model) on `runtime`'s device, dtype and threads.
+GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text, const Runtime& runtime);
 
 }  // namespace cuset

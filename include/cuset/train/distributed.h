@@ -13,7 +13,6 @@
 
 #include <c10/core/Device.h>
 
-#include "cuset/core/config.h"
 #include "cuset/train/comm.h"
 
 namespace cuset {
@@ -32,11 +31,18 @@ struct DistEnv {
 // UsageError when a variable is malformed or one of a set is missing.
 DistEnv dist_env_from_environment();
 
+// distributed.* of the process group.
+struct ProcessGroupOptions {
+    std::string backend = "auto";  // auto (nccl on CUDA, gloo on the CPU) | nccl | gloo
+    int64_t timeout_s = 300;       // rendezvous and collectives
+    double bucket_mb = 25.0;       // gradient bucket size
+};
+
 class ProcessGroupHandle;  // owns the c10d store and backend
 
 class Distributed {
 public:
-    Distributed(const DistEnv& env, const Config& cfg, c10::Device device);
+    Distributed(const DistEnv& env, const ProcessGroupOptions& o, c10::Device device);
     ~Distributed();
     Comm comm() const;
     const DistEnv& env() const { return env_; }
@@ -54,6 +60,6 @@ void distributed_check(const DistEnv& env, const std::string& backend, c10::Devi
 
 // distributed_check(), then joins the process group when the environment describes more than one
 // rank; nullptr otherwise.
-std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const Config& cfg, c10::Device device);
+std::unique_ptr<Distributed> distributed_init(const DistEnv& env, const ProcessGroupOptions& o, c10::Device device);
 
 }  // namespace cuset
