@@ -81,6 +81,20 @@ struct Builder {
 void lstrip_range(std::string_view s, char c, size_t* b, size_t e) { while (*b < e && s[*b] == c) ++*b; }
 void rstrip_range(std::string_view s, char c, size_t b, size_t* e) { while (*e > b && s[*e - 1] == c) --*e; }
 
+// Python's str.strip() (Jinja's trim) of valid UTF-8, as the byte range it keeps.
+std::pair<size_t, size_t> py_strip_range(std::string_view s) {
+    size_t b = std::string_view::npos, e = 0;
+    for (size_t i = 0; i < s.size();) {
+        int n = 1;
+        if (!detail::py_is_space(detail::utf8_decode(s.data(), i, &n))) {
+            if (b == std::string_view::npos) b = i;
+            e = i + static_cast<size_t>(n);
+        }
+        i += static_cast<size_t>(n);
+    }
+    return b == std::string_view::npos ? std::make_pair(size_t{0}, size_t{0}) : std::make_pair(b, e);
+}
+
 // `{content}` placeholder split of a custom template part.
 std::pair<std::string, std::string> split_placeholder(const std::string& t, bool* has) {
     size_t p = t.find("{content}");
@@ -318,16 +332,19 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
             }
         }
     } else if (name_ == "seed-coder") {
-        bool has_system = false;
-        for (const Message& m : ms) has_system = has_system || m.role == "system";
-        if (!has_system)
-            b.tmpl(bos_text + "system\n" + (sp.empty() ? std::string(kSeedDefaultSystem) : sp + "\n\n") + eos_text);
+        // Seed-Coder-8B-Instruct: its default system turn unless the first message is the system's
+        // (data.system_prompt in its place, as a system message), then bos + role + "\n" +
+        // content|trim + eos for every message.
+        if (!first_is_system) {
+            auto [pb, pe] = py_strip_range(sp);
+            b.tmpl(bos_text + "system\n" + (sp.empty() ? std::string(kSeedDefaultSystem) : sp.substr(pb, pe - pb)) +
+                   eos_text);
+        }
         for (size_t i = 0; i < ms.size(); ++i) {
-            const auto id = static_cast<int32_t>(i);
+            auto [cb, ce] = py_strip_range(ms[i].content);
             b.tmpl(bos_text + ms[i].role + "\n");
-            b.content(id, ms[i].content);
-            if (ms[i].role == "system") b.tmpl("\n\n" + eos_text);
-            else b.tmpl(eos_text, ms[i].role == "assistant");
+            b.content(static_cast<int32_t>(i), ms[i].content, cb, ce - cb);
+            b.tmpl(eos_text, ms[i].role == "assistant");
         }
     } else if (name_ == "plain") {
         if (!first_is_system && !sp.empty()) b.tmpl(sp + "\n");

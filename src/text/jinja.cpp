@@ -16,6 +16,7 @@
 
 #include "cuset/core/error.h"
 #include "jinja_ast.h"
+#include "unicode.h"
 
 namespace cuset::jinja {
 
@@ -190,10 +191,7 @@ uint32_t cp_at(const std::string& s, size_t b, size_t* len) {
 }
 
 // Python's str.isspace() code points.
-bool py_space(uint32_t c) {
-    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
-}
+bool py_space(uint32_t c) { return cuset::detail::py_is_space(c); }
 
 std::vector<uint32_t> cps_of(const std::string& s) {
     std::vector<uint32_t> out;

@@ -107,6 +107,11 @@ bool uni_is_whitespace(uint32_t c) {
            c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+bool py_is_space(uint32_t c) {
+    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
 bool uni_is_numeric(uint32_t c) {
     if (c < 0x80) return c >= '0' && c <= '9';
     utf8proc_category_t k = utf8proc_category(static_cast<utf8proc_int32_t>(c));

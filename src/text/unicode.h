@@ -30,6 +30,7 @@ std::string utf8_lossy(std::string_view bytes);
 bool uni_is_whitespace(uint32_t cp);  // White_Space (Rust char::is_whitespace, regex \s)
 bool uni_is_numeric(uint32_t cp);     // Nd | Nl | No (Rust char::is_numeric)
 bool uni_is_word(uint32_t cp);        // Rust regex \w (Alphabetic, M, Nd, Pc, Join_Control)
+bool py_is_space(uint32_t cp);        // Python's str.isspace() (what str.strip() removes)
 
 // NFC of `s` as the (char, change) sequence that Hugging Face's unicode-normalization-alignments
 // produces: change 0 = replaces one input char, 1 = inserted, -N = replaces one and removes N.

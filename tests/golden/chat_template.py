@@ -82,7 +82,7 @@ def templates():
         "qwen3": (trl("qwen3"), "qwen", "trl/chat_templates/qwen3.jinja"),
         "qwen3-training": (trl("qwen3_training"), "qwen", "trl/chat_templates/qwen3_training.jinja"),
         "deepseek-coder": (tp.DEEPSEEK_TEMPLATE, "deepseek", "tests/golden/tokenizer_parity.py DEEPSEEK_TEMPLATE"),
-        "seed-coder": (tp.SEED_TEMPLATE, "seed", "tests/golden/tokenizer_parity.py SEED_TEMPLATE"),
+        "seed-coder": (fixture("seed-coder-8b-instruct.jinja"), "seed", "tests/fixtures/chat_templates"),
         "llama3": (trl("llama3"), "llama3", "trl/chat_templates/llama3.jinja"),
         "llama3-training": (trl("llama3_training"), "llama3", "trl/chat_templates/llama3_training.jinja"),
         "llama3.1": (trl("llama3_1"), "llama3", "trl/chat_templates/llama3_1.jinja"),

@@ -128,11 +128,12 @@ QWEN3_TEMPLATE = """{%- if tools %}
 # deepseek-coder-6.7b-instruct / 33b-instruct tokenizer_config.json chat_template.
 DEEPSEEK_TEMPLATE = "{% if not add_generation_prompt is defined %}\n{% set add_generation_prompt = false %}\n{% endif %}\n{%- set ns = namespace(found=false) -%}\n{%- for message in messages -%}\n    {%- if message['role'] == 'system' -%}\n        {%- set ns.found = true -%}\n    {%- endif -%}\n{%- endfor -%}\n{{bos_token}}{%- if not ns.found -%}\n{{'You are an AI programming assistant, utilizing the Deepseek Coder model, developed by Deepseek Company, and you only answer questions related to computer science. For politically sensitive questions, security and privacy issues, and other non-computer science questions, you will refuse to answer\\n'}}\n{%- endif %}\n{%- for message in messages %}\n    {%- if message['role'] == 'system' %}\n{{ message['content'] }}\n    {%- else %}\n        {%- if message['role'] == 'user' %}\n{{'### Instruction:\\n' + message['content'] + '\\n'}}\n        {%- else %}\n{{'### Response:\\n' + message['content'] + '\\n<|EOT|>\\n'}}\n        {%- endif %}\n    {%- endif %}\n{%- endfor %}\n{% if add_generation_prompt %}\n{{'### Response:'}}\n{% endif %}"
 
-# Seed-Coder-8B-Instruct. The original tokenizer_config.json was not reachable from this build
-# machine; this template is reconstructed from public prompt builders for the model (LlamaEdge's
-# `seed-instruct`, chatllm.cpp): a default system turn, then bos + role + "\n" + content + eos per
-# turn, a system turn's content followed by "\n\n".
-SEED_TEMPLATE = "{%- set ns = namespace(found=false) -%}\n{%- for message in messages -%}\n    {%- if message['role'] == 'system' -%}\n        {%- set ns.found = true -%}\n    {%- endif -%}\n{%- endfor -%}\n{%- if not ns.found -%}\n    {{- bos_token + 'system\\nYou are an AI programming assistant, utilizing the Seed-Coder model, developed by ByteDance Seed, and you only answer questions related to computer science. For politically sensitive questions, security and privacy issues, and other non-computer science questions, you will refuse to answer.\\n\\n' + eos_token -}}\n{%- endif -%}\n{%- for message in messages -%}\n    {%- if message['role'] == 'system' -%}\n        {{- bos_token + 'system\\n' + message['content'] + '\\n\\n' + eos_token -}}\n    {%- else -%}\n        {{- bos_token + message['role'] + '\\n' + message['content'] + eos_token -}}\n    {%- endif -%}\n{%- endfor -%}\n{%- if add_generation_prompt -%}\n    {{- bos_token + 'assistant\\n' -}}\n{%- endif -%}"
+# Seed-Coder-8B-Instruct's chat_template (tests/fixtures/chat_templates/README.md names its source):
+# a default system turn unless the first message is the system's, then bos + role + "\n" +
+# content|trim + eos per turn.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "chat_templates",
+                       "seed-coder-8b-instruct.jinja"), encoding="utf-8") as _f:
+    SEED_TEMPLATE = _f.read()
 
 # ---------------------------------------------------------------- corpus
 
@@ -508,6 +509,8 @@ def chat_roles(fmt, rendered, messages, offsets, eos_text):
     for i, m in enumerate(messages):
         c = m["content"]
         pieces = [(0, c)]
+        if fmt == "seed-coder":  # message['content'] | trim
+            pieces = [(len(c) - len(c.lstrip()), c.strip())]
         if fmt == "qwen3" and m["role"] == "assistant":
             think = i > last_user and (i == len(messages) - 1 or bool(qwen3_pieces(c, True)[:-1]))
             pieces = qwen3_pieces(c, think)

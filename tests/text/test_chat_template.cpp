@@ -1,9 +1,9 @@
 // The `template` chat format (text/chat_template.cpp) against transformers' apply_chat_template on
 // real chat templates (tests/golden/chat_template.py: trl's templates, tests/fixtures/chat_templates,
 // the families' templates): rendered text and token ids for training samples and generation
-// prompts, the marker mask against return_assistant_tokens_mask, the span mask against the marker
-// mask of the family's training template, byte spans, the hand-written formats equal to the
-// template where both exist, and the refusals.
+// prompts, the marker mask against return_assistant_tokens_mask, the span mask against the
+// marker mask of the family's training template, byte spans, the hand-written formats equal to the template where both exist (their
+// data.system_prompt too), and the refusals.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -207,6 +207,39 @@ TEST(ChatTemplate, HandWrittenFormatsEqualTheTemplate) {
         ++compared;
     }
     EXPECT_GE(compared, 40u);
+}
+
+// data.system_prompt in a hand-written format renders what the template renders for the same
+// conversation with that text as its system message.
+TEST(ChatTemplate, HandWrittenSystemPromptIsTheTemplatesSystemMessage) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    const std::map<std::string, std::string> pairs = {{"qwen2.5", "chatml"}, {"qwen2.5-coder", "chatml"},
+                                                      {"qwen3", "qwen3"}, {"deepseek-coder", "deepseek-coder"},
+                                                      {"seed-coder", "seed-coder"}};
+    size_t compared = 0;
+    for (const json& c : cases) {
+        auto it = pairs.find(c["template"].get<std::string>());
+        if (it == pairs.end() || c.contains("error") || c["messages"][0]["role"] != "system") continue;
+        if (c["kwargs"].dump() != (it->second == "qwen3" ? "{\"enable_thinking\":false}" : "{}")) continue;
+        cuset::ChatFormatter& tmpl = formatter(cache, c);
+        Folder& folder = cache[kGolden + "/" + c["template"].get<std::string>()];
+        cuset::Conversation conv = conv_of(c), rest = conv;
+        rest.messages.erase(rest.messages.begin());
+        cuset::ChatFormatOptions o;
+        o.format = it->second;
+        o.system_prompt = conv.messages[0].content;
+        cuset::ChatFormatter hand(*folder.tok, o, kGolden + "/" + c["template"].get<std::string>());
+        if (c["add_generation_prompt"].get<bool>()) {
+            EXPECT_EQ(hand.generation_prompt(rest), tmpl.generation_prompt(conv)) << conv.id;
+        } else {
+            cuset::FormattedSample a = hand.format(rest), b = tmpl.format(conv);
+            EXPECT_EQ(a.ids, b.ids) << conv.id;
+            EXPECT_EQ(a.trainable, b.trainable) << conv.id;
+        }
+        ++compared;
+    }
+    EXPECT_GE(compared, 15u);
 }
 
 // `auto` takes the folder's own template; a folder whose template uses a construct outside the
