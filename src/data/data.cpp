@@ -109,6 +109,35 @@ bool parse_messages(const json& arr, RecordUse use, Conversation* out, std::opti
     return true;
 }
 
+// The record's "tools" (a list of JSON schemas) and "documents" (a list of objects) into `conv`,
+// taken from `line` parsed again with its keys kept in their order (a template's tojson shows
+// that order). Null or absent = none.
+bool parse_template_lists(const json& rec, std::string_view line, Conversation* conv, RecordProblem* problem) {
+    auto given = [&](const char* key) {
+        auto it = rec.find(key);
+        return it != rec.end() && !it->is_null();
+    };
+    const bool tools = given("tools"), documents = given("documents");
+    if (!tools && !documents) return true;
+    if (rec.contains("text"))
+        return fail(problem, "schema", std::string("a 'text' record has no chat template to render '") +
+                                           (tools ? "tools" : "documents") + "'; use the 'messages' form");
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(line.begin(), line.end());
+    for (const bool is_tools : {true, false}) {
+        const char* key = is_tools ? "tools" : "documents";
+        if (!given(key)) continue;
+        const json& v = *rec.find(key);
+        if (!v.is_array())
+            return fail(problem, "schema", strprintf("'%s' must be an array of %s, got %s", key,
+                                                     is_tools ? "JSON schemas (objects)" : "objects", json_type(v)));
+        for (size_t i = 0; i < v.size(); ++i)
+            if (!v[i].is_object())
+                return fail(problem, "schema", strprintf("'%s[%zu]' must be an object, got %s", key, i, json_type(v[i])));
+        (is_tools ? conv->tools : conv->documents) = ordered.at(key);
+    }
+    return true;
+}
+
 }  // namespace
 
 bool data_line_blank(std::string_view line) { return is_blank(line); }
@@ -169,6 +198,7 @@ bool data_parse_record(std::string_view line, const RecordOptions& opts, Record*
     if (int(has_pair) + int(has_messages) + int(has_text) > 1)
         return fail(problem, "schema",
                     "mixes the 'prompt'/'response', 'messages' and 'text' forms; use one");
+    if (!parse_template_lists(rec, line, conv, problem)) return false;
     if (has_messages) return parse_messages(rec["messages"], opts.use, conv, &out->reference, problem);
     if (has_text) {
         Message m{kTextRole, {}};

@@ -227,6 +227,10 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
         return b.r;
     }
     if (name_ == "template") return render_template(c);
+    if (!c.tools.is_null() || !c.documents.is_null())
+        throw InputError("sample " + quote_bounded(c.id) + ": it has " + (c.tools.is_null() ? "documents" : "tools") +
+                         ", which only the model's own chat template renders; chat format " + name_ +
+                         " has no place for them (set data.chat_format: template)");
 
     if (name_ == "chatml") {
         // Qwen2.5 (no tools): a system block always, the default one when there is no system message.

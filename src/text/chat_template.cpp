@@ -95,7 +95,8 @@ std::string chat_template_find(const std::string& dir, std::string* source) {
 namespace {
 
 // The context apply_chat_template renders with: messages (each content tagged with its message
-// index), tools and documents (None), add_generation_prompt, then the special tokens and kwargs.
+// index), the conversation's tools and documents (None when it has none), add_generation_prompt,
+// then the special tokens and kwargs.
 jinja::Value template_context(const Conversation& c, size_t n_messages, bool add_generation_prompt,
                               const json& vars, bool thinking) {
     jinja::Value ctx = jinja::Value::dict();
@@ -107,8 +108,8 @@ jinja::Value template_context(const Conversation& c, size_t n_messages, bool add
         msgs.push_back(m);
     }
     ctx.set("messages", jinja::Value::list(std::move(msgs)));
-    ctx.set("tools", jinja::Value::none());
-    ctx.set("documents", jinja::Value::none());
+    ctx.set("tools", c.tools.is_null() ? jinja::Value::none() : jinja::value_from_json(c.tools));
+    ctx.set("documents", c.documents.is_null() ? jinja::Value::none() : jinja::value_from_json(c.documents));
     ctx.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
     for (auto it = vars.begin(); it != vars.end(); ++it) ctx.set(it.key(), jinja::value_from_json(it.value()));
     if (thinking) ctx.set("enable_thinking", jinja::Value::boolean(true));
@@ -219,7 +220,8 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
         size_t start = first;
         if (i > 0) {
             try {
-                Conversation prefix{c.id, std::vector<Message>(ms.begin(), ms.begin() + static_cast<long>(i))};
+                Conversation prefix{c.id, std::vector<Message>(ms.begin(), ms.begin() + static_cast<long>(i)), c.tools,
+                                    c.documents};
                 std::string p = tmpl_->render(template_context(prefix, i, true, template_vars_, false)).text;
                 if (p.size() <= first && text.compare(0, p.size(), p) == 0) start = p.size();
             } catch (const Error&) {

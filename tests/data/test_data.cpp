@@ -148,6 +148,13 @@ TEST(DataLoad, EveryMalformedClassNamesFileAndLine) {
          "the last message is from 'user', not the assistant"},
         {"emptytext", R"({"text": ""})", "empty 'text'"},
         {"texttype", R"({"text": 5})", "'text' must be a string, got a number"},
+        {"toolstype", R"({"prompt": "p", "response": "r", "tools": {"type": "function"}})",
+         "'tools' must be an array of JSON schemas (objects), got an object"},
+        {"toolitem", R"({"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}], "tools": [{"type": "function"}, "f"]})",
+         "'tools[1]' must be an object, got a string"},
+        {"docstype", R"({"prompt": "p", "response": "r", "documents": "d"})", "'documents' must be an array of objects, got a string"},
+        {"docitem", R"({"prompt": "p", "response": "r", "documents": [[1]]})", "'documents[0]' must be an object, got an array"},
+        {"texttools", R"({"text": "t", "tools": []})", "a 'text' record has no chat template to render 'tools'; use the 'messages' form"},
     };
     for (const Case& c : cases) {
         std::string reason = load_error(c.name, c.line);
@@ -676,4 +683,49 @@ TEST(DataCheck, RunUsesTheExitCodeAndTheTimeout) {
     EXPECT_EQ(by_line(rep, 3)["run"]["status"], "timeout");
     EXPECT_EQ(by_line(rep, 3)["reasons"][0]["code"], "run_timeout");
     EXPECT_EQ(read_file(dir + "/out.jsonl"), sample("a", pass, "pass") + "\n");
+}
+
+// A record with "tools" (tests/golden/data.py): the tools reach Qwen2.5's real template in their
+// key order, so ids equal transformers' apply_chat_template(messages, tools=...); the rendered
+// tools are template tokens, not trained; the trainable tokens are exactly those over the
+// assistant content and its <|im_end|>. The same record as a generation prompt keeps its tools.
+TEST(DataTokenize, ToolsAreRenderedIntoThePromptAndNotTrained) {
+    const json ref = json::parse(read_file(kGolden + "/tools_sample.json"));
+    const std::string line = ref["line"].get<std::string>();
+    const std::string path = jsonl("tools", R"({"prompt": "p", "response": "r"})" "\n" + line + "\n");
+    std::vector<Conversation> convs = cuset::data_load_jsonl(path, DataLoadOptions{});
+    ASSERT_EQ(convs.size(), 2u);
+    EXPECT_TRUE(convs[0].tools.is_null());
+    const Conversation& conv = convs[1];
+    EXPECT_EQ(conv.id, "tools-1");
+    EXPECT_EQ(conv.tools, nlohmann::ordered_json::parse(line)["tools"]);  // ordered_json: the key order too
+    EXPECT_EQ(conv.tools[0]["function"].begin().key(), "name");
+    EXPECT_TRUE(conv.documents.is_null());
+
+    auto tok = cuset::tokenizer_load(kGolden + "/tools");
+    cuset::ChatFormatOptions o;
+    o.format = "template";
+    cuset::ChatFormatter fmt(*tok, o, kGolden + "/tools");
+    cuset::TokenizedSample s = cuset::data_tokenize(conv, fmt, cuset::TaggerOptions{});
+    EXPECT_EQ(s.ids, ref["ids"].get<std::vector<int32_t>>());
+    const auto roles = ref["roles"].get<std::vector<std::string>>();
+    const auto trainable = ref["trainable"].get<std::vector<int>>();
+    ASSERT_EQ(s.ids.size(), roles.size());
+    size_t template_before_prompt = 0;
+    bool seen_prompt = false;
+    for (size_t t = 0; t < roles.size(); ++t) {
+        EXPECT_EQ(cuset::role_name(static_cast<cuset::Role>(s.roles[t])), roles[t]) << "token " << t;
+        EXPECT_EQ(s.trainable[t], trainable[t]) << "token " << t << " '" << tok->id_to_token(s.ids[t]) << "'";
+        seen_prompt = seen_prompt || roles[t] == "prompt";
+        if (!seen_prompt) template_before_prompt += roles[t] == "template" && !s.trainable[t];
+    }
+    EXPECT_GT(template_before_prompt, 100u);  // the system turn with the tools' schemas
+
+    cuset::Record rec;
+    cuset::RecordProblem why;
+    ASSERT_TRUE(cuset::data_parse_record(line, {cuset::RecordUse::kPrompt, false}, &rec, &why)) << why.message;
+    EXPECT_EQ(rec.conversation.tools, conv.tools);
+    ASSERT_TRUE(rec.reference.has_value());
+    EXPECT_EQ(*rec.reference, conv.messages[1].content);
+    EXPECT_EQ(fmt.generation_prompt(rec.conversation), ref["prompt_ids"].get<std::vector<int32_t>>());
 }

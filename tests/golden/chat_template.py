@@ -9,6 +9,8 @@ system message, multi-turn, unicode, braces and backslashes, a generation prompt
 without thinking), it records what transformers' apply_chat_template returns: the rendered text,
 the token ids (tokenize=True), and the assistant mask (return_assistant_tokens_mask) where the
 template has {% generation %} markers; or the error when transformers refuses the conversation.
+The templates that render tools are also given tools=TOOLS (Qwen2.5, Qwen3, Llama 3.1/3.2, Mistral
+v0.3), and a test template documents=DOCUMENTS, on their own conversations.
 
 It also renders a corpus of small templates (whitespace control, expressions, filters, tests,
 loops, macros, undefined values) with the environment transformers compiles chat templates in,
@@ -126,6 +128,43 @@ GEN_CONVERSATIONS = [
     ("gen-system", [{"role": "system", "content": "S"}, {"role": "user", "content": "u {x} \\ é"}]),
     ("gen-multi", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]),
 ]
+
+# apply_chat_template(..., tools=TOOLS) on the real templates that render tools: JSON schemas with
+# their keys in a model card's order (not sorted), unicode, quotes and braces in a description.
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "launch_kernel", "description": "Launch a CUDA kernel on the device.",
+        "parameters": {"type": "object", "properties": {
+            "name": {"type": "string", "enum": ["add", "scale"], "description": "the kernel"},
+            "grid": {"type": "integer", "description": "blocks per grid"},
+            "block": {"type": "integer", "default": 256}, "sync": {"type": "boolean"}},
+            "required": ["name", "grid"]}}},
+    {"type": "function", "function": {
+        "name": "nvcc", "description": "Compile a .cu file: é 中 \"quoted\" {{ braces }} \\ back",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+]
+TOOL_TEMPLATES = ["qwen2.5", "qwen2.5-training", "qwen2.5-coder", "qwen3", "qwen3-training", "llama3.1", "llama3.2",
+                  "mistral-v0.3"]
+TOOL_CONVERSATIONS = [
+    ("tools", [{"role": "user", "content": "Add two vectors of 1000 floats."},
+               {"role": "assistant", "content": "Launch `add` with 4 blocks of 256 threads."}]),
+    ("tools-system", [{"role": "system", "content": "You write CUDA."}, {"role": "user", "content": "Compile k.cu."},
+                      {"role": "assistant", "content": "Run nvcc on k.cu."}]),
+]
+TOOL_GEN_CONVERSATIONS = [
+    ("gen-tools", [{"role": "user", "content": "Add two vectors."}]),
+    ("gen-tools-system", [{"role": "system", "content": "S"}, {"role": "user", "content": "Compile k.cu."}]),
+]
+# apply_chat_template(..., documents=DOCUMENTS): no template of the installed packages renders
+# documents, so a test template (not a model's) shows what the template context gets: the list,
+# its dicts, `tools is none` when none are given.
+DOCUMENTS = [{"title": "Warps", "text": "A warp is 32 threads."}, {"title": "Shared memory", "text": "é on chip", "id": 7}]
+DOCUMENTS_TEMPLATE = (
+    "{%- if documents is not none %}<|im_start|>system\n{% for d in documents %}[{{ loop.index }}] {{ d.title }}: "
+    "{{ d['text'] }}{% if d.id is defined %} (id {{ d.id }}){% endif %}\n{% endfor %}{{ documents | tojson }}\n"
+    "{{ 'no tools' if tools is none else tools | length }}<|im_end|>\n{% endif %}"
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 # (template, context) pairs for the interpreter; each is rendered by jinja2 in transformers' environment.
 D = {"d": {"b": 2, "a": [1, "x", None, True, 1.5], "s": "t\"q\n\u00e9"}, "items": [
@@ -266,18 +305,47 @@ def write_folder(base_json, out, template, family):
     return PreTrainedTokenizerFast.from_pretrained(out)
 
 
-def render(hf, conv, add_generation_prompt, kwargs, markers):
+def render(hf, conv, add_generation_prompt, kwargs, markers, tools=None, documents=None):
     case = {}
     try:
-        case["text"] = hf.apply_chat_template(conv, tokenize=False, add_generation_prompt=add_generation_prompt, **kwargs)
-        out = hf.apply_chat_template(conv, tokenize=True, return_dict=True, add_generation_prompt=add_generation_prompt,
-                                     return_assistant_tokens_mask=markers, **kwargs)
+        case["text"] = hf.apply_chat_template(conv, tools=tools, documents=documents, tokenize=False,
+                                              add_generation_prompt=add_generation_prompt, **kwargs)
+        out = hf.apply_chat_template(conv, tools=tools, documents=documents, tokenize=True, return_dict=True,
+                                     add_generation_prompt=add_generation_prompt, return_assistant_tokens_mask=markers,
+                                     **kwargs)
         case["ids"] = list(out["input_ids"])
         if markers:
             case["assistant_masks"] = list(out["assistant_masks"])
     except Exception as e:  # transformers refuses the conversation (raise_exception, a type error)
         case = {"error": f"{type(e).__name__}: {e}"}
     return case
+
+
+def tool_cases(out_dir, base):
+    """The cases with tools (TOOL_TEMPLATES) and with documents (DOCUMENTS_TEMPLATE): "tools_json" /
+    "documents_json" hold what was passed, as JSON text in its key order."""
+    cases = []
+    names = templates()
+    runs = [(n, names[n][0], names[n][1], names[n][2], {"tools": TOOLS}) for n in TOOL_TEMPLATES]
+    runs.append(("documents-test", DOCUMENTS_TEMPLATE, "qwen", "tests/golden/chat_template.py DOCUMENTS_TEMPLATE",
+                 {"documents": DOCUMENTS}))
+    for name, template, family, source, extra in runs:
+        d = os.path.join(out_dir, name)
+        hf = PreTrainedTokenizerFast.from_pretrained(d) if os.path.isdir(d) else write_folder(base, d, template, family)
+        markers = has_markers(template)
+        passed = {k + "_json": json.dumps(v, ensure_ascii=False) for k, v in extra.items()}
+        for cid, conv in TOOL_CONVERSATIONS + TOOL_GEN_CONVERSATIONS:
+            agp = conv[-1]["role"] == "user"
+            c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": agp,
+                 "kwargs": {}, "markers": markers, **passed}
+            c.update(render(hf, conv, agp, {}, markers and not agp, **extra))
+            if not agp and name in TRAINING_PAIRS:
+                hp = PreTrainedTokenizerFast.from_pretrained(os.path.join(out_dir, TRAINING_PAIRS[name]))
+                ref = render(hp, conv, False, {}, True, **extra)
+                if "assistant_masks" in ref and ref.get("text") == c.get("text"):
+                    c["training_masks"] = ref["assistant_masks"]
+            cases.append(c)
+    return cases
 
 
 def main(out_dir):
@@ -311,6 +379,7 @@ def main(out_dir):
                      "kwargs": kwargs, "markers": markers}
                 c.update(render(hf, conv, True, kwargs, False))
                 cases.append(c)
+    cases += tool_cases(out_dir, base)
     jinja_snippets(out_dir)
     all_trl_templates(out_dir)
     with open(os.path.join(out_dir, "cases.json"), "w", encoding="utf-8") as f:

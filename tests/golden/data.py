@@ -6,8 +6,17 @@ gives for one conversation with that tokenizer.
 Writes into argv[1]:
   tokenizer/tokenizer.json, tokenizer/tokenizer_config.json   the tokenizer (chatml template)
   sample.json     {"messages": [...], "ids": [...]}  (apply_chat_template, tokenize=True)
+  tools/tokenizer.json, tools/tokenizer_config.json   the same tokenizer with Qwen2.5's real template
+                  (PyPI trl's chat_templates/qwen2_5.jinja), which renders tools
+  tools_sample.json  {"line": a JSONL record with "tools", "ids": apply_chat_template(messages,
+                  tools=...), "roles"/"trainable": per token, by the rule (response = overlaps the
+                  assistant content, trainable = that and the <|im_end|> after it; prompt = overlaps
+                  the user content; template otherwise), "prompt_ids": the generation prompt of the
+                  messages before the answer, with the tools}
 """
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -82,3 +91,40 @@ if isinstance(ids, dict) or hasattr(ids, "keys"):
     ids = ids["input_ids"]
 (out / "sample.json").write_text(json.dumps({"messages": MESSAGES, "ids": list(ids)}) + "\n")
 print(f"data golden: vocab {tok.get_vocab_size()}, {len(ids)} ids -> {out}")
+
+# ---------------------------------------------------------------- a record with tools
+spec = importlib.util.find_spec("trl")  # located, not imported (installed without its dependencies)
+if spec is None or not spec.submodule_search_locations:
+    sys.exit("data.py: PyPI's trl is not installed (scripts/setup.sh installs it)")
+QWEN25 = (Path(list(spec.submodule_search_locations)[0]) / "chat_templates" / "qwen2_5.jinja").read_text(encoding="utf-8")
+TOOLS = [{"type": "function", "function": {
+    "name": "compile_cuda", "description": "Compile a .cu file with nvcc.",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "arch": {"type": "string", "enum": ["sm_80", "sm_90"]}},
+                   "required": ["path"]}}}]
+TOOL_MESSAGES = [{"role": "user", "content": "Compile scale.cu for sm_90."},
+                 {"role": "assistant", "content": "Run `nvcc -arch=sm_90 scale.cu`; the kernel needs no changes."}]
+tools_dir = out / "tools"
+tools_dir.mkdir(parents=True, exist_ok=True)
+tok.save(str(tools_dir / "tokenizer.json"))
+(tools_dir / "tokenizer_config.json").write_text(json.dumps(dict(config, chat_template=QWEN25), indent=2) + "\n")
+hf = PreTrainedTokenizerFast.from_pretrained(str(tools_dir))
+text = hf.apply_chat_template(TOOL_MESSAGES, tools=TOOLS, tokenize=False)
+tool_ids = hf.apply_chat_template(TOOL_MESSAGES, tools=TOOLS, tokenize=True, return_dict=True)["input_ids"]
+enc = tok.encode(text, add_special_tokens=False)
+assert list(tool_ids) == enc.ids
+assert '"name": "compile_cuda"' in text
+answer = TOOL_MESSAGES[1]["content"]
+a = text.rindex(answer + "<|im_end|>")
+u = text.rindex(TOOL_MESSAGES[0]["content"])
+roles, trainable = [], []
+for b, e in enc.offsets:
+    over = lambda lo, hi: b < e and max(b, lo) < min(e, hi)
+    roles.append("response" if over(a, a + len(answer)) else "prompt" if over(u, u + len(TOOL_MESSAGES[0]["content"]))
+                 else "template")
+    trainable.append(1 if over(a, a + len(answer) + len("<|im_end|>")) else 0)
+prompt_ids = hf.apply_chat_template(TOOL_MESSAGES[:1], tools=TOOLS, tokenize=True, return_dict=True,
+                                    add_generation_prompt=True)["input_ids"]
+line = json.dumps({"id": "tools-1", "messages": TOOL_MESSAGES, "tools": TOOLS}, ensure_ascii=False)
+(out / "tools_sample.json").write_text(json.dumps({"line": line, "ids": list(tool_ids), "roles": roles,
+                                                    "trainable": trainable, "prompt_ids": list(prompt_ids)}) + "\n")
+print(f"data golden: a record with tools, {len(tool_ids)} ids, {sum(trainable)} trainable")

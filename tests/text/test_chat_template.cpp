@@ -1,8 +1,9 @@
 // The `template` chat format (text/chat_template.cpp) against transformers' apply_chat_template on
 // real chat templates (tests/golden/chat_template.py: trl's templates, tests/fixtures/chat_templates,
 // the families' templates): rendered text and token ids for training samples and generation
-// prompts, the marker mask against return_assistant_tokens_mask, the span mask against the
-// marker mask of the family's training template, byte spans, the hand-written formats equal to the template where both exist (their
+// prompts, with and without tools (and documents, on a test template), the marker mask against
+// return_assistant_tokens_mask, the span mask against the marker mask of the family's training
+// template, byte spans, the hand-written formats equal to the template where both exist (their
 // data.system_prompt too), and the refusals.
 #include <filesystem>
 #include <fstream>
@@ -34,12 +35,19 @@ json load(const std::string& path) {
     return json::parse(ss.str());
 }
 
+// The case's conversation, with the tools / documents passed to apply_chat_template (JSON text,
+// parsed keeping its key order).
 cuset::Conversation conv_of(const json& c) {
     cuset::Conversation conv;
     conv.id = c["template"].get<std::string>() + "/" + c["id"].get<std::string>();
     for (const json& m : c["messages"]) conv.messages.push_back({m["role"], m["content"]});
+    if (c.contains("tools_json")) conv.tools = nlohmann::ordered_json::parse(c["tools_json"].get<std::string>());
+    if (c.contains("documents_json"))
+        conv.documents = nlohmann::ordered_json::parse(c["documents_json"].get<std::string>());
     return conv;
 }
+
+bool passes_lists(const json& c) { return c.contains("tools_json") || c.contains("documents_json"); }
 
 struct Folder {
     std::unique_ptr<cuset::Tokenizer> tok;
@@ -66,12 +74,13 @@ cuset::ChatFormatter& formatter(std::map<std::string, Folder>& cache, const json
 TEST(ChatTemplate, TextIdsAndMasksMatchApplyChatTemplate) {
     json cases = load(kGolden + "/cases.json");
     std::map<std::string, Folder> cache;
-    std::map<std::string, int> per_template;
+    std::map<std::string, int> per_template, with_lists;
     for (const json& c : cases) {
         if (c.contains("error")) continue;  // ChatTemplate.RefusesWhatTransformersRefuses
         cuset::ChatFormatter& fmt = formatter(cache, c);
         cuset::Conversation conv = conv_of(c);
         const auto want_ids = c["ids"].get<std::vector<int32_t>>();
+        if (passes_lists(c)) ++with_lists[c["template"]];
         if (c["add_generation_prompt"].get<bool>()) {
             EXPECT_EQ(fmt.generation_prompt(conv), want_ids) << conv.id << " " << c["kwargs"].dump();
             ++per_template[c["template"]];
@@ -107,6 +116,11 @@ TEST(ChatTemplate, TextIdsAndMasksMatchApplyChatTemplate) {
     for (const char* t : {"qwen2.5", "qwen2.5-coder", "qwen3", "qwen3-training", "deepseek-coder", "seed-coder", "llama3",
                           "llama3.1", "llama3.2", "mistral-v0.3", "gemma", "gemma2", "gemma3", "phi3", "phi3.5", "smollm2"})
         EXPECT_GE(per_template[t], 7) << t;
+    // apply_chat_template(..., tools=...) on every template that renders tools, two training samples
+    // and two generation prompts each; documents=... on the test template.
+    for (const char* t : {"qwen2.5", "qwen2.5-training", "qwen2.5-coder", "qwen3", "qwen3-training", "llama3.1", "llama3.2",
+                          "mistral-v0.3", "documents-test"})
+        EXPECT_EQ(with_lists[t], 4) << t;
 }
 
 // The span mask (a template without markers) against transformers' mask of the same family's
@@ -184,7 +198,7 @@ TEST(ChatTemplate, HandWrittenFormatsEqualTheTemplate) {
     size_t compared = 0;
     for (const json& c : cases) {
         auto it = pairs.find(c["template"].get<std::string>());
-        if (it == pairs.end() || c.contains("error")) continue;
+        if (it == pairs.end() || c.contains("error") || passes_lists(c)) continue;  // tools: HandWrittenFormatsRefuseTools
         const bool reasoning = c["template"] == "qwen3" && c["id"] == "think";
         if (c["kwargs"].dump() != (reasoning ? std::string("{}") : it->second.second)) continue;
         cuset::ChatFormatter& tmpl = formatter(cache, c);
@@ -220,7 +234,7 @@ TEST(ChatTemplate, HandWrittenSystemPromptIsTheTemplatesSystemMessage) {
     size_t compared = 0;
     for (const json& c : cases) {
         auto it = pairs.find(c["template"].get<std::string>());
-        if (it == pairs.end() || c.contains("error") || c["messages"][0]["role"] != "system") continue;
+        if (it == pairs.end() || c.contains("error") || passes_lists(c) || c["messages"][0]["role"] != "system") continue;
         if (c["kwargs"].dump() != (it->second == "qwen3" ? "{\"enable_thinking\":false}" : "{}")) continue;
         cuset::ChatFormatter& tmpl = formatter(cache, c);
         Folder& folder = cache[kGolden + "/" + c["template"].get<std::string>()];
@@ -240,6 +254,31 @@ TEST(ChatTemplate, HandWrittenSystemPromptIsTheTemplatesSystemMessage) {
         ++compared;
     }
     EXPECT_GE(compared, 15u);
+}
+
+// A sample with tools or documents in a hand-written format is refused, naming the sample: the
+// format has no place for them, and training without them would train on another prompt.
+TEST(ChatTemplate, HandWrittenFormatsRefuseTools) {
+    auto tok = cuset::tokenizer_load(kGolden + "/qwen2.5");
+    cuset::ChatFormatOptions o;
+    o.format = "chatml";
+    cuset::ChatFormatter fmt(*tok, o, kGolden + "/qwen2.5");
+    cuset::Conversation c{"t1", {{"user", "hi"}, {"assistant", "ok"}}};
+    EXPECT_NO_THROW(fmt.format(c));
+    for (const char* which : {"tools", "documents"}) {
+        cuset::Conversation t = c;
+        (std::string(which) == "tools" ? t.tools : t.documents) = nlohmann::ordered_json::array({{{"name", "f"}}});
+        try {
+            fmt.format(t);
+            ADD_FAILURE() << "chatml rendered a sample with " << which;
+        } catch (const cuset::InputError& e) {
+            EXPECT_EQ(std::string(e.what()), std::string("sample t1: it has ") + which +
+                                                 ", which only the model's own chat template renders; chat format chatml "
+                                                 "has no place for them (set data.chat_format: template)");
+        }
+        cuset::Conversation g{"t1", {{"user", "hi"}}, t.tools, t.documents};
+        EXPECT_THROW(fmt.generation_prompt(g), cuset::InputError) << which;
+    }
 }
 
 // `auto` takes the folder's own template; a folder whose template uses a construct outside the

@@ -60,7 +60,9 @@ struct Record {
 //   {"prompt": str, "response": str[, "system": str][, "id": str|int]}   ("response" optional for kPrompt)
 //   {"messages": [{"role": "system"|"user"|"assistant", "content": str}, ...][, "id"]}
 //   {"text": str[, "id"]}   (one message with role kTextRole)
-// Other keys are ignored. The rules, whatever the use: the line is UTF-8 (or repaired) without a
+// The first two may carry "tools": [object, ...] (JSON schemas) and "documents": [object, ...],
+// which go to the chat template as apply_chat_template's tools and documents (Conversation::tools,
+// ::documents; null = none); a "text" record may not. Other keys are ignored. The rules, whatever the use: the line is UTF-8 (or repaired) without a
 // raw NUL byte, one JSON object, of exactly one form; "id" is a string or an integer; every text
 // is a string and, but for a system text (dropped when blank), not blank; only the first message
 // may be the system's. kTraining: the messages end with the assistant's. kPrompt: they end with

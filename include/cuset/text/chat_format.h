@@ -29,6 +29,10 @@ struct Message {
 struct Conversation {
     std::string id;  // names the sample in errors
     std::vector<Message> messages;
+    // What apply_chat_template passes as `tools` (a list of JSON schemas) and `documents` (a list
+    // of dicts), keys in their order: the template sees them as lists and dicts; null = not given
+    // (the template sees None). Only the `template` format renders them.
+    nlohmann::ordered_json tools{}, documents{};
 };
 
 struct FormattedSample {
@@ -90,7 +94,8 @@ public:
     // construct.
     ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir);
 
-    // InputError naming c.id: unknown role, no assistant message, invalid UTF-8, empty trainable set.
+    // InputError naming c.id: unknown role, no assistant message, invalid UTF-8, empty trainable set,
+    // tools or documents for a hand-written format (which has no place for them).
     FormattedSample format(const Conversation& c) const;
 
     const std::string& name() const { return name_; }  // resolved format name
