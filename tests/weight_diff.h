@@ -1,5 +1,6 @@
 // The largest absolute difference between the fp32 weights of two model folders (a NaN stays):
 // for tests whose runs should agree to within the rounding of a different summation order.
+// `file`: the weights file in each folder (adapter_model.safetensors for LoRA checkpoints).
 #pragma once
 
 #include <cmath>
@@ -12,8 +13,9 @@
 
 namespace cuset::test {
 
-inline double max_weight_diff(const std::string& a, const std::string& b) {
-    cuset::SafetensorsFile fa(a + "/model.safetensors"), fb(b + "/model.safetensors");
+inline double max_weight_diff(const std::string& a, const std::string& b,
+                              const std::string& file = "model.safetensors") {
+    cuset::SafetensorsFile fa(a + "/" + file), fb(b + "/" + file);
     double worst = 0;
     for (const auto& t : fa.tensors()) {
         const cuset::TensorView* u = fb.find(t.name);

@@ -81,8 +81,9 @@ int run_build(const BuildCli& b) {
         o.source_key = "candidates " + hash_file(b.candidates);
     } else {
         std::filesystem::create_directories(b.out);
-        source = std::make_unique<databuild::ModelCandidates>(generate_request_from(cfg, GenerateRequest{b.model}), text,
-                                                              runtime_from(cfg),
+        GenerateRequest g;
+        g.model = b.model;
+        source = std::make_unique<databuild::ModelCandidates>(generate_request_from(cfg, g), text, runtime_from(cfg),
                                                               (std::filesystem::path(b.out) / "generations.jsonl").string());
         o.source_key = model_source_key(cfg, b.model);
     }

@@ -310,6 +310,49 @@ TEST(GrpoSteps, TheKlTermIsToTheStartingModel) {
     }
 }
 
+// model.activation_checkpointing through the GRPO loop: the layers' activations are recomputed in
+// the backward instead of kept, with the same kernels on the same inputs, so the run is the one
+// without it: the same completions and verdicts (sampling runs in eval mode, where checkpointing
+// is off), and losses, gradient norms and final weights equal to fp32 rounding. Bounds: loss
+// 1e-6 absolute (a near-cancelling sum of advantage-signed terms of size ~1), gradient norm 1e-5
+// relative, weights 1e-6 absolute (two AdamW steps at lr 3e-4 move a weight by <= 6e-4; a
+// different summation order in the recomputed backward changes an update by rounding only, ~1e-7
+// of it). Full fine-tune and LoRA.
+TEST(GrpoSteps, ActivationCheckpointingChangesNothingButMemory) {
+    const std::string dir = scratch_dir("grpo-steps-checkpointing");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string policy = make_policy(dir, tasks);
+    for (const bool lora : {false, true}) {
+        const std::string base = lora ? "lora" : "full";
+        cuset::test::ConfigKeys keys = {{"train.max_steps", "2"}, {"objective.grpo.beta", "0.04"}};
+        if (lora) keys.insert(keys.end(), {{"model.lora.enabled", "true"}, {"model.lora.r", "4"}, {"train.lr", "1.0e-2"}});
+        cuset::test::ConfigKeys ckpt = keys;
+        ckpt.push_back({"model.activation_checkpointing", "true"});
+        for (const auto& [name, k] : {std::pair<std::string, cuset::test::ConfigKeys>{base, keys}, {base + "-ac", ckpt}}) {
+            auto r = run_cuset("--config " + grpo_config(dir, name, policy, tasks, k) + " --run-name " + name);
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+        }
+        EXPECT_NE(read_file(dir + "/" + base + "-ac/train.log").find("activation checkpointing"), std::string::npos);
+        EXPECT_EQ(lines_of(dir + "/" + base + "-ac/rewards.jsonl"), lines_of(dir + "/" + base + "/rewards.jsonl"));
+        const std::vector<json> a = read_metrics(dir + "/" + base), b = read_metrics(dir + "/" + base + "-ac");
+        ASSERT_EQ(a.size(), 2u);
+        ASSERT_EQ(b.size(), 2u);
+        for (size_t s = 0; s < 2; ++s) {
+            CUSET_EXPECT_NEAR(b[s]["loss"].get<double>(), a[s]["loss"].get<double>(), 1e-6) << base << " step " << s + 1;
+            CUSET_EXPECT_NEAR(b[s]["grad_norm"].get<double>(), a[s]["grad_norm"].get<double>(),
+                              1e-5 * a[s]["grad_norm"].get<double>())
+                << base << " step " << s + 1;
+            EXPECT_EQ(b[s]["reward"], a[s]["reward"]);
+        }
+        EXPECT_GT(a[1]["kl"].get<double>(), 0.0) << base << ": the first update moved the policy";
+        const std::string file = lora ? "adapter_model.safetensors" : "model.safetensors";
+        CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/" + base + "/checkpoint-0000002",
+                                                         dir + "/" + base + "-ac/checkpoint-0000002", file),
+                            1e-6)
+            << base;
+    }
+}
+
 // SIGTERM at any point of a step (sampling, judging or the update) stops the run with exit 75 and
 // a checkpoint of the last step taken; the resumed run then ends with the uninterrupted run's
 // weights and rewards.jsonl.
