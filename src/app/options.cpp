@@ -131,6 +131,19 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.system_prompt = k.system_prompt;
     ro.mask_truncated = k.mask_truncated_completions;
     o.num_iterations = k.num_iterations;
+    if (k.token_weights == "cuset") {  // the CuSeT objective's own mask and region keys
+        Config c = cfg;
+        c.objective.method = "cuset";
+        if (c.objective.confidence_source != "online")
+            throw UsageError("config error: 'objective.grpo.token_weights' cuset takes the policy's own confidences: "
+                             "objective.confidence.source must be online");
+        if (c.objective.mask_confidence && c.objective.threshold_mode == "batch_quantile")
+            throw UsageError("config error: 'objective.grpo.token_weights' cuset takes a per-completion or fixed "
+                             "threshold: set objective.mask.threshold.mode to sample_quantile or fixed");
+        o.token_weights.enabled = true;
+        o.token_weights.cuset = objective_options_from(c);
+        o.token_weights.tagger = tagger_options_from(cfg);
+    }
     const eval::JudgeMode mode = eval::resolve_judge(k.judge, nullptr);
     ro.judge = judge_options_from(cfg, mode, "", /*keep_work=*/false);  // work folder: the run's (GrpoSteps)
     ro.rewards.format = k.reward_format;

@@ -247,6 +247,10 @@ void add_objective_keys(Table& t) {
     t.add("objective.grpo.mask_truncated_completions", Kind::kBool,
           CUSET_REF(objective.grpo.mask_truncated_completions),
           "grpo: completions cut at max_completion_length are left out of the loss (their rewards still count)");
+    choices(t.add("objective.grpo.token_weights", Kind::kEnum, CUSET_REF(objective.grpo.token_weights),
+                  "grpo: cuset weighs each completion token by CuSeT's mask and region weight (objective.mask.*, "
+                  "objective.region.*) in the loss; none = every token alike"),
+            {"none", "cuset"});
     range(t.add("objective.grpo.reward.format", Kind::kDouble, CUSET_REF(objective.grpo.reward_format),
                 "grpo: reward for a fenced program"),
           0.0, 1e6);

@@ -135,7 +135,8 @@ std::string rollout_file(const std::string& dir, int64_t rank) {
 const std::pair<const char*, at::Tensor GrpoRollout::*> kBatchTensors[] = {
     {"prompt_ids", &GrpoRollout::prompt_ids},         {"prompt_mask", &GrpoRollout::prompt_mask},
     {"completion_ids", &GrpoRollout::completion_ids}, {"completion_mask", &GrpoRollout::completion_mask},
-    {"rewards", &GrpoRollout::rewards},               {"old_logps", &GrpoRollout::old_logps}};
+    {"rewards", &GrpoRollout::rewards},               {"old_logps", &GrpoRollout::old_logps},
+    {"token_weights", &GrpoRollout::token_weights}};  // only with objective.grpo.token_weights: cuset
 
 }  // namespace
 
@@ -146,7 +147,8 @@ void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Co
         throw RuntimeFailure(strprintf("grpo: a checkpoint of step %lld without the generation batch it trains on",
                                        (long long)steps_taken));
     NamedTensors t;
-    for (const auto& [name, field] : kBatchTensors) t.emplace_back(name, held_.*field);
+    for (const auto& [name, field] : kBatchTensors)
+        if ((held_.*field).defined()) t.emplace_back(name, held_.*field);
     safetensors_save(rollout_file(dir, comm.rank), t,
                      {{"generation", std::to_string(held_generation_)}, {"world", std::to_string(comm.world)}});
 }
@@ -193,8 +195,13 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
         std::map<std::string, at::Tensor> t = safetensors_load(f, c10::kCPU);
         for (const auto& [name, field] : kBatchTensors) {
             auto it = t.find(name);
-            if (it == t.end()) throw InputError(f + ": no tensor '" + name + "' (not a GRPO generation batch)");
-            held_.*field = it->second;
+            const bool needed = std::string(name) != "token_weights" || o_.token_weights.enabled;
+            if (it == t.end() && needed)
+                throw InputError(f + ": no tensor '" + name + "' (not a GRPO generation batch of this run's settings)");
+            if (it != t.end() && !needed)
+                throw InputError(f + ": a generation batch with CuSeT token weights, but this run has no "
+                                     "objective.grpo.token_weights: cuset; resume it with the settings that wrote it");
+            if (it != t.end()) held_.*field = it->second;
         }
         held_generation_ = (resumed_step - 1) / o_.num_iterations;
     }
@@ -244,6 +251,14 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         t_update = std::chrono::steady_clock::now();
         if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update
             rollout.batch.old_logps = rollout_old_logps(ctx.model, rollout.batch, o_.step);  // [N, T]
+        if (o_.token_weights.enabled) {  // CuSeT's coefficients of the sampling policy's confidences
+            const CompletionWeights w =
+                completion_token_weights(ctx.model, *ctx.pipe.tokenizer, rollout.batch, o_.step, o_.token_weights);
+            rollout.batch.token_weights = w.weights;  // [N, T]
+            weight_sums_ = ctx.comm.sum_vec({static_cast<double>(w.tokens), static_cast<double>(w.kept),
+                                             static_cast<double>(w.sensitive), w.weight_sum,
+                                             static_cast<double>(w.completions)});
+        }
         held_ = rollout.batch;
         held_generation_ = generation;
     } else {
@@ -310,6 +325,12 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     m["update_s"] = update_s;
     if (fresh) m["generated_tokens_per_s"] = generate_s > 0 ? double(generated) / generate_s : 0.0;
     if (o_.num_iterations > 1) m["generation"] = generation + 1;
+    if (fresh && o_.token_weights.enabled) {  // the CuSeT weights of this generation's completion tokens
+        const std::vector<double>& w = weight_sums_;
+        m["cuset_kept_fraction"] = w[0] > 0 ? w[1] / w[0] : 0.0;
+        m["cuset_sensitive_fraction"] = w[0] > 0 ? w[2] / w[0] : 0.0;
+        m["cuset_weight_mean"] = w[4] > 0 ? w[3] / w[4] : 1.0;
+    }
     if (so.loss.beta != 0.0) m["kl"] = s.tokens > 0 ? s.kl / s.tokens : 0.0;
     json st = json::object();
     for (int k = 0; k < kStatuses; ++k)

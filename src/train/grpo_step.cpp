@@ -63,7 +63,10 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
         reward_sums[1] = scored.sum().item<double>();
         reward_sums[2] = scored.pow(2).sum().item<double>();
     }
-    const at::Tensor cmask = n > 0 ? r.completion_mask.to(at::kFloat) : at::Tensor();  // [N, T]
+    // [N, T]: the tokens that count, with their weights when the rollout carries them
+    const at::Tensor cmask = n == 0                      ? at::Tensor()
+                             : r.token_weights.defined() ? r.token_weights.to(at::kFloat)
+                                                         : r.completion_mask.to(at::kFloat);
     const double local_items = n > 0 ? cmask.sum().item<double>() : 0.0;
     std::vector<double> pre = comm.sum_vec({local_items, static_cast<double>(n), static_cast<double>(adv.zero_std),
                                             reward_sums[0], reward_sums[1], reward_sums[2]});

@@ -730,6 +730,46 @@ double ObjectiveStats::nll_mean() const { return ratio(nll_sum_valid, n_valid); 
 double ObjectiveStats::tok_w_mean() const { return ratio(tok_w_sum, n_valid); }
 double ObjectiveStats::kl_mean() const { return ratio(kl_sum, n_valid); }
 
+CusetTokenWeights cuset_token_weights(const at::Tensor& conf, const at::Tensor& sensitive,
+                                      const std::vector<int64_t>& counts, const ObjectiveOptions& opts) {
+    if (opts.method != Method::kCuset) throw RuntimeFailure("cuset_token_weights: the options are not method cuset's");
+    if (opts.mask_confidence && opts.threshold_mode == ThresholdMode::kBatchQuantile)
+        throw UsageError("CuSeT token weights take a per-sequence or fixed threshold: objective.mask.threshold.mode "
+                         "sample_quantile or fixed, not batch_quantile");
+    const int64_t n = conf.numel();
+    int64_t total = 0;
+    for (int64_t c : counts) total += c;
+    if (total != n || sensitive.numel() != n)
+        throw RuntimeFailure(strprintf("cuset_token_weights: %lld confidences, %lld sensitivity flags, counts summing to %lld",
+                                       (long long)n, (long long)sensitive.numel(), (long long)total));
+    CusetTokenWeights out;
+    if (n == 0) {
+        const auto f64 = conf.options().dtype(at::kDouble);
+        return {at::zeros({0}, f64), at::zeros({0}, f64.dtype(at::kBool)),
+                at::ones({static_cast<int64_t>(counts.size())}, f64)};
+    }
+    // The sequences as one group of whole samples, their confidences given (as the cached source
+    // gives them to the SFT objective), through the same Weigher as the training objective.
+    Plan p;
+    p.n = n;
+    p.S = static_cast<int64_t>(counts.size());
+    p.count = counts;
+    p.groups.push_back({0, n, 0, p.S});
+    const at::Tensor c = conf.reshape({n}).to(at::kDouble);
+    std::vector<int64_t> sample;
+    sample.reserve(static_cast<size_t>(n));
+    for (int64_t s = 0; s < p.S; ++s) sample.insert(sample.end(), static_cast<size_t>(counts[s]), s);
+    const at::Tensor sample_dev = at::tensor(sample, at::kLong).to(c.device());
+    ObjectiveOptions o = opts;
+    o.cached_confidence = true;
+    Weigher weigher(o, p, std::nullopt, sensitive.reshape({n}).to(c.device(), at::kBool), c, sample_dev);
+    Terms t;
+    out.coefficient = weigher.weigh(p.groups[0], at::zeros({n}, c.options()), t);
+    out.kept = t.kept[0];
+    out.weight = t.weight.empty() ? at::ones({p.S}, c.options()) : t.weight[0];
+    return out;
+}
+
 Objective::Objective(ObjectiveOptions opts) : opts_(std::move(opts)) {
     // The ranges of objective.* are checked once, by the configuration schema (core/config.cpp).
     // Options built in code skip that; a region window below one token has no meaning, so the

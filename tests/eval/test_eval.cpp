@@ -439,6 +439,34 @@ TEST(EvalJudge, OnlyALastLineTIsAPass) {
     EXPECT_EQ(s.tasks[2].samples[0].error, "compare.py's last line is not T or F: done");
 }
 
+// A task's gen.py folder serves every program of the task and goes when the last of them is
+// judged: an answer without a program between two programs must not count as one of them (it
+// would free the folder under the second program, whose judging would run gen.py again and then
+// leave its folder behind). One job, so the order is the record's: program, no program, program.
+// gen.py appends a line to a file outside the sandbox (containment off, so that it can) per run.
+TEST(EvalJudge, AnAnswerWithoutAProgramDoesNotFreeTheTasksInputs) {
+    const std::string work = scratch_dir("eval_judge_gen_once"), cache = scratch_dir("eval_judge_gen_once_cache");
+    const std::string runs = cache + "/gen-runs.txt";
+    std::vector<Task> one = {fixture_tasks()[0]};
+    one[0].gen_py = "with open(" + nlohmann::json(runs).dump() + ", 'a') as f:\n    f.write('run\\n')\n" + one[0].gen_py;
+    std::vector<ResultRecord> recs = reference_records(one);
+    recs[0].codes = {one[0].bench_cu, std::nullopt, one[0].bench_cu};
+    recs[0].responses = {std::string("a"), std::string("no program"), std::string("b")};
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.runner.cache_dir = cache + "/emu";
+    o.runner.contain = false;
+    o.jobs = 1;
+    JudgeSummary s = judge_results(one, recs, o);
+    ASSERT_EQ(s.tasks[0].samples.size(), 3u);
+    EXPECT_EQ(s.tasks[0].samples[0].status, SampleStatus::kPass) << s.tasks[0].samples[0].error;
+    EXPECT_EQ(s.tasks[0].samples[1].status, SampleStatus::kNoCode);
+    EXPECT_EQ(s.tasks[0].samples[2].status, SampleStatus::kPass) << s.tasks[0].samples[2].error;
+    EXPECT_EQ(cuset::test::lines_of(runs).size(), 1u) << "gen.py ran once for the task";
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(work)) left.push_back(e.path().filename().string());
+    EXPECT_TRUE(left.empty()) << "left in the work folder: " << (left.empty() ? "" : left[0]);
+}
+
 // On the emulator a run that does not finish in time says nothing about the program (a GPU might
 // take milliseconds): it is unjudged, left out of the rates with its cause, not a run-timeout.
 TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {

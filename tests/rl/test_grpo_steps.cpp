@@ -353,6 +353,59 @@ TEST(GrpoSteps, ActivationCheckpointingChangesNothingButMemory) {
     }
 }
 
+// objective.grpo.token_weights: cuset. With CuSeT's mask and region weight switched off every
+// coefficient is 1 and the run is the plain one bit for bit (the weights take the completion
+// mask's place and equal it). With the defaults, part of the completion tokens fall below their
+// completion's confidence threshold and leave the loss (these answers hold no kernel or launch
+// for the sensitivity rule to keep), the completions weigh more than 1 by their hardest region,
+// the first step samples the same completions and its loss differs; a checkpoint inside a
+// generation keeps the coefficients with the batch.
+TEST(GrpoSteps, CusetTokenWeightsOnTheLoss) {
+    const std::string dir = scratch_dir("grpo-steps-token-weights");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string policy = make_policy(dir, tasks);
+    const cuset::test::ConfigKeys two = {{"train.max_steps", "2"}};
+    const std::vector<std::pair<std::string, cuset::test::ConfigKeys>> runs = {
+        {"plain", two},
+        {"off", {{"train.max_steps", "2"}, {"objective.grpo.token_weights", "cuset"}, {"objective.mask.confidence", "false"},
+                 {"objective.region.enabled", "false"}}},
+        {"cuset", {{"train.max_steps", "2"}, {"objective.grpo.token_weights", "cuset"},
+                   {"objective.grpo.num_iterations", "2"}, {"checkpoint.every", "1"}, {"checkpoint.keep_last", "0"}}}};
+    for (const auto& [name, keys] : runs) {
+        auto r = run_cuset("--config " + grpo_config(dir, name, policy, tasks, keys) + " --run-name " + name);
+        ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    }
+    const std::vector<json> plain = read_metrics(dir + "/plain"), off = read_metrics(dir + "/off"),
+                            cw = read_metrics(dir + "/cuset");
+    ASSERT_EQ(plain.size(), 2u);
+    ASSERT_EQ(off.size(), 2u);
+    ASSERT_EQ(cw.size(), 2u);
+    for (size_t s = 0; s < 2; ++s) {
+        EXPECT_EQ(off[s]["loss"], plain[s]["loss"]) << "step " << s + 1;
+        EXPECT_EQ(off[s]["grad_norm"], plain[s]["grad_norm"]) << "step " << s + 1;
+        EXPECT_EQ(off[s]["cuset_kept_fraction"].get<double>(), 1.0);
+        EXPECT_EQ(off[s]["cuset_weight_mean"].get<double>(), 1.0);
+        EXPECT_FALSE(plain[s].contains("cuset_kept_fraction"));
+    }
+    expect_same_ending(dir, "plain", "off", "checkpoint-0000002");
+
+    const double kept = cw[0]["cuset_kept_fraction"].get<double>();
+    EXPECT_GT(kept, 0.0);
+    EXPECT_LT(kept, 1.0) << "the default threshold (objective.mask.threshold.q) leaves some tokens out";
+    EXPECT_EQ(cw[0]["cuset_sensitive_fraction"].get<double>(), 0.0) << "int main() { return 0; } has no kernel";
+    EXPECT_GT(cw[0]["cuset_weight_mean"].get<double>(), 1.0);
+    EXPECT_FALSE(cw[1].contains("cuset_kept_fraction")) << "step 2 trains on step 1's generation again";
+    const std::vector<json> rec_plain = jsonl(dir + "/plain/rewards.jsonl"), rec_cw = jsonl(dir + "/cuset/rewards.jsonl");
+    ASSERT_EQ(rec_cw.size(), 8u);
+    for (size_t i = 0; i < rec_cw.size(); ++i) EXPECT_EQ(rec_cw[i], rec_plain[i]) << "the first step samples alike";
+    EXPECT_NE(cw[0]["loss"], plain[0]["loss"]);
+    const auto batch = cuset::safetensors_load(dir + "/cuset/checkpoint-0000001/grpo-rollout-rank0.safetensors", c10::kCPU);
+    ASSERT_TRUE(batch.count("token_weights"));
+    const at::Tensor w = batch.at("token_weights"), mask = batch.at("completion_mask");
+    EXPECT_TRUE(at::equal(w.gt(0), w.gt(0).logical_and(mask.to(at::kBool)))) << "weights only on completion tokens";
+    EXPECT_GT(w.max().item<double>(), 1.0);
+}
+
 // SIGTERM at any point of a step (sampling, judging or the update) stops the run with exit 75 and
 // a checkpoint of the last step taken; the resumed run then ends with the uninterrupted run's
 // weights and rewards.jsonl.

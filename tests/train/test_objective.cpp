@@ -1060,3 +1060,41 @@ TEST(ObjectiveApi, StatsMerge) {
 }
 
 }  // namespace
+
+// CuSeT's mask and weights of given confidences (GRPO's token_weights: cuset) are those of the
+// hand-worked example above, computed by the objective itself: the same two samples, in sequence
+// order (sample 0: .9 .2 .6 .1* .8, * sensitive; sample 1: .5 .05 .7 .3), with an empty sequence
+// between them. tau 0.2 / 0.2375, w 1.65 / 1.725; the .05 alone is dropped.
+TEST(CusetTokenWeights, TheHandWorkedExample) {
+    const at::Tensor conf = at::tensor(std::vector<double>{.9, .2, .6, .1, .8, .5, .05, .7, .3}, at::kDouble);
+    const at::Tensor sens = at::tensor(std::vector<int64_t>{0, 0, 0, 1, 0, 0, 0, 0, 0}, at::kLong).to(at::kBool);
+    const cuset::CusetTokenWeights w = cuset::cuset_token_weights(conf, sens, {5, 0, 4}, cuset_options(0));
+    const std::vector<double> want = {1.65, 1.65, 1.65, 1.65, 1.65, 1.725, 0.0, 1.725, 1.725};
+    ASSERT_EQ(w.coefficient.numel(), 9);
+    for (int64_t i = 0; i < 9; ++i) CUSET_EXPECT_NEAR(w.coefficient[i].item<double>(), want[i], kHandTol) << i;
+    for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(w.kept[i].item<bool>(), i != 6) << i;
+    ASSERT_EQ(w.weight.numel(), 3);
+    CUSET_EXPECT_NEAR(w.weight[0].item<double>(), 1.65, kHandTol);
+    EXPECT_EQ(w.weight[1].item<double>(), 1.0) << "a sequence without tokens";
+    CUSET_EXPECT_NEAR(w.weight[2].item<double>(), 1.725, kHandTol);
+
+    // A fixed threshold of .5 and no region weight: c >= .5 or sensitive, w = 1; the .2 and .05 and
+    // .3 are dropped, the .1 kept because sensitive.
+    ObjectiveOptions fixed = cuset_options(0);
+    fixed.threshold_mode = ThresholdMode::kFixed;
+    fixed.threshold_value = 0.5;
+    fixed.region_enabled = false;
+    const cuset::CusetTokenWeights f = cuset::cuset_token_weights(conf, sens, {5, 0, 4}, fixed);
+    const std::vector<double> kept = {1, 0, 1, 1, 1, 1, 0, 1, 0};
+    for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(f.coefficient[i].item<double>(), kept[i]) << i;
+    // Every switch off: every token weighs 1, the plain mask.
+    ObjectiveOptions off = fixed;
+    off.mask_confidence = false;
+    const cuset::CusetTokenWeights o = cuset::cuset_token_weights(conf, sens, {5, 0, 4}, off);
+    EXPECT_TRUE(at::equal(o.coefficient, at::ones({9}, at::kDouble)));
+
+    ObjectiveOptions batch = cuset_options(0);
+    batch.threshold_mode = ThresholdMode::kBatchQuantile;
+    EXPECT_THROW(cuset::cuset_token_weights(conf, sens, {5, 0, 4}, batch), cuset::UsageError);
+    EXPECT_THROW(cuset::cuset_token_weights(conf, sens, {5, 3}, cuset_options(0)), cuset::RuntimeFailure);
+}

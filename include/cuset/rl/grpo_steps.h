@@ -19,6 +19,7 @@
 #include "cuset/eval/cudabench.h"
 #include "cuset/generate/generator.h"
 #include "cuset/rl/rollout.h"
+#include "cuset/rl/token_weights.h"
 #include "cuset/train/grpo_step.h"
 #include "cuset/train/step_source.h"
 
@@ -41,6 +42,9 @@ struct GrpoStepsOptions {
     // the log-probabilities of the policy that sampled are kept for the importance ratio, and a
     // checkpoint in the middle of a generation holds the batch (grpo-rollout-rank<r>.safetensors).
     int64_t num_iterations = 1;
+    // CuSeT's token weights on the loss (objective.grpo.token_weights: cuset): computed once per
+    // generation, kept with its batch.
+    TokenWeightOptions token_weights;
 };
 
 // The tasks of step `step` on rank `rank` of `world`, as indices into a task list of n tasks:
@@ -71,6 +75,7 @@ private:
     std::ofstream rewards_;
     GrpoRollout held_;               // the generation batch being trained on (num_iterations > 1)
     int64_t held_generation_ = -1;   // its generation index (-1 = none)
+    std::vector<double> weight_sums_;  // token_weights: tokens, kept, sensitive, sum w_i, completions of the generation
     double first_reward_ = -1, last_reward_ = -1;  // mean rewards of the session's first and last steps (-1 = none)
     int64_t completions_ = 0;
 };

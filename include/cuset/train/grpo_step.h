@@ -27,6 +27,9 @@ struct GrpoRollout {
     // generation batch used for several steps (TRL's num_iterations > 1): the importance ratio is
     // taken against them. Undefined = the batch is used once, pi_old = pi_theta (detached).
     at::Tensor old_logps;
+    // [N, T] fp32 per-token coefficients that take the completion mask's place in the loss and its
+    // normaliser (objective.grpo.token_weights: cuset, rl/token_weights.h); undefined = the mask.
+    at::Tensor token_weights;
 };
 
 struct GrpoStepOptions {

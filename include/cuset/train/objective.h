@@ -175,6 +175,20 @@ private:
     ObjectiveOptions opts_;
 };
 
+// CuSeT's mask and sample weights (docs/method.md sec. 2-3) of given token confidences, for a loss
+// other than this objective's (GRPO's objective.grpo.token_weights: cuset). The tokens of several
+// sequences at once, grouped by sequence in order: conf [n] (fp32 or fp64, p of each token),
+// sensitive [n] bool, counts [S] tokens per sequence (sum = n; 0 allowed). `o`: the mask.* and
+// region.* keys of method cuset; the threshold is per sequence (sample_quantile) or fixed
+// (batch_quantile and cached confidences are UsageErrors). Returns, on conf's device:
+struct CusetTokenWeights {
+    at::Tensor coefficient;  // [n] fp64: w_i m(i,t), with m = 1 kept, drop_weight otherwise
+    at::Tensor kept;         // [n] bool: m(i,t) = 1
+    at::Tensor weight;       // [S] fp64: w_i (1 for a sequence without tokens)
+};
+CusetTokenWeights cuset_token_weights(const at::Tensor& conf, const at::Tensor& sensitive,
+                                      const std::vector<int64_t>& counts, const ObjectiveOptions& o);
+
 // q-quantile of `values` (any shape, any floating dtype, non-empty) with numpy's default 'linear'
 // interpolation, computed in fp64.
 double quantile_linear(const at::Tensor& values, double q);
