@@ -17,6 +17,7 @@
 #include "cuset/data/data_show.h"
 #include "cuset/core/atomic_file.h"
 #include "cuset/databuild/build_run.h"
+#include "cuset/databuild/module_tasks.h"
 #include "cuset/databuild/task_set.h"
 #include "cuset/eval/eval_run.h"
 
@@ -102,7 +103,7 @@ int run_build(const BuildCli& b) {
 
 struct TasksCli {
     ConfigCli cfg;
-    std::string file, from_sft, out, judge = "auto", python;
+    std::string file, from_sft, from_modules, out, judge = "auto", python;
     bool check = false;
     int64_t jobs = 0;
 };
@@ -112,10 +113,16 @@ int run_tasks(const TasksCli& t) {
     if (!t.python.empty()) c.sets.push_back("eval.python=" + t.python);
     const Config cfg = load_config(c);
     std::string tasks_file = t.file;
+    if (!t.from_sft.empty() && !t.from_modules.empty())
+        throw UsageError("data tasks: give either --from-sft or --from-modules, not both");
+    const std::string from = t.from_sft.empty() ? t.from_modules : t.from_sft;
+    const char* from_flag = t.from_sft.empty() ? "--from-modules" : "--from-sft";
+    if (!from.empty()) {
+        if (t.out.empty()) throw UsageError(std::string("data tasks: ") + from_flag + " needs --out TASKS.jsonl");
+        if (!t.file.empty()) throw UsageError(std::string("data tasks: give either a tasks FILE or ") + from_flag + ", not both");
+        refuse_output_equal_to_input(t.out, {from}, "data tasks");
+    }
     if (!t.from_sft.empty()) {
-        if (t.out.empty()) throw UsageError("data tasks: --from-sft needs --out TASKS.jsonl");
-        if (!t.file.empty()) throw UsageError("data tasks: give either a tasks FILE or --from-sft, not both");
-        refuse_output_equal_to_input(t.out, {t.from_sft}, "data tasks");
         const databuild::SftTasks s = databuild::tasks_from_sft(t.from_sft, data_load_options_from(cfg));
         for (const std::string& why : s.skipped_why) log_warn("data tasks: skipped %s", why.c_str());
         if (s.converted == 0) throw InputError(t.from_sft + ": no sample with a fenced program to make a task of");
@@ -123,14 +130,40 @@ int run_tasks(const TasksCli& t) {
         log_info("data tasks: %lld task(s) from %s -> %s (%lld sample(s) skipped)", static_cast<long long>(s.converted),
                  t.from_sft.c_str(), t.out.c_str(), static_cast<long long>(s.skipped));
         tasks_file = t.out;
+    } else if (!t.from_modules.empty()) {
+        // Every module's gen.py runs once, contained by the judge's runner, whatever --judge says.
+        const std::string work =
+            atomic_temp_name((std::filesystem::temp_directory_path() / "cuset-data-tasks").string(), "modules");
+        eval::JudgeOptions o = judge_options_from(cfg, judge::JudgeMode::kCompile, work, /*keep_work=*/false);
+        o.runner.python = judge::find_python(judge_settings_from(cfg).python, "eval.python");
+        eval::judge_work_dir_create(work, "data tasks");
+        struct RemoveWork {
+            std::string dir;
+            ~RemoveWork() {
+                std::error_code ec;
+                std::filesystem::remove_all(dir, ec);
+            }
+        } remove_work{work};
+        log_info("data tasks: each module's gen.py runs with %s (%s)", o.runner.python.executable.c_str(),
+                 o.runner.python.origin.c_str());
+        judge::Runner runner(o.runner);
+        const databuild::ModuleTasks m = databuild::tasks_from_modules(t.from_modules, runner);
+        for (const std::string& p : m.problems) std::fprintf(stderr, "%s\n", p.c_str());
+        if (!m.problems.empty())
+            throw InputError(t.from_modules + ": " + std::to_string(m.problems.size()) + " module(s) cannot be made into " +
+                             "tasks (listed above); " + t.out + " not written");
+        atomic_write(t.out, m.jsonl, "tasks file");
+        log_info("data tasks: %lld task(s) from %s -> %s", static_cast<long long>(m.converted), t.from_modules.c_str(),
+                 t.out.c_str());
+        tasks_file = t.out;
     } else if (t.file.empty()) {
-        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE --out TASKS.jsonl");
+        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE / --from-modules PATH with --out TASKS.jsonl");
     } else if (!t.out.empty()) {
-        throw UsageError("data tasks: --out is for --from-sft");
+        throw UsageError("data tasks: --out is for --from-sft and --from-modules");
     }
     const std::vector<eval::Task> tasks = eval::load_tasks(tasks_file);  // every record well formed, or one line
     if (!t.check) {
-        if (!t.from_sft.empty()) return 0;
+        if (!from.empty()) return 0;
         std::printf("%s: %zu task(s), well formed (--check judges their reference solutions)\n", tasks_file.c_str(),
                     tasks.size());
         return 0;
@@ -140,6 +173,12 @@ int run_tasks(const TasksCli& t) {
     const std::string work = atomic_temp_name((std::filesystem::temp_directory_path() / "cuset-data-tasks").string(), "work");
     eval::JudgeOptions o = judge_options_from(cfg, mode, work, /*keep_work=*/false);
     if (t.jobs > 0) o.jobs = static_cast<int>(t.jobs);
+    if (o.runner.python.executable.empty())  // a compile-only judge still runs the gen.py of tasks without a reference
+        for (const eval::Task& task : tasks)
+            if (task.bench_cu.empty() && !task.gen_py.empty()) {
+                o.runner.python = judge::find_python(judge_settings_from(cfg).python, "eval.python");
+                break;
+            }
     eval::judge_work_dir_create(work, "data tasks");
     struct RemoveWork {
         std::string dir;
@@ -156,8 +195,11 @@ int run_tasks(const TasksCli& t) {
     for (const databuild::TaskProblem& p : r.problems)
         std::printf("%s: task %s: reference %s%s\n", p.where.c_str(), p.id.c_str(), p.status.c_str(),
                     p.error.empty() ? "" : (": " + quote_bounded(p.error)).c_str());
-    std::printf("%s [%s]: %lld of %lld reference solution(s) pass\n", tasks_file.c_str(), judge::judge_label(mode),
+    std::printf("%s [%s]: %lld of %lld reference solution(s) pass", tasks_file.c_str(), judge::judge_label(mode),
                 static_cast<long long>(r.passed), static_cast<long long>(r.tasks));
+    if (r.generated > 0)
+        std::printf(" (%lld task(s) without one: checked by running their gen.py)", static_cast<long long>(r.generated));
+    std::printf("\n");
     std::fflush(stdout);
     return r.problems.empty() ? 0 : static_cast<int>(ExitCode::kBadInput);
 }
@@ -241,13 +283,17 @@ Command add_data_command(CLI::App& root) {
 
     auto to = std::make_shared<TasksCli>();
     CLI::App* tasks = data->add_subcommand(
-        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft), "
+        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft) or "
+                 "PyTorch modules (--from-modules), "
                  "check one (every record; --check: every reference solution passes the judge); exit 3 on a bad task");
     add_config_options(tasks, to->cfg);
     tasks->add_option("FILE", to->file, "tasks file (JSONL) to check");
     tasks->add_option("--from-sft", to->from_sft,
                       "prompt/response JSONL whose responses hold self-checking programs (data/cuda-sft)");
-    tasks->add_option("--out", to->out, "the tasks file --from-sft writes");
+    tasks->add_option("--from-modules", to->from_modules,
+                      "a KernelBench-style PyTorch module (.py: class Model, get_inputs, get_init_inputs) or a folder of "
+                      "them: each becomes a task whose gen.py runs the module on seeded inputs");
+    tasks->add_option("--out", to->out, "the tasks file --from-sft or --from-modules writes");
     tasks->add_flag("--check", to->check, "judge every task's reference solution (gen.py, the program, compare.py)");
     tasks->add_option("--judge", to->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
         ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));

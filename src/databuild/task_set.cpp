@@ -1,11 +1,16 @@
 // Task sets: self-checking pairs -> task records, and the check of a tasks file (databuild/task_set.h).
 #include "cuset/databuild/task_set.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/core/error.h"
+
 namespace fs = std::filesystem;
+
 using nlohmann::ordered_json;
 
 namespace cuset::databuild {
@@ -45,19 +50,42 @@ SftTasks tasks_from_sft(const std::string& path, const DataLoadOptions& load) {
 TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOptions& opts) {
     TaskCheck r;
     r.tasks = static_cast<int64_t>(tasks.size());
-    const eval::JudgeSummary s = eval::judge_results(tasks, eval::reference_records(tasks), opts);
-    r.notice = s.notice;
-    const judge::Status pass =
-        opts.runner.mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
-    for (size_t i = 0; i < s.tasks.size(); ++i) {
-        const eval::SampleResult& v = s.tasks[i].samples.at(0);
-        if (v.status == pass) {
-            ++r.passed;
-            continue;
+    // A task without a reference solution (a PyTorch module's) is checked by running its gen.py.
+    std::vector<eval::Task> judged, generated;
+    for (const eval::Task& t : tasks) (t.bench_cu.empty() && !t.gen_py.empty() ? generated : judged).push_back(t);
+    std::vector<std::pair<int64_t, TaskProblem>> problems;
+    if (!judged.empty()) {
+        const eval::JudgeSummary s = eval::judge_results(judged, eval::reference_records(judged), opts);
+        r.notice = s.notice;
+        const judge::Status pass =
+            opts.runner.mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
+        for (size_t i = 0; i < s.tasks.size(); ++i) {
+            const eval::SampleResult& v = s.tasks[i].samples.at(0);
+            if (v.status == pass) {
+                ++r.passed;
+                continue;
+            }
+            problems.push_back({judged[i].line, {judged[i].file + ":" + std::to_string(judged[i].line), judged[i].id_text,
+                                                 judge::status_name(v.status), v.error}});
         }
-        r.problems.push_back({tasks[i].file + ":" + std::to_string(tasks[i].line), tasks[i].id_text,
-                              judge::status_name(v.status), v.error});
     }
+    if (!generated.empty()) {
+        if (opts.runner.python.executable.empty())
+            throw UsageError("data tasks --check: tasks without a reference solution need a Python for their gen.py");
+        judge::Runner runner(opts.runner);
+        for (size_t i = 0; i < generated.size(); ++i) {
+            const eval::Task& t = generated[i];
+            const judge::Generation g = runner.generate_only(eval::checked_task_of(t), "gen-" + std::to_string(i));
+            r.generated += 1;
+            if (g.status == judge::Status::kPass) {
+                ++r.passed;
+                continue;
+            }
+            problems.push_back({t.line, {t.file + ":" + std::to_string(t.line), t.id_text, judge::status_name(g.status), g.error}});
+        }
+    }
+    std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& p : problems) r.problems.push_back(std::move(p.second));
     return r;
 }
 

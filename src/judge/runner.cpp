@@ -174,6 +174,7 @@ struct Generated {
     bool done = false;
     Status status = Status::kPass;  // kGenFailed / kTaskError when the task cannot check programs
     std::string error;
+    std::string out;                // its standard output (the tail)
     fs::path dir;                   // its folder (gen.py and the files it wrote)
     TaskFiles files;
     std::vector<std::string> produced;
@@ -369,6 +370,7 @@ struct Runner::Impl {
         if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
         write_text(dir / "gen.py", task.gen_py);
         ProcessResult r = run({o.python.executable, "-I", "-B", "gen.py"}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        g.out = r.out;
         if (!r.ok()) {
             if (!r.timed_out && missing_module(r.err))
                 throw JudgeEnvironmentError("the judge's Python " + o.python.executable + " (" + o.python.origin +
@@ -580,6 +582,30 @@ Runner::~Runner() {
 const std::string& Runner::notice() const { return impl_->notice; }
 
 std::string Runner::containment() const { return impl_->sandbox ? impl_->sandbox->describe() : "off (eval.sandbox)"; }
+
+Generation Runner::generate_only(const CheckedTask& task, const std::string& name) {
+    const fs::path dir = fs::path(opts_.work_dir) / name;
+    struct Remove {
+        const fs::path& dir;
+        bool keep;
+        ~Remove() {
+            if (!keep) remove_tree(dir);
+        }
+    } remove{dir, opts_.keep_work};
+    Generated made = impl_->run_generator(task, dir);
+    Generation g;
+    g.status = made.status;
+    g.error = made.error;
+    g.out = std::move(made.out);
+    g.files = std::move(made.files);
+    for (const std::string& f : made.produced) {
+        std::error_code ec;
+        const uintmax_t n = fs::file_size(dir / f, ec);
+        g.produced.push_back(f);
+        g.sizes.push_back(ec ? -1 : static_cast<int64_t>(n));
+    }
+    return g;
+}
 
 void Runner::expect(const std::string& key, int64_t programs) {
     std::lock_guard<std::mutex> lock(impl_->mu);

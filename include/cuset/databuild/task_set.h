@@ -32,12 +32,15 @@ struct TaskProblem {
 };
 struct TaskCheck {
     int64_t tasks = 0, passed = 0;
+    int64_t generated = 0;              // tasks without a reference solution, checked by their gen.py
     std::vector<TaskProblem> problems;  // failed and unjudged references, in file order
     std::string notice;                 // the judge's notice ("" = none)
 };
 // Judges every task's reference (bench.cu) as eval --reference does; a reference passes when
 // compare.py (or, for a self-checking task, the program) says so, or with a compile-only judge
-// when it compiles.
+// when it compiles. A task without a reference solution but with a gen.py (databuild/
+// module_tasks.h) passes when its gen.py runs and writes files the judge can tell apart, with any
+// judge (opts.runner.python must then be set).
 TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOptions& opts);
 
 }  // namespace cuset::databuild

@@ -23,6 +23,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/judge/sandbox.h"
+#include "cuset/judge/task_files.h"
 #include "cuset/judge/toolchain.h"
 
 namespace cuset::judge {
@@ -78,6 +79,16 @@ struct CheckedTask {
     std::vector<std::string> declared_inputs;  // input names of the task record (data/<name>.bin)
 };
 
+// What a task's gen.py made when run on its own (Runner::generate_only), for tools that make tasks.
+struct Generation {
+    Status status = Status::kPass;      // kPass, kGenFailed, or kTaskError (its files cannot be told apart)
+    std::string error;                  // "gen.py: <its last error line>" ("" = none)
+    std::string out;                    // its standard output (the last 256 KiB)
+    std::vector<std::string> produced;  // the regular files it wrote (relative paths), sorted
+    std::vector<int64_t> sizes;         // their sizes in bytes
+    TaskFiles files;                    // the judge's reading of them (judge/task_files.h)
+};
+
 struct RunnerOptions {
     JudgeMode mode = JudgeMode::kCompile;
     std::string nvcc;                     // absolute (find_nvcc)
@@ -116,6 +127,10 @@ public:
     // Judges one program (nullopt = no program) in the folder <work_dir>/<name>; `task` may be
     // null (compile, run: exit 0). Safe to call from several threads at once.
     Verdict judge(const std::optional<std::string>& source, const CheckedTask* task, const std::string& name);
+
+    // Runs the task's gen.py once on its own, contained as the generate stage is, in the folder
+    // <work_dir>/<name> (removed afterwards unless keep_work); no program is judged.
+    Generation generate_only(const CheckedTask& task, const std::string& name);
 
     // How many programs will be judged against `key`: its gen.py folder is removed after the last.
     void expect(const std::string& key, int64_t programs);
