@@ -419,10 +419,57 @@ std::optional<json> manifest_of(const std::string& out) {
     const size_t b = at + std::string(kManifestTag).size();
     const size_t e = out.find('\n', b);
     json j = json::parse(out.substr(b, e == std::string::npos ? std::string::npos : e - b), nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j.contains("outputs") || !j.contains("init") ||
-        !j.contains("constants") || !j.contains("call"))
-        return std::nullopt;
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
     return j;
+}
+
+bool is_identifier(const std::string& s) {
+    static const std::regex id("[A-Za-z_][A-Za-z0-9_]{0,127}");
+    return std::regex_match(s, id);
+}
+
+bool is_string_list(const json& v) {
+    return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
+}
+
+// What is wrong with a manifest ("" = nothing). It was printed by code that ran the module, so
+// it is checked as untrusted: the names go into compare.py as string literals and must be plain
+// identifiers, the dtypes known, the shapes small non-negative integers.
+std::string manifest_problem(const json& m) {
+    static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16", "int8", "uint8",
+                                                 "int16", "int32", "int64", "bool"};
+    if (!m.contains("init") || !is_string_list(m["init"]) || !m.contains("call") || !is_string_list(m["call"]))
+        return "no init or call list";
+    if (!m.contains("constants") || !m["constants"].is_array()) return "no constants list";
+    for (const json& c : m["constants"])
+        if (!c.is_object() || !c.contains("name") || !c["name"].is_string() || !c.contains("value") || !c["value"].is_string())
+            return "a constant without a name and a value";
+    std::set<std::string> names;
+    for (const char* key : {"files", "outputs"}) {
+        if (!m.contains(key) || !m[key].is_array()) return std::string("no ") + key + " list";
+        for (const json& f : m[key]) {
+            if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !is_identifier(f["name"].get<std::string>()))
+                return std::string("a name in ") + key + " that is not an identifier";
+            const std::string n = f["name"].get<std::string>();
+            if (!names.insert(std::string(key) == "files" ? n : n + "_ref").second) return "the file name " + n + " twice";
+            if (!f.contains("dtype") || !f["dtype"].is_string() || !dtypes.count(f["dtype"].get<std::string>()))
+                return n + ": an unknown dtype";
+            if (!f.contains("shape") || !f["shape"].is_array() || f["shape"].size() > 16) return n + ": no shape";
+            double count = 1;
+            for (const json& d : f["shape"]) {
+                if (!d.is_number_integer() || d.get<int64_t>() < 0) return n + ": a shape that is not non-negative integers";
+                count *= static_cast<double>(d.get<int64_t>());
+            }
+            if (count > 1e12) return n + ": more than 10^12 elements";
+            if (std::string(key) == "files") {
+                if (!f.contains("role") || !f["role"].is_string() || !f.contains("of") || !f["of"].is_string())
+                    return n + ": no role";
+                const std::string role = f["role"].get<std::string>();
+                if (role != "input" && role != "parameter" && role != "buffer") return n + ": an unknown role";
+            }
+        }
+    }
+    return "";
 }
 
 // "" when gen.py wrote exactly the files its manifest names, of the sizes their shapes make and
@@ -483,6 +530,10 @@ ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner) {
         const std::optional<json> manifest = manifest_of(g.out);
         if (!manifest) {
             refuse("its gen.py printed no manifest");
+            continue;
+        }
+        if (const std::string p = manifest_problem(*manifest); !p.empty()) {
+            refuse("its gen.py printed a malformed manifest (" + p + ")");
             continue;
         }
         const std::string record = module_task_record(name, source, *manifest);

@@ -4,7 +4,8 @@
 // (tests/golden/module_tasks.py: torch's initialisation under the seed, the operation in numpy);
 // under --judge emulate hand-written CUDA programs that are right pass and wrong ones (a
 // transposed weight, an off-by-one bound, a short output file) end as mismatches; every module
-// of tests/fixtures/modules/bad is refused with one line naming its file, exit 3, nothing written.
+// of tests/fixtures/modules/bad is refused with one line naming its file, exit 3, nothing written
+// (one prints a forged manifest whose output name would be code in compare.py).
 #include <filesystem>
 #include <map>
 
@@ -171,14 +172,14 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
     auto r = run_cuset("data tasks --from-modules " + q(fixtures() + "/good") + " --out " + q(tasks_file) +
                        " --check --judge emulate --config configs/demo.yaml --set log.progress=never");
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-    EXPECT_NE(r.out.find("4 of 4 reference solution(s) pass (4 task(s) without one: checked by running their gen.py)"),
+    EXPECT_NE(r.out.find("5 of 5 reference solution(s) pass (5 task(s) without one: checked by running their gen.py)"),
               std::string::npos) << r.out;
 
     const std::vector<cuset::eval::Task> tasks = cuset::eval::load_tasks(tasks_file);
-    ASSERT_EQ(tasks.size(), 4u);
+    ASSERT_EQ(tasks.size(), 5u);
     std::map<std::string, const cuset::eval::Task*> by;
     for (const auto& t : tasks) by[t.id_text] = &t;
-    ASSERT_EQ(by.size(), 4u);
+    ASSERT_EQ(by.size(), 5u);
     auto specs = [](const std::vector<cuset::eval::TensorSpec>& v) {
         std::string s;
         for (const auto& x : v) s += x.name + " " + x.dtype + " " + x.shape + "; ";
@@ -205,6 +206,10 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
     EXPECT_NE(add.task_description.find("called as `forward(a, b, alpha)`"), std::string::npos);
     EXPECT_EQ(specs(by.at("sum_and_argmax")->outputs), "output0 float32 (16,); output1 int64 (16,); ");
     EXPECT_EQ(specs(by.at("row_softmax")->inputs), "x float32 (8, 100); ");
+    // float16 and bool inputs keep their dtypes; the output takes the first floating input's.
+    EXPECT_EQ(specs(by.at("masked_layernorm_half")->inputs),
+              "x float16 (6, 32); mask bool (6, 32); norm_weight float32 (32,); norm_bias float32 (32,); ");
+    EXPECT_EQ(specs(by.at("masked_layernorm_half")->outputs), "output float16 (6, 32); ");
 
     // What each gen.py writes (run here on the project's own fixtures) equals the independent computation.
     for (const auto& t : tasks) {
@@ -217,6 +222,45 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
                                  " " + t.id_text + " " + q(g));
         EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
         EXPECT_EQ(check.out, "ok " + t.id_text + "\n");
+    }
+    // The float16 checker: a missing output is F, the reference itself as the output is T, the
+    // largest element off by 10% (beyond 1e-2 + 1e-2 relative) is F with its index.
+    {
+        const std::string g = dir + "/gen-masked_layernorm_half";
+        write_file(g + "/compare.py", by.at("masked_layernorm_half")->compare_py);
+        const std::string cmp = "cd " + q(g) + " && " + q(CUSET_PYTHON) + " -I -B compare.py";
+        auto c = run_command(cmp);
+        EXPECT_EQ(c.out, "data/output.bin: missing or unreadable\nF\n") << c.err;
+        fs::copy_file(g + "/data/output_ref.bin", g + "/data/output.bin");
+        c = run_command(cmp);
+        EXPECT_EQ(c.out, "T\n") << c.err;
+        c = run_command(q(CUSET_PYTHON) + " -c \"import numpy as np; p = '" + g + "/data/output.bin'; a = np.fromfile(p, "
+                        "np.float16); i = int(np.argmax(np.abs(a))); a[i] = a[i] * np.float16(1.1); a.tofile(p); print(i)\"");
+        ASSERT_EQ(c.exit_code, 0) << c.err;
+        const int i = std::stoi(c.out);
+        c = run_command(cmp);
+        EXPECT_NE(c.out.find("data/output.bin: first mismatch at index (" + std::to_string(i / 32) + ", " +
+                             std::to_string(i % 32) + ")"), std::string::npos) << c.out;
+        EXPECT_EQ(c.out.substr(c.out.size() - 2), "F\n");
+    }
+
+    // --check runs every gen.py again: a broken one is named with its line, exit 3.
+    {
+        std::vector<std::string> lines = cuset::test::lines_of(tasks_file);
+        ASSERT_EQ(lines.size(), 5u);
+        json rec = json::parse(lines[0]);
+        ASSERT_EQ(rec["id"], "linear_relu");
+        rec["gen.py"] = replaced(rec["gen.py"].get<std::string>(), "\nSEED = 42\n", "\nSEED = 42\nraise SystemExit('broken on purpose')\n");
+        lines[0] = rec.dump();
+        std::string text;
+        for (const std::string& l : lines) text += l + "\n";
+        write_file(dir + "/broken.jsonl", text);
+        auto c = run_cuset("data tasks " + q(dir + "/broken.jsonl") + " --check --judge compile --config configs/demo.yaml "
+                           "--set log.progress=never");
+        EXPECT_EQ(c.exit_code, 3) << c.err;
+        EXPECT_NE(c.out.find(dir + "/broken.jsonl:1: task linear_relu: reference gen-failed: gen.py: broken on purpose"),
+                  std::string::npos) << c.out;
+        EXPECT_NE(c.out.find("4 of 5 reference solution(s) pass"), std::string::npos) << c.out;
     }
 
     // Hand-written programs under the emulated judge: right ones pass, wrong ones are mismatches.
@@ -272,6 +316,7 @@ TEST(ModuleTasksCli, ABadModuleIsOneLineNamingItsFileExitThreeAndNothingIsWritte
         {"string_output", "forward returns a str, not a tensor or a tuple of tensors"},
         {"list_input", "get_inputs()[1] (sizes) is a list: an input must be a tensor, an int or a float"},
         {"double_input", "get_inputs()[0] (x) is float64: only float32, float16, bfloat16, integer and bool tensors can be files"},
+        {"forged_manifest", "its gen.py printed a malformed manifest (a name in outputs that is not an identifier)"},
     };
     for (const auto& [name, message] : why) {
         const std::string out = dir + "/" + name + ".jsonl";
@@ -286,7 +331,7 @@ TEST(ModuleTasksCli, ABadModuleIsOneLineNamingItsFileExitThreeAndNothingIsWritte
                        " --config configs/demo.yaml --set log.progress=never");
     EXPECT_EQ(r.exit_code, 3) << r.err;
     for (const auto& [name, message] : why) EXPECT_NE(r.err.find(bad + "/" + name + ".py: " + message), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find(bad + ": 5 module(s) cannot be made into tasks (listed above); " + dir + "/all.jsonl not written"),
+    EXPECT_NE(r.err.find(bad + ": 6 module(s) cannot be made into tasks (listed above); " + dir + "/all.jsonl not written"),
               std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir + "/all.jsonl"));
     // Usage: --out is needed; --from-sft and --from-modules exclude each other.

@@ -54,6 +54,21 @@ def main():
         x = load(folder, "x", np.float32, (16, 33))
         near("output0", load(folder, "output0_ref", np.float32, (16,)), x.astype(np.float64).sum(axis=1))
         same("output1", load(folder, "output1_ref", np.int64, (16,)), np.argmax(x, axis=1).astype(np.int64))
+    elif name == "masked_layernorm_half":
+        x = load(folder, "x", np.float16, (6, 32)).astype(np.float64)
+        mask = load(folder, "mask", np.uint8, (6, 32))
+        assert set(np.unique(mask)) <= {0, 1}, "mask: bytes other than 0 and 1"
+        w = load(folder, "norm_weight", np.float32, (32,))
+        b = load(folder, "norm_bias", np.float32, (32,))
+        same("norm.weight and norm.bias as torch initialises them", np.stack([w, b]), np.stack([np.ones(32), np.zeros(32)]))
+        mean = x.mean(axis=1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+        want = ((x - mean) / np.sqrt(var + 1e-5) * w + b) * mask
+        # The reference is float32 arithmetic rounded to float16: within half a float16 ulp
+        # (2^-11 relative) of the float64 value, plus the float32 error.
+        got = load(folder, "output_ref", np.float16, (6, 32)).astype(np.float64)
+        err = np.abs(got - want) - (2.0 ** -11 * np.abs(want) + 1e-6)
+        assert float(err.max()) <= 0, "output: off by more than half a float16 ulp"
     else:
         raise SystemExit("unknown task " + name)
     print("ok " + name)
