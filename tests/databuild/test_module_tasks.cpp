@@ -3,7 +3,8 @@
 // the modules'; what their gen.py writes equals an independent computation
 // (tests/golden/module_tasks.py: torch's initialisation under the seed, the operation in numpy);
 // under --judge emulate hand-written CUDA programs that are right pass and wrong ones (a
-// transposed weight, an off-by-one bound, a short output file) end as mismatches; every module
+// transposed weight, an off-by-one bound, a short output file) end as mismatches, and `data
+// build` keeps the right candidate of two; every module
 // of tests/fixtures/modules/bad is refused with one line naming its file, exit 3, nothing written
 // (one prints a forged manifest whose output name would be code in compare.py).
 #include <filesystem>
@@ -305,6 +306,22 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
             EXPECT_NE(s["error"].get<std::string>().find(p.error), std::string::npos) << s.dump();
         }
     }
+
+    // `data build` takes the same tasks: of a right and a wrong candidate for scaled_add, the right one is kept.
+    write_file(dir + "/cands.jsonl",
+               json{{"id", "scaled_add"}, {"sample", 1}, {"round", 1}, {"response", "```cuda\n" + programs[3].code + "\n```"}}
+                       .dump() + "\n" +
+                   json{{"id", "scaled_add"}, {"sample", 2}, {"round", 1}, {"response", "```cuda\n" + programs[2].code + "\n```"}}
+                       .dump() + "\n");
+    r = run_cuset("data build --tasks " + q(tasks_file) + " --candidates " + q(dir + "/cands.jsonl") +
+                  " --task-ids scaled_add --samples 2 --out " + q(dir + "/build") +
+                  " --judge emulate --config configs/demo.yaml --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("data build [emulated]: 1 task(s), 2 attempt(s); tasks passed after each round: 1; 1 sample(s) kept"),
+              std::string::npos) << r.out;
+    const std::vector<std::string> kept = cuset::test::lines_of(dir + "/build/train.jsonl");
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_NE(kept[0].find("if (i < N) y[i] = a[i] + 0.5f * b[i];"), std::string::npos) << kept[0];
 }
 
 TEST(ModuleTasksCli, ABadModuleIsOneLineNamingItsFileExitThreeAndNothingIsWritten) {
