@@ -147,7 +147,8 @@ int run_tasks(const TasksCli& t) {
         log_info("data tasks: each module's gen.py runs with %s (%s)", o.runner.python.executable.c_str(),
                  o.runner.python.origin.c_str());
         judge::Runner runner(o.runner);
-        const databuild::ModuleTasks m = databuild::tasks_from_modules(t.from_modules, runner);
+        const databuild::ModuleTasks m =
+            databuild::tasks_from_modules(t.from_modules, runner, t.jobs > 0 ? static_cast<int>(t.jobs) : o.jobs);
         for (const std::string& p : m.problems) std::fprintf(stderr, "%s\n", p.c_str());
         if (!m.problems.empty())
             throw InputError(t.from_modules + ": " + std::to_string(m.problems.size()) + " module(s) cannot be made into " +
@@ -297,7 +298,8 @@ Command add_data_command(CLI::App& root) {
     tasks->add_flag("--check", to->check, "judge every task's reference solution (gen.py, the program, compare.py)");
     tasks->add_option("--judge", to->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
         ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
-    tasks->add_option("--jobs,-j", to->jobs, "programs judged at once (default: eval.jobs)")->check(non_negative_integer());
+    tasks->add_option("--jobs,-j", to->jobs, "programs judged (and --from-modules gen.py run) at once (default: eval.jobs)")
+        ->check(non_negative_integer());
     tasks->add_option("--python", to->python, "Python for gen.py and compare.py (eval.python)");
 
     return {data, [=] {

@@ -2,15 +2,19 @@
 #include "cuset/databuild/module_tasks.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "cuset/core/error.h"
-#include "cuset/core/hash.h"
 #include "cuset/core/input_file.h"
+#include "cuset/core/signals.h"
 #include "cuset/eval/cudabench.h"
 
 namespace fs = std::filesystem;
@@ -502,25 +506,54 @@ std::string files_problem(const judge::Generation& g, const json& manifest, cons
 
 }  // namespace
 
-ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner) {
-    ModuleTasks out;
+ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner, int jobs) {
+    struct Module {
+        std::string file, name, source, problem;
+        judge::Generation gen;
+    };
+    std::vector<Module> modules;
     std::set<std::string> names;
     for (const std::string& file : module_files(path)) {
-        const std::string source = read_input_file(file, "module");
-        const std::string name = fs::path(file).stem().string();
-        auto refuse = [&](const std::string& what) { out.problems.push_back(file + ": " + what); };
-        if (!names.insert(name).second) {
-            refuse("a second module named " + name);
+        Module m{file, fs::path(file).stem().string(), read_input_file(file, "module"), "", {}};
+        if (!names.insert(m.name).second) m.problem = "a second module named " + m.name;
+        else m.problem = module_static_problem(m.source);
+        modules.push_back(std::move(m));
+    }
+    // Each gen.py once, `jobs` at a time; the records are then made in file order.
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mu;
+    auto work = [&] {
+        for (size_t i; (i = next++) < modules.size();) {
+            Module& m = modules[i];
+            if (!m.problem.empty() || signals_stop_requested()) continue;
+            judge::CheckedTask probe;
+            probe.key = m.file;
+            probe.gen_py = module_gen_py(m.name + ".py", m.source);
+            try {
+                m.gen = runner.generate_only(probe, "module-" + std::to_string(i));
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failure_mu);
+                if (!failure) failure = std::current_exception();
+                next = modules.size();
+            }
+        }
+    };
+    std::vector<std::thread> workers;
+    for (int k = 1; k < std::max(1, jobs); ++k) workers.emplace_back(work);
+    work();
+    for (std::thread& t : workers) t.join();
+    if (failure) std::rethrow_exception(failure);
+    if (signals_stop_requested()) throw StoppedBySignal("data tasks: stopped by a signal; nothing written");
+
+    ModuleTasks out;
+    for (Module& m : modules) {
+        auto refuse = [&](const std::string& what) { out.problems.push_back(m.file + ": " + what); };
+        if (!m.problem.empty()) {
+            refuse(m.problem);
             continue;
         }
-        if (const std::string p = module_static_problem(source); !p.empty()) {
-            refuse(p);
-            continue;
-        }
-        judge::CheckedTask probe;
-        probe.key = file;
-        probe.gen_py = module_gen_py(name + ".py", source);
-        const judge::Generation g = runner.generate_only(probe, "module-" + Hasher().add(file).hex());
+        const judge::Generation& g = m.gen;
         if (g.status == judge::Status::kGenFailed) {
             std::string why = g.error;
             if (why.rfind("gen.py: ", 0) == 0) why = why.substr(8);
@@ -536,16 +569,15 @@ ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner) {
             refuse("its gen.py printed a malformed manifest (" + p + ")");
             continue;
         }
-        const std::string record = module_task_record(name, source, *manifest);
-        // The record as the tasks file will hold it, read back the way every reader reads it.
+        // The files as the judge will tell them apart, with the task's own compare.py.
         eval::Task task;
-        task.compare_py = module_compare_py(name, (*manifest)["outputs"]);
+        task.compare_py = module_compare_py(m.name, (*manifest)["outputs"]);
         for (const json& f : (*manifest)["files"]) task.inputs.push_back({f["name"].get<std::string>(), "", ""});
         if (const std::string p = files_problem(g, *manifest, task); !p.empty()) {
             refuse(p);
             continue;
         }
-        out.jsonl += record + "\n";
+        out.jsonl += module_task_record(m.name, m.source, *manifest) + "\n";
         ++out.converted;
     }
     return out;

@@ -61,8 +61,9 @@ struct ModuleTasks {
     std::vector<std::string> problems;  // "FILE: what is wrong", one per module that is not a task
 };
 // Converts every module PATH names, running each gen.py once with `runner` (contained; its
-// Python must have torch and numpy) and checking what it wrote: the files the manifest names,
-// of the sizes their shapes and dtypes make, told apart by the judge's rule.
-ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner);
+// Python must have torch and numpy), `jobs` at a time, and checking what it wrote: the files the
+// manifest names, of the sizes their shapes and dtypes make, told apart by the judge's rule. A
+// stop signal ends it with StoppedBySignal once the running gen.py are done.
+ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner, int jobs = 1);
 
 }  // namespace cuset::databuild
