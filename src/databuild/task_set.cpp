@@ -77,6 +77,8 @@ TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOpt
             const eval::Task& t = generated[i];
             const judge::Generation g = runner.generate_only(eval::checked_task_of(t), "gen-" + std::to_string(i));
             r.generated += 1;
+            if (opts.on_progress)
+                opts.on_progress(static_cast<int64_t>(judged.size() + i + 1), static_cast<int64_t>(tasks.size()));
             if (g.status == judge::Status::kPass) {
                 ++r.passed;
                 continue;
