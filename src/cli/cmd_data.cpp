@@ -199,7 +199,7 @@ int run_tasks(const TasksCli& t) {
     std::printf("%s [%s]: %lld of %lld reference solution(s) pass", tasks_file.c_str(), judge::judge_label(mode),
                 static_cast<long long>(r.passed), static_cast<long long>(r.tasks));
     if (r.generated > 0)
-        std::printf(" (%lld task(s) without one: checked by running their gen.py)", static_cast<long long>(r.generated));
+        std::printf(" (%lld task(s) without one: checked by their gen.py and by their compare.py on the reference outputs)", static_cast<long long>(r.generated));
     std::printf("\n");
     std::fflush(stdout);
     return r.problems.empty() ? 0 : static_cast<int>(ExitCode::kBadInput);

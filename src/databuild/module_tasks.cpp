@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "cuset/core/error.h"
 #include "cuset/core/input_file.h"
@@ -506,32 +507,89 @@ std::string files_problem(const judge::Generation& g, const json& manifest, cons
 
 }  // namespace
 
+namespace {
+
+struct Module {
+    std::string file, name, source;
+    std::string problem;  // "" = converted
+    std::string record;
+};
+
+// The reference outputs as the program's: data/<output>_ref.bin -> data/<output>.bin.
+std::vector<std::pair<std::string, std::string>> references_as_outputs(const std::vector<std::string>& outputs) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const std::string& n : outputs) out.push_back({"data/" + n + "_ref.bin", "data/" + n + ".bin"});
+    return out;
+}
+
+// Runs the module's gen.py, checks what it wrote, makes the record, and judges the reference
+// outputs with the task's own compare.py.
+void convert(Module& m, judge::Runner& runner, size_t index) {
+    judge::CheckedTask probe;
+    probe.key = m.file;
+    probe.gen_py = module_gen_py(m.name + ".py", m.source);
+    const judge::Generation g = runner.generate_only(probe, "module-" + std::to_string(index));
+    if (g.status == judge::Status::kGenFailed) {
+        m.problem = g.error.rfind("gen.py: ", 0) == 0 ? g.error.substr(8) : g.error;
+        return;
+    }
+    const std::optional<json> manifest = manifest_of(g.out);
+    if (!manifest) {
+        m.problem = "its gen.py printed no manifest";
+        return;
+    }
+    if (const std::string p = manifest_problem(*manifest); !p.empty()) {
+        m.problem = "its gen.py printed a malformed manifest (" + p + ")";
+        return;
+    }
+    // The files as the judge will tell them apart, with the task's own compare.py.
+    eval::Task task;
+    task.compare_py = module_compare_py(m.name, (*manifest)["outputs"]);
+    for (const json& f : (*manifest)["files"]) task.inputs.push_back({f["name"].get<std::string>(), "", ""});
+    if (const std::string p = files_problem(g, *manifest, task); !p.empty()) {
+        m.problem = p;
+        return;
+    }
+    judge::CheckedTask checked = probe;
+    checked.compare_py = task.compare_py;
+    std::vector<std::string> outputs;
+    for (const eval::TensorSpec& s : task.inputs) checked.declared_inputs.push_back(s.name);
+    for (const json& o : (*manifest)["outputs"]) outputs.push_back(o["name"].get<std::string>());
+    const judge::Verdict v = runner.judge_files(checked, references_as_outputs(outputs), "module-check-" + std::to_string(index));
+    if (v.status != judge::Status::kPass) {
+        m.problem = "its reference outputs do not pass its own compare.py (" + std::string(judge::status_name(v.status)) +
+                    (v.error.empty() ? "" : ": " + v.error) + ")";
+        return;
+    }
+    m.record = module_task_record(m.name, m.source, *manifest);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> reference_outputs_of(const std::vector<std::string>& output_names) {
+    return references_as_outputs(output_names);
+}
+
 ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner, int jobs) {
-    struct Module {
-        std::string file, name, source, problem;
-        judge::Generation gen;
-    };
     std::vector<Module> modules;
     std::set<std::string> names;
     for (const std::string& file : module_files(path)) {
-        Module m{file, fs::path(file).stem().string(), read_input_file(file, "module"), "", {}};
+        Module m{file, fs::path(file).stem().string(), read_input_file(file, "module"), "", ""};
         if (!names.insert(m.name).second) m.problem = "a second module named " + m.name;
         else m.problem = module_static_problem(m.source);
         modules.push_back(std::move(m));
     }
-    // Each gen.py once, `jobs` at a time; the records are then made in file order.
+    // Each module's gen.py, `jobs` at a time; the records are then taken in file order.
+    std::vector<bool> pending(modules.size());
+    for (size_t i = 0; i < modules.size(); ++i) pending[i] = modules[i].problem.empty();
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mu;
     auto work = [&] {
         for (size_t i; (i = next++) < modules.size();) {
-            Module& m = modules[i];
-            if (!m.problem.empty() || signals_stop_requested()) continue;
-            judge::CheckedTask probe;
-            probe.key = m.file;
-            probe.gen_py = module_gen_py(m.name + ".py", m.source);
+            if (!pending[i] || signals_stop_requested()) continue;
             try {
-                m.gen = runner.generate_only(probe, "module-" + std::to_string(i));
+                convert(modules[i], runner, i);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(failure_mu);
                 if (!failure) failure = std::current_exception();
@@ -547,37 +605,12 @@ ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner, i
     if (signals_stop_requested()) throw StoppedBySignal("data tasks: stopped by a signal; nothing written");
 
     ModuleTasks out;
-    for (Module& m : modules) {
-        auto refuse = [&](const std::string& what) { out.problems.push_back(m.file + ": " + what); };
+    for (const Module& m : modules) {
         if (!m.problem.empty()) {
-            refuse(m.problem);
+            out.problems.push_back(m.file + ": " + m.problem);
             continue;
         }
-        const judge::Generation& g = m.gen;
-        if (g.status == judge::Status::kGenFailed) {
-            std::string why = g.error;
-            if (why.rfind("gen.py: ", 0) == 0) why = why.substr(8);
-            refuse(why);
-            continue;
-        }
-        const std::optional<json> manifest = manifest_of(g.out);
-        if (!manifest) {
-            refuse("its gen.py printed no manifest");
-            continue;
-        }
-        if (const std::string p = manifest_problem(*manifest); !p.empty()) {
-            refuse("its gen.py printed a malformed manifest (" + p + ")");
-            continue;
-        }
-        // The files as the judge will tell them apart, with the task's own compare.py.
-        eval::Task task;
-        task.compare_py = module_compare_py(m.name, (*manifest)["outputs"]);
-        for (const json& f : (*manifest)["files"]) task.inputs.push_back({f["name"].get<std::string>(), "", ""});
-        if (const std::string p = files_problem(g, *manifest, task); !p.empty()) {
-            refuse(p);
-            continue;
-        }
-        out.jsonl += module_task_record(m.name, m.source, *manifest) + "\n";
+        out.jsonl += m.record + "\n";
         ++out.converted;
     }
     return out;

@@ -1,5 +1,6 @@
 // Task sets: self-checking pairs -> task records, and the check of a tasks file (databuild/task_set.h).
 #include "cuset/databuild/task_set.h"
+#include "cuset/databuild/module_tasks.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -50,7 +51,8 @@ SftTasks tasks_from_sft(const std::string& path, const DataLoadOptions& load) {
 TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOptions& opts) {
     TaskCheck r;
     r.tasks = static_cast<int64_t>(tasks.size());
-    // A task without a reference solution (a PyTorch module's) is checked by running its gen.py.
+    // A task without a reference solution (a PyTorch module's) is checked by running its gen.py
+    // and judging its reference outputs with its compare.py.
     std::vector<eval::Task> judged, generated;
     for (const eval::Task& t : tasks) (t.bench_cu.empty() && !t.gen_py.empty() ? generated : judged).push_back(t);
     std::vector<std::pair<int64_t, TaskProblem>> problems;
@@ -75,7 +77,10 @@ TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOpt
         judge::Runner runner(opts.runner);
         for (size_t i = 0; i < generated.size(); ++i) {
             const eval::Task& t = generated[i];
-            const judge::Generation g = runner.generate_only(eval::checked_task_of(t), "gen-" + std::to_string(i));
+            std::vector<std::string> outputs;
+            for (const eval::TensorSpec& o : t.outputs) outputs.push_back(o.name);
+            const judge::Verdict g =
+                runner.judge_files(eval::checked_task_of(t), reference_outputs_of(outputs), "gen-" + std::to_string(i));
             r.generated += 1;
             if (opts.on_progress)
                 opts.on_progress(static_cast<int64_t>(judged.size() + i + 1), static_cast<int64_t>(tasks.size()));

@@ -500,7 +500,16 @@ struct Runner::Impl {
             v.status = Status::kPass;
             return;
         }
-        // The checker: a fresh folder, the reference files read-only, a copy of the declared outputs.
+        check_stage(*task, *gen, box, dir, v);
+    }
+
+    // compare.py on the outputs a program left in `box`: a fresh folder, the reference files
+    // read-only, a copy of the declared outputs.
+    void check_stage(const CheckedTask& task_ref, const Generated& gen_ref, const fs::path& box, const fs::path& dir,
+                     Verdict& v) {
+        const CheckedTask* task = &task_ref;
+        const Generated* gen = &gen_ref;
+        std::error_code ec;
         const fs::path cmp = dir / "check";
         fs::create_directories(cmp / "data", ec);
         write_text(cmp / "compare.py", task->compare_py);
@@ -605,6 +614,45 @@ Generation Runner::generate_only(const CheckedTask& task, const std::string& nam
         g.sizes.push_back(ec ? -1 : static_cast<int64_t>(n));
     }
     return g;
+}
+
+Verdict Runner::judge_files(const CheckedTask& task, const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::string& name) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Verdict v;
+    v.emulated = opts_.mode == JudgeMode::kEmulate;
+    v.containment = containment();
+    const fs::path dir = fs::path(opts_.work_dir) / name;
+    remove_tree(dir);
+    struct Remove {
+        const fs::path& dir;
+        bool keep;
+        ~Remove() {
+            if (!keep) remove_tree(dir);
+        }
+    } remove{dir, opts_.keep_work};
+    Generated g = impl_->run_generator(task, dir / "gen");
+    g.dir = dir / "gen";
+    if (g.status != Status::kPass) {
+        v.status = g.status;
+        v.error = g.error;
+    } else {
+        const fs::path box = dir / "box";
+        std::error_code ec;
+        fs::create_directories(box / "data", ec);
+        if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
+        for (const auto& [from, to] : outputs) {
+            // Only a regular file gen.py wrote (never through a link it left).
+            if (!std::binary_search(g.produced.begin(), g.produced.end(), from)) continue;
+            fs::create_directories((box / to).parent_path(), ec);
+            fs::copy_file(g.dir / from, box / to, fs::copy_options::overwrite_existing, ec);
+        }
+        v.compiled = true;
+        v.ran = true;
+        impl_->check_stage(task, g, box, dir, v);
+    }
+    v.seconds = seconds_since(t0);
+    return v;
 }
 
 void Runner::expect(const std::string& key, int64_t programs) {

@@ -173,7 +173,8 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
     auto r = run_cuset("data tasks --from-modules " + q(fixtures() + "/good") + " --out " + q(tasks_file) +
                        " --check --judge emulate --config configs/demo.yaml --set log.progress=never");
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-    EXPECT_NE(r.out.find("5 of 5 reference solution(s) pass (5 task(s) without one: checked by running their gen.py)"),
+    EXPECT_NE(r.out.find("5 of 5 reference solution(s) pass (5 task(s) without one: checked by their gen.py and by their compare.py "
+                         "on the reference outputs)"),
               std::string::npos) << r.out;
 
     const std::vector<cuset::eval::Task> tasks = cuset::eval::load_tasks(tasks_file);
@@ -245,7 +246,8 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
         EXPECT_EQ(c.out.substr(c.out.size() - 2), "F\n");
     }
 
-    // --check runs every gen.py again: a broken one is named with its line, exit 3.
+    // --check runs every gen.py again and judges the reference outputs with the task's compare.py:
+    // a broken gen.py and a checker that refuses its own references are named with their lines, exit 3.
     {
         std::vector<std::string> lines = cuset::test::lines_of(tasks_file);
         ASSERT_EQ(lines.size(), 5u);
@@ -253,6 +255,10 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
         ASSERT_EQ(rec["id"], "linear_relu");
         rec["gen.py"] = replaced(rec["gen.py"].get<std::string>(), "\nSEED = 42\n", "\nSEED = 42\nraise SystemExit('broken on purpose')\n");
         lines[0] = rec.dump();
+        rec = json::parse(lines[1]);
+        ASSERT_EQ(rec["id"], "masked_layernorm_half");
+        rec["compare.py"] = replaced(rec["compare.py"].get<std::string>(), "\"float16\": 1e-2", "\"float16\": -1.0");
+        lines[1] = rec.dump();
         std::string text;
         for (const std::string& l : lines) text += l + "\n";
         write_file(dir + "/broken.jsonl", text);
@@ -261,7 +267,10 @@ TEST(ModuleTasksCli, ModulesBecomeTasksWhoseFilesAreTheModulesAndTheJudgeTellsRi
         EXPECT_EQ(c.exit_code, 3) << c.err;
         EXPECT_NE(c.out.find(dir + "/broken.jsonl:1: task linear_relu: reference gen-failed: gen.py: broken on purpose"),
                   std::string::npos) << c.out;
-        EXPECT_NE(c.out.find("4 of 5 reference solution(s) pass"), std::string::npos) << c.out;
+        EXPECT_NE(c.out.find(dir + "/broken.jsonl:2: task masked_layernorm_half: reference mismatch: compare.py: F "
+                                   "(data/output.bin: first mismatch at index (0, 0)"),
+                  std::string::npos) << c.out;
+        EXPECT_NE(c.out.find("3 of 5 reference solution(s) pass"), std::string::npos) << c.out;
     }
 
     // Hand-written programs under the emulated judge: right ones pass, wrong ones are mismatches.

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,15 +56,21 @@ std::string module_task_record(const std::string& task_name, const std::string& 
 // The task's compare.py for its outputs (each {"name", "dtype", "shape": [..]}).
 std::string module_compare_py(const std::string& task_name, const nlohmann::json& outputs);
 
+// What a task without a reference solution is checked with (Runner::judge_files): each
+// data/<output>_ref.bin that gen.py wrote given as the program's data/<output>.bin.
+std::vector<std::pair<std::string, std::string>> reference_outputs_of(const std::vector<std::string>& output_names);
+
 struct ModuleTasks {
     std::string jsonl;                  // one task record a line, in file order
     int64_t converted = 0;
     std::vector<std::string> problems;  // "FILE: what is wrong", one per module that is not a task
 };
-// Converts every module PATH names, running each gen.py once with `runner` (contained; its
-// Python must have torch and numpy), `jobs` at a time, and checking what it wrote: the files the
-// manifest names, of the sizes their shapes and dtypes make, told apart by the judge's rule. A
-// stop signal ends it with StoppedBySignal once the running gen.py are done.
+// Converts every module PATH names, running each gen.py with `runner` (contained; its Python
+// must have torch and numpy), `jobs` modules at a time, and checking what it wrote: the files
+// the manifest names, of the sizes their shapes and dtypes make, told apart by the judge's rule;
+// then the reference outputs, given as a program's outputs, must pass the task's own compare.py
+// (a second, contained run of gen.py). A stop signal ends it with StoppedBySignal once the
+// running scripts are done.
 ModuleTasks tasks_from_modules(const std::string& path, judge::Runner& runner, int jobs = 1);
 
 }  // namespace cuset::databuild

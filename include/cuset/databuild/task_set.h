@@ -32,15 +32,16 @@ struct TaskProblem {
 };
 struct TaskCheck {
     int64_t tasks = 0, passed = 0;
-    int64_t generated = 0;              // tasks without a reference solution, checked by their gen.py
+    int64_t generated = 0;              // tasks without a reference solution, checked by their gen.py and compare.py
     std::vector<TaskProblem> problems;  // failed and unjudged references, in file order
     std::string notice;                 // the judge's notice ("" = none)
 };
 // Judges every task's reference (bench.cu) as eval --reference does; a reference passes when
 // compare.py (or, for a self-checking task, the program) says so, or with a compile-only judge
 // when it compiles. A task without a reference solution but with a gen.py (databuild/
-// module_tasks.h) passes when its gen.py runs and writes files the judge can tell apart, with any
-// judge (opts.runner.python must then be set).
+// module_tasks.h) passes, with any judge (opts.runner.python must then be set), when its gen.py
+// runs, writes files the judge can tell apart, and its reference outputs (data/<output>_ref.bin)
+// given as the program's outputs pass its compare.py.
 TaskCheck tasks_check(const std::vector<eval::Task>& tasks, const eval::JudgeOptions& opts);
 
 }  // namespace cuset::databuild

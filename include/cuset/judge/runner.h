@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuset/core/error.h"
@@ -131,6 +132,13 @@ public:
     // Runs the task's gen.py once on its own, contained as the generate stage is, in the folder
     // <work_dir>/<name> (removed afterwards unless keep_work); no program is judged.
     Generation generate_only(const CheckedTask& task, const std::string& name);
+
+    // Judges files in place of a program's outputs: runs the task's gen.py (as generate_only
+    // does), copies each `from` file it wrote to `to` in a program's folder and checks them with
+    // compare.py as a program's outputs are checked. With each reference output as its output, a
+    // task's own checker must say T.
+    Verdict judge_files(const CheckedTask& task, const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::string& name);
 
     // How many programs will be judged against `key`: its gen.py folder is removed after the last.
     void expect(const std::string& key, int64_t programs);
