@@ -3,7 +3,8 @@
 # run installs nothing and rebuilds incrementally.
 #   1. Debian packages (compiler tools and the C++ libraries cuset uses), when missing.
 #   2. .venv/: pinned torch (its share/cmake/Torch is the LibTorch we build against) and the
-#      reference libraries the golden tests compare with (scripts/requirements.txt).
+#      reference libraries the golden tests compare with (scripts/requirements.txt), among them
+#      llama-cpp-python, compiled from source on the first set-up (about 10-15 minutes).
 #   3. CMake + Ninja configure and build, through ccache.
 # With your own LibTorch (e.g. on a GPU node), set Torch_DIR or CMAKE_PREFIX_PATH: the build
 # uses it instead of the virtual environment's torch.
@@ -24,6 +25,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config python3-venv
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libpcre2-dev libutf8proc-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev  # generate.backend openai: the HTTP client of the chat-completions API
   libgloo-dev  # headers only: c10d's Gloo process group (the library itself is inside LibTorch)
 )
 missing=()
@@ -49,7 +51,9 @@ fi
 if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]]; then
   say "installing pinned Python packages into .venv (torch, transformers, tokenizers, ...)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
-  .venv/bin/pip install -q -r "$REQ"
+  # llama-cpp-python compiles llama.cpp: for any x86-64 CPU, not only this one's instruction set
+  # (pip keeps the wheel it built, so later set-ups on this machine reuse it).
+  CMAKE_ARGS="${CMAKE_ARGS:+$CMAKE_ARGS }-DGGML_NATIVE=OFF" .venv/bin/pip install -q -r "$REQ"
   echo "$want" > "$STAMP"
 fi
 

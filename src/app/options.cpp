@@ -319,6 +319,13 @@ GenerateRequest generate_request_from(const Config& cfg, GenerateRequest o) {
     s.thinking = g.thinking;
     s.skip_invalid = g.skip_invalid;
     s.progress = cfg.log.progress;
+    s.backend = g.backend;
+    s.server.url = g.url;
+    s.server.model = g.served_model;
+    s.server.api_key_env = g.api_key_env;
+    s.server.concurrency = g.concurrency;
+    s.server.timeout_s = g.timeout_s;
+    s.server.retries = g.retries;
     return o;
 }
 

@@ -39,7 +39,10 @@ struct BuildCli {
 std::string model_source_key(const Config& cfg, const std::string& model) {
     const GenerateKeys& g = cfg.generate;
     const std::string path = model.empty() ? cfg.model.path : model;
-    return "model " + hash_model_with_adapter(path, cfg.model.lora.path) +
+    // A served model is known by its server and name (its weights are not on this machine).
+    const std::string who = g.backend == "openai" ? "served " + g.url + " " + g.served_model
+                                                  : hash_model_with_adapter(path, cfg.model.lora.path);
+    return "model " + who +
            strprintf(" format %s temperature %.17g top_k %lld top_p %.17g min_p %.17g repetition %.17g seed %lld "
                      "max_new_tokens %lld thinking %d stop ",
                      cfg.data.chat_format.c_str(), g.temperature, static_cast<long long>(g.top_k), g.top_p, g.min_p,

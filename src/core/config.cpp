@@ -492,6 +492,25 @@ void add_generate_keys(Table& t) {
                       "Qwen3: leave the think block to the model (default: empty, thinking off)"));
     bookkeeping(t.add("generate.skip_invalid", Kind::kBool, CUSET_REF(generate.skip_invalid),
                       "count and skip bad prompts (empty, too long, invalid) instead of stopping"));
+    bookkeeping(choices(t.add("generate.backend", Kind::kEnum, CUSET_REF(generate.backend),
+                              "local: model.path on train.device; openai: a served model through the "
+                              "OpenAI-compatible chat-completions API (vLLM, SGLang, llama.cpp's server)"),
+                        {"local", "openai"}));
+    bookkeeping(t.add("generate.url", Kind::kString, CUSET_REF(generate.url),
+                      "openai: the API's base URL, e.g. http://127.0.0.1:8000/v1 (/chat/completions is appended)"));
+    bookkeeping(t.add("generate.served_model", Kind::kString, CUSET_REF(generate.served_model),
+                      "openai: the model's name on the server (the request's \"model\", e.g. vLLM's --served-model-name)"));
+    bookkeeping(t.add("generate.api_key_env", Kind::kString, CUSET_REF(generate.api_key_env),
+                      "openai: name of the environment variable holding the API key; empty = no key sent"));
+    bookkeeping(range(t.add("generate.concurrency", Kind::kInt, CUSET_REF(generate.concurrency),
+                            "openai: requests in flight"),
+                      1, 4096));
+    bookkeeping(range(t.add("generate.timeout_s", Kind::kDouble, CUSET_REF(generate.timeout_s),
+                            "openai: seconds one request may take"),
+                      0.001, 1e6));
+    bookkeeping(range(t.add("generate.retries", Kind::kInt, CUSET_REF(generate.retries),
+                            "openai: further attempts, with exponential backoff, after a connection error, HTTP 429 or 5xx"),
+                      0, 100));
 }
 
 // The schema: every section's keys, in the order they are printed.
@@ -855,6 +874,14 @@ void config_validate(const Config& c) {
         for (const auto& s : stop)
             need(s.is_string() && !s.get<std::string>().empty(),
                  "key 'generate.stop' expects non-empty strings, got " + quote_bounded(s.dump()));
+    }
+    if (c.generate.backend == "openai") {
+        need(!c.generate.url.empty(),
+             "key 'generate.url' must name the server's API (e.g. http://127.0.0.1:8000/v1) when 'generate.backend' is openai");
+        need(c.generate.url.rfind("http://", 0) == 0 || c.generate.url.rfind("https://", 0) == 0,
+             "key 'generate.url' must be an http:// or https:// URL, got '" + quote_bounded(c.generate.url) + "'");
+        need(!c.generate.served_model.empty(),
+             "key 'generate.served_model' must name the model as the server knows it when 'generate.backend' is openai");
     }
     need(!(c.eval.after_training && c.eval.tasks.empty()),
          "key 'eval.tasks' must name a CUDABench tasks file when 'eval.after_training' is true");

@@ -116,7 +116,11 @@ ModelCandidates::ModelCandidates(GenerateRequest generate, TextOptions text, Run
     }
 }
 
-std::string ModelCandidates::describe() const { return "model " + generate_.model; }
+std::string ModelCandidates::describe() const {
+    const GenerateSettings& g = generate_.settings;
+    if (g.backend == "openai") return "served model " + g.server.model + " at " + g.server.url;
+    return "model " + generate_.model;
+}
 
 std::vector<Answer> ModelCandidates::answer(const std::vector<Request>& requests) {
     std::vector<const Request*> missing;

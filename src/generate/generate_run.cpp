@@ -88,6 +88,7 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
 }
 
 GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text, const Runtime& runtime) {
+    if (req.settings.backend == "openai") return generate_run_openai(req, text);  // a served model: nothing loaded here
     at::NoGradGuard no_grad;
     if (req.model.empty()) throw UsageError("generate: no model (set model.path or use --model DIR)");
     if (req.prompts.empty()) throw UsageError("generate: no prompts file (use --prompts FILE.jsonl)");

@@ -182,6 +182,20 @@ TEST(Config, CrossKeyRules) {
     EXPECT_NE(load_error("data:\n  chat_template_kwargs: '[1]'\n").find("'data.chat_template_kwargs'"), std::string::npos);
 }
 
+TEST(Config, OpenAiBackendNeedsAServerAndAModelName) {
+    EXPECT_NE(load_error("generate:\n  backend: openai\n  served_model: m\n").find("'generate.url' must name"),
+              std::string::npos);
+    EXPECT_NE(load_error("generate:\n  backend: openai\n  url: 127.0.0.1:8000/v1\n  served_model: m\n")
+                  .find("'generate.url' must be an http:// or https:// URL, got '127.0.0.1:8000/v1'"),
+              std::string::npos);
+    EXPECT_NE(load_error("generate:\n  backend: openai\n  url: http://h:1/v1\n").find("'generate.served_model'"),
+              std::string::npos);
+    EXPECT_NE(load_error("generate:\n  backend: vllm\n").find("'generate.backend'"), std::string::npos);
+    EXPECT_NE(load_error("generate:\n  concurrency: 0\n").find("'generate.concurrency'"), std::string::npos);
+    EXPECT_EQ(load_error("generate:\n  backend: openai\n  url: https://h/v1\n  served_model: m\n"), "");
+    EXPECT_EQ(load_error("generate:\n  url: not checked when local\n"), "");
+}
+
 TEST(Config, PrintedYamlLoadsBackToTheSameConfig) {
     Config a = cuset::config_load("", {cuset::override_parse("train.lr=0.00012345"),
                                        cuset::override_parse("data.system_prompt=say \"hi\"\n"),

@@ -213,6 +213,15 @@ struct GenerateKeys {
     std::string stop;                 // JSON array of stop strings, e.g. ["\n\n\n"]; "" = none
     bool thinking = false;            // Qwen3: let the model write its think block
     bool skip_invalid = false;        // count and skip bad prompts instead of stopping
+    // Where the model runs: local (model.path on train.device) or openai (a server speaking the
+    // OpenAI-compatible chat-completions API: vLLM, SGLang, llama.cpp's server).
+    std::string backend = "local";
+    std::string url;                  // openai: the API's base, e.g. http://127.0.0.1:8000/v1
+    std::string served_model;         // openai: the name the server knows the model by (the request's "model")
+    std::string api_key_env;          // openai: environment variable holding the API key; "" = none sent
+    int64_t concurrency = 8;          // openai: requests in flight
+    double timeout_s = 600;           // openai: seconds per request
+    int64_t retries = 3;              // openai: further attempts on connection errors, HTTP 429 and 5xx
 };
 
 struct Config {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuset/data/dataset.h"
+#include "cuset/generate/openai_client.h"
 #include "cuset/generate/sampling.h"
 #include "cuset/model/device.h"
 #include "cuset/text/chat_format.h"
@@ -32,6 +33,8 @@ struct GenerateSettings {
     bool thinking = false;          // Qwen3: let the model write its think block
     bool skip_invalid = false;      // count and skip bad prompts instead of stopping
     std::string progress = "auto";  // auto | always | never (progress bar on stderr)
+    std::string backend = "local";  // local (the model on this machine) | openai (a served model)
+    ServerSettings server;          // backend openai: the server, its model name, key, concurrency
 };
 
 struct GenerateRequest {
@@ -71,7 +74,18 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
                                       const std::vector<int64_t>& model_eos, std::vector<std::string>* stop_strings);
 
 // Generates for req.prompts with req.model (and req.adapter), the text pipeline of `text` (built
-// by the application layer for that model) on `runtime`'s device, dtype and threads.
+// by the application layer for that model) on `runtime`'s device, dtype and threads. With
+// settings.backend "openai" it is generate_run_openai (no model or tokenizer is loaded here).
 GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text, const Runtime& runtime);
+
+// The `openai` backend: each prompt's messages (with data.system_prompt, text.chat_format's
+// system_prompt, as a system message when the record has none) are sent to settings.server's
+// chat-completions endpoint, which applies the model's chat template; the sampling keys are sent
+// one to one, n samples per request (more requests when the server returns fewer choices). The
+// output lines are those of the local backend; finish_reason is "stop" or "length" (the server
+// does not tell an end-of-sequence token from a stop string), generated_tokens is the answer's
+// usage.completion_tokens (-1 when one answer holds several choices and the server gives only
+// their total), prompt_tokens usage.prompt_tokens (-1 when absent).
+GenerateSummary generate_run_openai(const GenerateRequest& req, const TextOptions& text);
 
 }  // namespace cuset
