@@ -124,9 +124,11 @@ private:
     std::string problem_;
 };
 
-// A generate configuration for the server at `url` (the other keys: the suite's defaults).
+// A generate configuration for the server at `url` (the other keys: the schema's defaults).
 std::string openai_config(const std::string& url, const std::vector<std::pair<std::string, std::string>>& more = {}) {
-    cuset::test::ConfigKeys keys = {{"log.progress", "never"},
+    // No model or tokenizer on this machine: the served model is the only one.
+    cuset::test::ConfigKeys keys = {{"model.path", "/nonexistent/model"},
+                                    {"log.progress", "never"},
                                     {"generate.backend", "openai"},
                                     {"generate.url", "\"" + url + "\""},
                                     {"generate.served_model", "smol"},
@@ -216,6 +218,39 @@ TEST_F(OpenAiBackend, SamplesNPerPrompt) {
         const std::string why = lines[i]["finish_reason"];
         EXPECT_TRUE(why == "stop" || why == "length") << why;
     }
+}
+
+TEST_F(OpenAiBackend, EvalGeneratesThroughTheServer) {
+    // CUDABench's prompts through the served model: K samples per task, judged (compile only).
+    const std::string dir = scratch_dir("openai-eval");
+    write_file(dir + "/gen.yaml", openai_config(server_->url(), {{"generate.max_new_tokens", "24"}}));
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    auto r = run_cuset("eval --config " + dir + "/gen.yaml --tasks " + tasks + " --level 1 --samples 2 --limit 2 "
+                       "--judge compile --out " + dir + "/eval");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto gens = read_lines(dir + "/eval/generations.jsonl");
+    ASSERT_EQ(gens.size(), 4u);
+    for (size_t i = 0; i < gens.size(); i += 2) {
+        EXPECT_EQ(gens[i]["id"], gens[i + 1]["id"]);
+        EXPECT_EQ(gens[i]["response"], gens[i + 1]["response"]);  // greedy: one answer, copied
+        EXPECT_FALSE(gens[i]["response"].get<std::string>().empty());
+        EXPECT_GE(gens[i]["generated_tokens"].get<int>(), 1);
+        EXPECT_LE(gens[i]["generated_tokens"].get<int>(), 24);
+    }
+    // The answers are llama-cpp-python's own to the prompts eval wrote (CUDABench's system and user prompts).
+    auto ref = run_command(std::string("'") + CUSET_PYTHON + "' '" + CUSET_SOURCE_DIR + "/tests/golden/openai_chat.py' --answer " +
+                           dir + "/eval/prompts.jsonl 24 " + dir + "/reference.jsonl");
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    const auto want = read_lines(dir + "/reference.jsonl");
+    ASSERT_EQ(want.size(), 2u);
+    for (size_t t = 0; t < want.size(); ++t) {
+        EXPECT_EQ(gens[2 * t]["id"], want[t]["id"]);
+        EXPECT_EQ(gens[2 * t]["response"], want[t]["response"]) << "task " << want[t]["id"];
+        EXPECT_EQ(gens[2 * t]["generated_tokens"], want[t]["completion_tokens"]) << "task " << want[t]["id"];
+    }
+    const json e = json::parse(read_file(dir + "/eval/eval.json"));
+    EXPECT_EQ(e["overall"]["samples"], 4);
+    EXPECT_GT(e["overall"]["mean_generated_tokens"].get<double>(), 0.0);
 }
 
 TEST_F(OpenAiBackend, ClosedPortFailsAfterRetriesNamingTheUrl) {
