@@ -96,7 +96,8 @@ public:
             int status = 0;
             if (waitpid(pid_, &status, WNOHANG) == pid_) {
                 pid_ = -1;
-                problem_ = "the server exited before it listened: " + read_file(log);
+                problem_ = "the server exited (status " + std::to_string(status) + ") before it listened: " +
+                           read_file(log);
                 return;
             }
             if (port_open(port)) return;
@@ -157,7 +158,8 @@ std::string last_line(const std::string& text, int* lines) {
 class OpenAiBackend : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        const std::string dir = scratch_dir("openai-backend-server");
+        // ctest runs each case in its own process, in parallel: a folder (and port) per process.
+        const std::string dir = scratch_dir("openai-backend-server-" + std::to_string(::getpid()));
         server_ = new Server(free_port(0), dir + "/server.log");
     }
     static void TearDownTestSuite() {
