@@ -75,7 +75,7 @@ def data_build(binary, tasks_file, candidates, jobs, limit, work):
             if line.strip():
                 a = json.loads(line)
                 attempts += 1
-                passed += a.get("status") == "pass"
+                passed += a.get("status") in ("pass", "compiled")  # --judge compile: compiled is its pass
     return seconds, attempts, passed
 
 
