@@ -25,7 +25,6 @@
 #include <utility>
 
 #include "cuset/core/atomic_file.h"
-#include "cuset/core/config.h"
 #include "cuset/core/error.h"
 #include "cuset/core/input_file.h"
 #include "cuset/core/json_io.h"
