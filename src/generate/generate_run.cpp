@@ -1,6 +1,7 @@
 // `cuset-train generate`: reads the prompts, formats them with the generation prompt, decodes
 // them in length-sorted batches with a progress bar, writes one JSON line per sample atomically.
 #include "cuset/generate/generate_run.h"
+#include "generate_output.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -222,23 +223,34 @@ GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text
     progress.finish(rate());
     sum.seconds = progress.elapsed_seconds();
 
-    // One line per (prompt, sample) in file order.
+    std::vector<std::vector<WrittenSample>> written(records.size());
+    for (size_t p = 0; p < records.size(); ++p)
+        for (const GenerationOutput& o : results[p])
+            written[p].push_back({o.text, finish_reason_name(o.finish), static_cast<int64_t>(prompt_ids[p].size()),
+                                  static_cast<int64_t>(o.tokens.size()), o.seconds});
+    generate_output_write(req, records, written, greedy, tokens, sum);
+    return sum;
+}
+
+void generate_output_write(const GenerateRequest& req, const std::vector<PromptRecord>& records,
+                           const std::vector<std::vector<WrittenSample>>& results, bool greedy, int64_t tokens,
+                           GenerateSummary& sum) {
     AtomicFile out(req.out, "generation output");
     for (size_t p = 0; p < records.size(); ++p) {
-        for (int64_t k = 0; k < g.n; ++k) {
-            const GenerationOutput& o = results[p][static_cast<size_t>(greedy ? 0 : k)];
+        for (int64_t k = 0; k < req.settings.n; ++k) {
+            const WrittenSample& s = results[p][static_cast<size_t>(greedy ? 0 : k)];
             json j;
             j["id"] = records[p].id;
             j["sample"] = k;
-            j["response"] = o.text;
+            j["response"] = s.text;
             if (records[p].reference) j["reference"] = *records[p].reference;
-            j["prompt_tokens"] = prompt_ids[p].size();
-            j["generated_tokens"] = o.tokens.size();
-            j["finish_reason"] = finish_reason_name(o.finish);
-            j["seconds"] = o.seconds;
+            j["prompt_tokens"] = s.prompt_tokens;
+            j["generated_tokens"] = s.tokens;
+            j["finish_reason"] = s.finish;
+            j["seconds"] = s.seconds;
             out.write(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
             ++sum.samples;
-            sum.generated_tokens += static_cast<int64_t>(o.tokens.size());
+            if (s.tokens > 0) sum.generated_tokens += s.tokens;
         }
     }
     out.commit();
@@ -247,7 +259,6 @@ GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text
              static_cast<long long>(sum.samples), static_cast<long long>(sum.prompts), req.out.c_str(),
              static_cast<long long>(tokens), sum.seconds, sum.seconds > 0 ? tokens / sum.seconds : 0.0,
              sum.skipped ? strprintf("; %lld bad prompt(s) skipped", static_cast<long long>(sum.skipped)).c_str() : "");
-    return sum;
 }
 
 }  // namespace cuset

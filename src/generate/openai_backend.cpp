@@ -19,6 +19,7 @@
 #include "cuset/generate/generate_run.h"
 #include "cuset/generate/openai_client.h"
 #include "cuset/generate/sampling.h"
+#include "generate_output.h"
 
 namespace cuset {
 
@@ -27,14 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-// One sample as the server answered it.
-struct Sample {
-    std::string text;
-    std::string finish;  // "stop" | "length"
-    int64_t prompt_tokens = -1;
-    int64_t tokens = -1;
-    double seconds = 0;
-};
 
 // The API's finish_reason in the local backend's words: "length" stays, everything else
 // ("stop", "eos", a tool call) is a sequence that ended by itself.
@@ -133,7 +126,7 @@ GenerateSummary generate_run_openai(const GenerateRequest& req, const TextOption
     // backend does); a prompt answered with fewer choices asks again for the rest, seeded on.
     const bool greedy = g.sampling.greedy();
     const int64_t wanted = greedy ? 1 : g.n;
-    std::vector<std::vector<Sample>> results(records.size());
+    std::vector<std::vector<WrittenSample>> results(records.size());
     auto ask = [&](size_t p) {
         const int64_t have = static_cast<int64_t>(results[p].size());
         const uint64_t seed = sample_seed(static_cast<uint64_t>(g.seed), records[p].id, have);
@@ -161,7 +154,7 @@ GenerateSummary generate_run_openai(const GenerateRequest& req, const TextOption
         const int64_t room = wanted - static_cast<int64_t>(results[p].size());
         const size_t take = std::min(r.choices.size(), static_cast<size_t>(room));
         for (size_t c = 0; c < take; ++c) {
-            Sample s;
+            WrittenSample s;
             s.text = r.choices[c].text;
             s.finish = finish_of(r.choices[c].finish_reason);
             s.prompt_tokens = r.prompt_tokens;
@@ -177,31 +170,7 @@ GenerateSummary generate_run_openai(const GenerateRequest& req, const TextOption
     progress.finish(rate());
     sum.seconds = progress.elapsed_seconds();
 
-    // One line per (prompt, sample) in file order.
-    AtomicFile out(req.out, "generation output");
-    for (size_t p = 0; p < records.size(); ++p) {
-        for (int64_t k = 0; k < g.n; ++k) {
-            const Sample& s = results[p][static_cast<size_t>(greedy ? 0 : k)];
-            json j;
-            j["id"] = records[p].id;
-            j["sample"] = k;
-            j["response"] = s.text;
-            if (records[p].reference) j["reference"] = *records[p].reference;
-            j["prompt_tokens"] = s.prompt_tokens;
-            j["generated_tokens"] = s.tokens;
-            j["finish_reason"] = s.finish;
-            j["seconds"] = s.seconds;
-            out.write(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-            ++sum.samples;
-            if (s.tokens > 0) sum.generated_tokens += s.tokens;
-        }
-    }
-    out.commit();
-    sum.prompts = static_cast<int64_t>(records.size());
-    log_info("generate: %lld sample(s) of %lld prompt(s) -> %s; %lld tokens in %.1f s (%.1f tok/s)%s",
-             static_cast<long long>(sum.samples), static_cast<long long>(sum.prompts), req.out.c_str(),
-             static_cast<long long>(tokens), sum.seconds, sum.seconds > 0 ? tokens / sum.seconds : 0.0,
-             sum.skipped ? strprintf("; %lld bad prompt(s) skipped", static_cast<long long>(sum.skipped)).c_str() : "");
+    generate_output_write(req, records, results, greedy, tokens, sum);
     return sum;
 }
 
