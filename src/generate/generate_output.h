@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@ struct WrittenSample {
     int64_t tokens = -1;         // generated tokens; -1 = not known (a served answer of several choices)
     double seconds = 0;
 };
+
+// Reads req.prompts for either backend: every non-blank line parsed (prompt_parse), its id (the
+// record's, or "<file name>:<line>") and line set, then handed to `accept`, which prepares it for
+// its backend and returns false with `problem` set when it cannot. A bad record stops with an
+// InputError naming its line, or with generate.skip_invalid is counted in sum.skipped (logged with
+// the first); no prompt left is an InputError.
+std::vector<PromptRecord> generate_read_prompts(const GenerateRequest& req,
+                                                const std::function<bool(PromptRecord&, std::string*)>& accept,
+                                                GenerateSummary& sum);
 
 // Writes req.out atomically: for every record p and sample k < settings.n, results[p][greedy ? 0 :
 // k] (greedy samples of a prompt are one decoding, copied). Adds the lines and their known tokens

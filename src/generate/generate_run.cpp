@@ -113,57 +113,32 @@ GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text
     const ModelConfig& mc = model->config();
 
     // Prompts: parsed, formatted with the generation prompt, checked against the context.
-    LineReader in(req.prompts, "prompts file");
-    const std::string name = fs::path(req.prompts).filename().string();
-    std::vector<PromptRecord> records;
     std::vector<std::vector<int32_t>> prompt_ids;
     GenerateSummary sum;
-    std::string first_problem;
-    int64_t line_no = 0;
-    for (std::string line; in.next(line);) {
-        line_no = in.line_no();
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (data_line_blank(line)) continue;
-        PromptRecord rec;
-        std::string problem;
-        const std::string where = req.prompts + ":" + std::to_string(line_no);
-        bool ok = prompt_parse(line, &rec, &problem);
-        std::vector<int32_t> ids;
-        if (ok) {
-            if (rec.id.empty()) rec.id = name + ":" + std::to_string(line_no);
-            rec.prompt.id = rec.id;
-            rec.line = line_no;
+    const std::vector<PromptRecord> records = generate_read_prompts(
+        req,
+        [&](PromptRecord& rec, std::string* problem) {
+            std::vector<int32_t> ids;
             try {
                 ids = pipe.formatter->generation_prompt(rec.prompt, g.thinking);
             } catch (const InputError& e) {
-                ok = false;
-                problem = e.what();
+                *problem = e.what();
+                return false;
             }
-        }
-        if (ok && ids.empty()) {
-            ok = false;
-            problem = "the prompt renders to no tokens";
-        }
-        if (ok && mc.max_position_embeddings > 0 && static_cast<int64_t>(ids.size()) >= mc.max_position_embeddings) {
-            ok = false;
-            problem = strprintf("prompt of %zu tokens does not fit the context length %lld (max_position_embeddings) "
-                                "with room for one new token", ids.size(),
-                                static_cast<long long>(mc.max_position_embeddings));
-        }
-        if (!ok) {
-            if (!g.skip_invalid)
-                throw InputError(where + ": " + problem + " (set generate.skip_invalid: true to skip bad prompts)");
-            ++sum.skipped;
-            if (first_problem.empty()) first_problem = where + ": " + problem;
-            continue;
-        }
-        records.push_back(std::move(rec));
-        prompt_ids.push_back(std::move(ids));
-    }
-    if (sum.skipped)
-        log_warn("%s: skipped %lld bad prompt(s); first: %s", req.prompts.c_str(), static_cast<long long>(sum.skipped),
-                 first_problem.c_str());
-    if (records.empty()) throw InputError(req.prompts + ": no prompt to generate for");
+            if (ids.empty()) {
+                *problem = "the prompt renders to no tokens";
+                return false;
+            }
+            if (mc.max_position_embeddings > 0 && static_cast<int64_t>(ids.size()) >= mc.max_position_embeddings) {
+                *problem = strprintf("prompt of %zu tokens does not fit the context length %lld (max_position_embeddings) "
+                                     "with room for one new token", ids.size(),
+                                     static_cast<long long>(mc.max_position_embeddings));
+                return false;
+            }
+            prompt_ids.push_back(std::move(ids));
+            return true;
+        },
+        sum);
 
     GenerateOptions go;
     go.max_new_tokens = g.max_new_tokens;
@@ -230,6 +205,43 @@ GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text
                                   static_cast<int64_t>(o.tokens.size()), o.seconds});
     generate_output_write(req, records, written, greedy, tokens, sum);
     return sum;
+}
+
+std::vector<PromptRecord> generate_read_prompts(const GenerateRequest& req,
+                                                const std::function<bool(PromptRecord&, std::string*)>& accept,
+                                                GenerateSummary& sum) {
+    LineReader in(req.prompts, "prompts file");
+    const std::string name = fs::path(req.prompts).filename().string();
+    std::vector<PromptRecord> records;
+    std::string first_problem;
+    for (std::string line; in.next(line);) {
+        const int64_t line_no = in.line_no();
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (data_line_blank(line)) continue;
+        PromptRecord rec;
+        std::string problem;
+        bool ok = prompt_parse(line, &rec, &problem);
+        if (ok) {
+            if (rec.id.empty()) rec.id = name + ":" + std::to_string(line_no);
+            rec.prompt.id = rec.id;
+            rec.line = line_no;
+            ok = accept(rec, &problem);
+        }
+        if (!ok) {
+            const std::string where = req.prompts + ":" + std::to_string(line_no);
+            if (!req.settings.skip_invalid)
+                throw InputError(where + ": " + problem + " (set generate.skip_invalid: true to skip bad prompts)");
+            ++sum.skipped;
+            if (first_problem.empty()) first_problem = where + ": " + problem;
+            continue;
+        }
+        records.push_back(std::move(rec));
+    }
+    if (sum.skipped)
+        log_warn("%s: skipped %lld bad prompt(s); first: %s", req.prompts.c_str(), static_cast<long long>(sum.skipped),
+                 first_problem.c_str());
+    if (records.empty()) throw InputError(req.prompts + ": no prompt to generate for");
+    return records;
 }
 
 void generate_output_write(const GenerateRequest& req, const std::vector<PromptRecord>& records,

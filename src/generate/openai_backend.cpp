@@ -73,54 +73,29 @@ GenerateSummary generate_run_openai(const GenerateRequest& req, const TextOption
     ChatClient client(g.server);  // reads the API key first: a missing one is named before any work
 
     // Prompts: parsed; their messages as the API takes them.
-    LineReader in(req.prompts, "prompts file");
-    const std::string name = fs::path(req.prompts).filename().string();
-    std::vector<PromptRecord> records;
     std::vector<json> messages, tools;
     GenerateSummary sum;
-    std::string first_problem;
     const std::string& system_prompt = text.chat_format.system_prompt;
-    for (std::string line; in.next(line);) {
-        const int64_t line_no = in.line_no();
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (data_line_blank(line)) continue;
-        PromptRecord rec;
-        std::string problem;
-        const std::string where = req.prompts + ":" + std::to_string(line_no);
-        bool ok = prompt_parse(line, &rec, &problem);
-        json msgs = json::array();
-        if (ok) {
-            if (rec.id.empty()) rec.id = name + ":" + std::to_string(line_no);
-            rec.prompt.id = rec.id;
-            rec.line = line_no;
+    const std::vector<PromptRecord> records = generate_read_prompts(
+        req,
+        [&](PromptRecord& rec, std::string* problem) {
+            json msgs = json::array();
             bool has_system = false;
             for (const Message& m : rec.prompt.messages) has_system = has_system || m.role == "system";
             if (!has_system && !system_prompt.empty()) msgs.push_back({{"role", "system"}, {"content", system_prompt}});
             for (const Message& m : rec.prompt.messages) {
                 if (m.role == "text") {
-                    ok = false;
-                    problem = "a raw-text record ({\"text\"}) has no chat messages to send to a chat-completions "
-                              "server (write it as {\"prompt\"} or {\"messages\"})";
-                    break;
+                    *problem = "a raw-text record ({\"text\"}) has no chat messages to send to a chat-completions "
+                               "server (write it as {\"prompt\"} or {\"messages\"})";
+                    return false;
                 }
                 msgs.push_back({{"role", m.role}, {"content", m.content}});
             }
-        }
-        if (!ok) {
-            if (!g.skip_invalid)
-                throw InputError(where + ": " + problem + " (set generate.skip_invalid: true to skip bad prompts)");
-            ++sum.skipped;
-            if (first_problem.empty()) first_problem = where + ": " + problem;
-            continue;
-        }
-        tools.push_back(rec.prompt.tools.is_null() ? json() : json::parse(rec.prompt.tools.dump()));
-        messages.push_back(std::move(msgs));
-        records.push_back(std::move(rec));
-    }
-    if (sum.skipped)
-        log_warn("%s: skipped %lld bad prompt(s); first: %s", req.prompts.c_str(), static_cast<long long>(sum.skipped),
-                 first_problem.c_str());
-    if (records.empty()) throw InputError(req.prompts + ": no prompt to generate for");
+            tools.push_back(rec.prompt.tools.is_null() ? json() : json::parse(rec.prompt.tools.dump()));
+            messages.push_back(std::move(msgs));
+            return true;
+        },
+        sum);
 
     // One request per prompt for n samples (greedy: one sample, copied n times, as the local
     // backend does); a prompt answered with fewer choices asks again for the rest, seeded on.
