@@ -130,6 +130,7 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.thinking = cfg.generate.thinking;
     ro.system_prompt = k.system_prompt;
     ro.mask_truncated = k.mask_truncated_completions;
+    ro.judge_while_sampling = k.judge_while_sampling;
     o.num_iterations = k.num_iterations;
     if (k.token_weights == "cuset") {  // the CuSeT objective's own mask and region keys
         Config c = cfg;

@@ -247,6 +247,9 @@ void add_objective_keys(Table& t) {
     t.add("objective.grpo.mask_truncated_completions", Kind::kBool,
           CUSET_REF(objective.grpo.mask_truncated_completions),
           "grpo: completions cut at max_completion_length are left out of the loss (their rewards still count)");
+    t.add("objective.grpo.judge_while_sampling", Kind::kBool, CUSET_REF(objective.grpo.judge_while_sampling),
+          "grpo: judge a task's completions as soon as its group has finished, while the other groups are still "
+          "decoding (the same rewards; false = judge after the sampling)");
     choices(t.add("objective.grpo.token_weights", Kind::kEnum, CUSET_REF(objective.grpo.token_weights),
                   "grpo: cuset weighs each completion token by CuSeT's mask and region weight (objective.mask.*, "
                   "objective.region.*) in the loss; none = every token alike"),

@@ -30,7 +30,8 @@ Generator::Generator(Decoder model, const Tokenizer& tokenizer, GenerateOptions 
 }
 
 std::vector<GenerationOutput> Generator::generate(const std::vector<GenerationInput>& batch,
-                                                  const std::function<void(int64_t)>& on_token) {
+                                                  const std::function<void(int64_t)>& on_token,
+                                                  const std::function<void(size_t, const GenerationOutput&)>& on_finish) {
     at::NoGradGuard no_grad;
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
@@ -127,6 +128,7 @@ std::vector<GenerationOutput> Generator::generate(const std::vector<GenerationIn
             o.text.resize(text_end);
         }
         o.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+        if (on_finish) on_finish(static_cast<size_t>(i), o);
     };
 
     for (int64_t step = 0;; ++step) {

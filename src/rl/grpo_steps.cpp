@@ -224,11 +224,12 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
             grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
         std::vector<eval::Task> mine;
         for (size_t i : idx) mine.push_back(tasks_[i]);
-        SampleFn sample = [&](const std::vector<GenerationInput>& inputs) {
+        SampleFn sample = [&](const std::vector<GenerationInput>& inputs, const FinishFn& on_finish) {
             auto t0 = std::chrono::steady_clock::now();
             EvalModeScope eval_mode(ctx.model);  // sampled in eval mode (no LoRA dropout), trained in train mode
             Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
-            std::vector<GenerationOutput> out = gen.generate(inputs);  // one batch: every completion of the rank
+            // One batch: every completion of the rank; a group is judged as soon as it is complete.
+            std::vector<GenerationOutput> out = gen.generate(inputs, {}, on_finish);
             for (const GenerationOutput& g : out) generated += static_cast<int64_t>(g.tokens.size());
             generate_s += seconds_since(t0);
             return out;
@@ -287,7 +288,8 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
 
     // The statuses over all ranks (a fixed vector: every rank sums the same positions).
     constexpr int kStatuses = static_cast<int>(judge::Status::kUnjudged) + 1;
-    std::vector<double> counts(kStatuses + 3, 0.0);
+    std::vector<double> counts(kStatuses + 4, 0.0);
+    counts[kStatuses + 3] = static_cast<double>(rollout.groups_judged_while_sampling);
     for (const RolloutRecord& rec : rollout.records) {
         for (int s = 0; s < kStatuses; ++s)
             if (rec.status == judge::status_name(static_cast<judge::Status>(s))) counts[s] += 1;
@@ -315,7 +317,8 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
              {"completions", r.completions},
              {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
              {"completion_length", counts[kStatuses] / n},
-             {"truncated_fraction", counts[kStatuses + 1] / n}};
+             {"truncated_fraction", counts[kStatuses + 1] / n},
+             {"groups_judged_while_sampling", static_cast<int64_t>(counts[kStatuses + 3])}};
     }
     m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;
     m["clip_ratio_high"] = s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0;

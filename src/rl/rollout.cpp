@@ -4,12 +4,129 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "cuset/core/error.h"
 #include "cuset/generate/sampling.h"
 
 namespace cuset::rl {
+
+namespace {
+
+// A rollout's groups, judged as they complete: the sampler's thread reports finished rows, and a
+// task whose G rows are all in goes to a judging thread, which judges whatever groups are ready at
+// once (eval::judge_results, its jobs and journal). Without the thread, every group is judged
+// together once the sampler has returned, as one judge_results call.
+class GroupJudge {
+public:
+    GroupJudge(const std::vector<eval::Task>& tasks, int64_t G, const eval::JudgeOptions& jo, bool background)
+        : tasks_(tasks), G_(static_cast<size_t>(G)), jo_(jo), seen_(tasks.size() * G_, false),
+          left_(tasks.size(), G_), judged_(tasks.size()) {
+        for (const eval::Task& t : tasks) {
+            eval::ResultRecord r;
+            r.id = t.id;
+            r.task_name = t.task_name;
+            r.responses.resize(G_);
+            r.codes.resize(G_);
+            records_.push_back(std::move(r));
+        }
+        if (background) thread_ = std::thread([this] { loop(); });
+    }
+    ~GroupJudge() { stop(); }
+    GroupJudge(const GroupJudge&) = delete;
+    GroupJudge& operator=(const GroupJudge&) = delete;
+
+    // Row `row` of the batch has finished (called from the sampler, rows in any order, once each).
+    void finished(size_t row, const GenerationOutput& g) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (row >= seen_.size() || seen_[row]) return;
+        seen_[row] = true;
+        const size_t t = row / G_, k = row % G_;
+        records_[t].responses[k] = g.text;
+        records_[t].codes[k] = eval::extract_code(g.text);
+        if (--left_[t] == 0) {
+            ready_.push_back(t);
+            cv_.notify_one();
+        }
+    }
+
+    // The sampler has returned `outs`: rows it did not report are taken from it, the remaining
+    // groups judged, and the judging thread's failure (a signal, the judge's environment) rethrown.
+    void sampling_done(const std::vector<GenerationOutput>& outs) {
+        for (size_t row = 0; row < outs.size(); ++row) finished(row, outs[row]);
+        if (thread_.joinable()) {
+            stop();
+        } else {
+            std::vector<size_t> all;
+            all.swap(ready_);
+            judge(all, false);
+        }
+        if (error_) std::rethrow_exception(error_);
+    }
+
+    const eval::TaskResult& task(size_t t) const { return judged_[t]; }
+    int64_t judged_while_sampling() const { return early_; }
+
+private:
+    void stop() {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    void loop() {
+        for (;;) {
+            std::vector<size_t> take;
+            bool early = false;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [this] { return !ready_.empty() || done_; });
+                if (ready_.empty()) return;
+                take.swap(ready_);
+                early = !done_;
+            }
+            judge(take, early);
+        }
+    }
+
+    // Judges the complete groups `take` (their records are no longer written to).
+    void judge(const std::vector<size_t>& take, bool early) {
+        if (take.empty() || error_) return;
+        try {
+            std::vector<eval::ResultRecord> recs;
+            for (size_t t : take) recs.push_back(records_[t]);
+            eval::JudgeSummary s = eval::judge_results(tasks_, recs, jo_);
+            for (size_t j = 0; j < take.size(); ++j) judged_[take[j]] = std::move(s.tasks[j]);
+            if (early) early_ += static_cast<int64_t>(take.size());
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+
+    const std::vector<eval::Task>& tasks_;
+    const size_t G_;
+    const eval::JudgeOptions& jo_;
+    std::vector<eval::ResultRecord> records_;  // one per task, its G responses and programs
+    std::vector<bool> seen_;                   // [N] rows reported
+    std::vector<size_t> left_;                 // per task: rows not yet finished
+    std::vector<size_t> ready_;                // complete groups not yet judged
+    std::vector<eval::TaskResult> judged_;     // per task, once judged
+    std::exception_ptr error_;                 // the first judging failure (written by the judging side)
+    int64_t early_ = 0;
+    bool done_ = false;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::thread thread_;
+};
+
+}  // namespace
 
 Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std::vector<eval::Task>& tasks,
                      int32_t pad_id, const RolloutOptions& o) {
@@ -29,24 +146,13 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
             inputs.push_back({p, sample_seed(o.seed, std::to_string(o.step) + ":" + t.id_text, k)});
         }
     }
-    std::vector<GenerationOutput> outs = sample(inputs);
+    GroupJudge judge(tasks, G, o.judge, o.judge_while_sampling);
+    std::vector<GenerationOutput> outs =
+        sample(inputs, [&judge](size_t row, const GenerationOutput& g) { judge.finished(row, g); });
     if (static_cast<int64_t>(outs.size()) != N)
         throw RuntimeFailure("grpo rollout: " + std::to_string(outs.size()) + " completions for " + std::to_string(N) +
                              " prompts");
-
-    std::vector<eval::ResultRecord> results;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-        eval::ResultRecord r;
-        r.id = tasks[i].id;
-        r.task_name = tasks[i].task_name;
-        for (int64_t k = 0; k < G; ++k) {
-            const std::string& text = outs[i * static_cast<size_t>(G) + static_cast<size_t>(k)].text;
-            r.responses.push_back(text);
-            r.codes.push_back(eval::extract_code(text));
-        }
-        results.push_back(std::move(r));
-    }
-    eval::JudgeSummary judged = eval::judge_results(tasks, results, o.judge);
+    judge.sampling_done(outs);
 
     Rollout out;
     int64_t P = 1, T = 1;
@@ -71,7 +177,7 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
             ca[row][static_cast<int64_t>(j)] = g.tokens[j];
             cm[row][static_cast<int64_t>(j)] = masked ? 0 : 1;
         }
-        const eval::TaskResult& tr = judged.tasks[static_cast<size_t>(row / G)];
+        const eval::TaskResult& tr = judge.task(static_cast<size_t>(row / G));
         const eval::SampleResult& s = tr.samples[static_cast<size_t>(row % G)];
         judge::Verdict v;
         v.status = s.status;
@@ -88,6 +194,7 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
     out.batch.completion_ids = cid;
     out.batch.completion_mask = cmask;
     out.batch.rewards = rewards;
+    out.groups_judged_while_sampling = judge.judged_while_sampling();
     return out;
 }
 

@@ -212,7 +212,8 @@ TEST(GrpoSteps, ARunLogsEveryVerdictAndResumesExactly) {
         int64_t n = 0;
         for (auto& [k, v] : ma[s]["status"].items()) n += v.get<int64_t>();
         EXPECT_EQ(n, 8);
-        for (const char* k : {"reward_std", "completion_length", "clip_ratio_region", "generate_s", "judge_s", "update_s"})
+        for (const char* k : {"reward_std", "completion_length", "clip_ratio_region", "generate_s", "judge_s", "update_s",
+                              "groups_judged_while_sampling"})
             EXPECT_TRUE(ma[s].contains(k)) << k;
     }
 
@@ -404,6 +405,35 @@ TEST(GrpoSteps, CusetTokenWeightsOnTheLoss) {
     const at::Tensor w = batch.at("token_weights"), mask = batch.at("completion_mask");
     EXPECT_TRUE(at::equal(w.gt(0), w.gt(0).logical_and(mask.to(at::kBool)))) << "weights only on completion tokens";
     EXPECT_GT(w.max().item<double>(), 1.0);
+}
+
+// objective.grpo.judge_while_sampling: a group judged as soon as it is complete, beside the
+// decoding of the others, or every group after the sampling: the same completions, verdicts,
+// losses and final weights (the batch decoded is the same).
+TEST(GrpoSteps, JudgingWhileSamplingChangesNothingButTime) {
+    const std::string dir = scratch_dir("grpo-steps-judge-while-sampling");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string policy = make_policy(dir, tasks);
+    for (const char* name : {"during", "after"}) {
+        const cuset::test::ConfigKeys keys = {
+            {"train.max_steps", "2"},
+            {"objective.grpo.judge_while_sampling", std::string(name) == "during" ? "true" : "false"}};
+        auto r = run_cuset("--config " + grpo_config(dir, name, policy, tasks, keys) + " --run-name " + name);
+        ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    }
+    const std::vector<json> during = read_metrics(dir + "/during"), after = read_metrics(dir + "/after");
+    ASSERT_EQ(during.size(), 2u);
+    ASSERT_EQ(after.size(), 2u);
+    for (size_t s = 0; s < 2; ++s) {
+        EXPECT_EQ(during[s]["loss"], after[s]["loss"]) << "step " << s + 1;
+        EXPECT_EQ(during[s]["grad_norm"], after[s]["grad_norm"]) << "step " << s + 1;
+        EXPECT_EQ(during[s]["status"], after[s]["status"]) << "step " << s + 1;
+        EXPECT_EQ(after[s]["groups_judged_while_sampling"].get<int64_t>(), 0);
+        const int64_t early = during[s]["groups_judged_while_sampling"].get<int64_t>();
+        EXPECT_GE(early, 0);
+        EXPECT_LE(early, 2) << "two groups a step";
+    }
+    expect_same_ending(dir, "during", "after", "checkpoint-0000002");
 }
 
 // SIGTERM at any point of a step (sampling, judging or the update) stops the run with exit 75 and

@@ -4,7 +4,10 @@
 // CUDABench's messages, its completion tokens, the judge's status and the reward worked by hand;
 // with the demo model as the policy, the same seed gives the same completions and another step
 // other draws.
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -56,7 +59,7 @@ TEST(Rollout, FixedAnswersGiveTheirStatusesRewardsAndRows) {
     };
     std::vector<GenerationInput> seen;
     std::vector<int64_t> lengths;  // the completion tokens of each answer
-    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in) {
+    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in, const rl::FinishFn&) {
         seen = in;
         std::vector<GenerationOutput> out;
         for (size_t i = 0; i < in.size(); ++i) {
@@ -111,7 +114,7 @@ TEST(Rollout, MaskTruncatedLeavesCutCompletionsOutOfTheLoss) {
     ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
     const std::vector<eval::Task> tasks = two_tasks();
     const FinishReason finish[3] = {FinishReason::kEos, FinishReason::kLength, FinishReason::kStop};
-    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in) {
+    rl::SampleFn answers = [&](const std::vector<GenerationInput>& in, const rl::FinishFn&) {
         std::vector<GenerationOutput> out;
         for (size_t i = 0; i < in.size(); ++i) {
             GenerationOutput g;
@@ -149,7 +152,9 @@ TEST(Rollout, TheDemoModelsDrawsFollowTheSeed) {
     go.max_new_tokens = 12;
     go.sampling.temperature = 1.0;
     Generator gen(model, *tok, go, c10::Device(c10::kCPU));
-    rl::SampleFn sample = [&](const std::vector<GenerationInput>& in) { return gen.generate(in); };
+    rl::SampleFn sample = [&](const std::vector<GenerationInput>& in, const rl::FinishFn& f) {
+        return gen.generate(in, {}, f);
+    };
     const std::vector<eval::Task> tasks = {two_tasks()[0]};
     rl::RolloutOptions o = options("rollout_model");
     o.group_size = 2;
@@ -160,6 +165,13 @@ TEST(Rollout, TheDemoModelsDrawsFollowTheSeed) {
     rl::Rollout c = rl::grpo_rollout(sample, fmt, tasks, 0, o);
     EXPECT_FALSE(at::equal(a.batch.completion_ids, c.batch.completion_ids)) << "another step draws anew";
     EXPECT_FALSE(at::equal(a.batch.completion_ids[0], a.batch.completion_ids[1])) << "the group's streams differ";
+    // Judged after the sampling instead of as the group finishes: the same rollout.
+    o.step = 7;
+    o.judge_while_sampling = false;
+    rl::Rollout d = rl::grpo_rollout(sample, fmt, tasks, 0, o);
+    EXPECT_TRUE(at::equal(a.batch.completion_ids, d.batch.completion_ids));
+    EXPECT_TRUE(at::equal(a.batch.rewards, d.batch.rewards));
+    EXPECT_EQ(d.groups_judged_while_sampling, 0);
     for (const rl::RolloutRecord& r : a.records) {
         EXPECT_GT(r.tokens, 0);
         EXPECT_LE(r.tokens, 12);
@@ -171,8 +183,65 @@ TEST(Rollout, Refusals) {
     auto tok = tokenizer_load(demo_dir());
     ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
     rl::RolloutOptions o = options("rollout_refusals");
-    rl::SampleFn none = [](const std::vector<GenerationInput>&) { return std::vector<GenerationOutput>{}; };
+    rl::SampleFn none = [](const std::vector<GenerationInput>&, const rl::FinishFn&) { return std::vector<GenerationOutput>{}; };
     EXPECT_THROW(rl::grpo_rollout(none, fmt, two_tasks(), 0, o), RuntimeFailure);  // no completions back
     o.group_size = 1;
     EXPECT_THROW(rl::grpo_rollout(none, fmt, two_tasks(), 0, o), UsageError);
+}
+
+// Judging while sampling: the sampler reports the first task's three rows as finished and then
+// waits until the judge has given their verdicts (it would wait forever, bounded here at 300 s,
+// if the judging began only after the sampler returned); the second task's rows are never
+// reported and are judged once it returns. The rollout equals the one judged after the sampling.
+TEST(Rollout, AGroupIsJudgedWhileTheOthersAreStillSampled) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const std::vector<eval::Task> tasks = two_tasks();
+    auto outputs = [&](size_t n) {
+        std::vector<GenerationOutput> out;
+        for (size_t i = 0; i < n; ++i) {
+            GenerationOutput g;
+            g.text = i % 3 == 1 ? "```cuda\nint main( {\n```" : "```cuda\n" + tasks[i / 3].bench_cu + "\n```";
+            g.tokens = tok->encode(g.text).ids;
+            g.finish = FinishReason::kEos;
+            out.push_back(g);
+        }
+        return out;
+    };
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t verdicts = 0, verdicts_before_return = -1;
+    rl::RolloutOptions o = options("rollout_overlap");
+    o.judge.on_sample = [&](size_t, const eval::SampleResult&) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++verdicts;
+        cv.notify_all();
+    };
+    rl::SampleFn waiting = [&](const std::vector<GenerationInput>& in, const rl::FinishFn& finished) {
+        std::vector<GenerationOutput> out = outputs(in.size());
+        for (size_t row = 0; row < 3; ++row) finished(row, out[row]);
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait_for(lock, std::chrono::seconds(300), [&] { return verdicts >= 3; });
+        verdicts_before_return = verdicts;
+        return out;
+    };
+    rl::Rollout r = rl::grpo_rollout(waiting, fmt, tasks, 0, o);
+    EXPECT_EQ(verdicts_before_return, 3) << "the first group was judged during the sampling, and only it";
+    EXPECT_EQ(verdicts, 6);
+    EXPECT_EQ(r.groups_judged_while_sampling, 1);
+
+    rl::RolloutOptions after = options("rollout_overlap_off");
+    after.judge_while_sampling = false;
+    rl::SampleFn plain = [&](const std::vector<GenerationInput>& in, const rl::FinishFn&) { return outputs(in.size()); };
+    rl::Rollout a = rl::grpo_rollout(plain, fmt, tasks, 0, after);
+    EXPECT_EQ(a.groups_judged_while_sampling, 0);
+    ASSERT_EQ(r.records.size(), a.records.size());
+    for (size_t i = 0; i < r.records.size(); ++i) {
+        EXPECT_EQ(r.records[i].status, a.records[i].status) << i;
+        EXPECT_EQ(r.records[i].reward, a.records[i].reward) << i;
+    }
+    EXPECT_EQ(r.records[0].status, "compiled");
+    EXPECT_EQ(r.records[1].status, "compile-error");
+    EXPECT_TRUE(at::equal(r.batch.rewards, a.batch.rewards));
+    EXPECT_TRUE(at::equal(r.batch.completion_ids, a.batch.completion_ids));
 }

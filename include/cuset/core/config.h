@@ -78,6 +78,7 @@ struct GrpoKeys {
     std::string system_prompt;         // the prompts' system message ("" = CUDABench's, as eval sends)
     int64_t num_iterations = 1;        // optimizer steps per generation batch (TRL's mu)
     bool mask_truncated_completions = false;  // completions cut at max_completion_length leave the loss
+    bool judge_while_sampling = true;  // a group is judged once complete, beside the decoding of the others
     std::string token_weights = "none";  // none | cuset: CuSeT's w_i m(i,t) (objective.mask.*, region.*) on the loss
     double reward_format = 0.1;
     double reward_compiles = 0.2;

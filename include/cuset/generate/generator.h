@@ -49,8 +49,11 @@ public:
 
     // Decodes `batch` together (one KV cache of batch x (longest prompt + max_new_tokens)).
     // `on_token(n)`: called after every step with the number of tokens that step produced.
+    // `on_finish(i, out)`: called as soon as row i has finished (its output complete), while the
+    // other rows go on decoding, so that a caller can start work on it (the GRPO judge).
     std::vector<GenerationOutput> generate(const std::vector<GenerationInput>& batch,
-                                           const std::function<void(int64_t)>& on_token = {});
+                                           const std::function<void(int64_t)>& on_token = {},
+                                           const std::function<void(size_t, const GenerationOutput&)>& on_finish = {});
 
     const GenerateOptions& options() const { return opts_; }
 

@@ -20,8 +20,12 @@
 
 namespace cuset::rl {
 
-// Decodes a batch (Generator::generate, or fixed answers in tests and replays).
-using SampleFn = std::function<std::vector<GenerationOutput>(const std::vector<GenerationInput>&)>;
+// Called by a sampler as soon as row i of its batch has finished (Generator::generate's on_finish).
+using FinishFn = std::function<void(size_t, const GenerationOutput&)>;
+// Decodes a batch (Generator::generate, or fixed answers in tests and replays). A sampler that
+// reports finished rows through the FinishFn lets the rollout judge a group while the others are
+// still decoding; one that does not is judged once it returns.
+using SampleFn = std::function<std::vector<GenerationOutput>(const std::vector<GenerationInput>&, const FinishFn&)>;
 
 struct RolloutOptions {
     int64_t group_size = 8;    // G completions per task
@@ -37,6 +41,10 @@ struct RolloutOptions {
     bool mask_truncated = false; // a completion cut at the length limit (finish "length") gets an
                                  // all-zero completion mask: out of the loss, its reward still in
                                  // its group's advantages (TRL's mask_truncated_completions)
+    // A task's group is judged as soon as its G completions have finished, on a thread beside the
+    // decoding of the others; the verdicts, rewards and tensors are the same as when everything is
+    // judged after the sampling (the batch decoded is the same), only sooner.
+    bool judge_while_sampling = true;
 };
 
 struct RolloutRecord {
@@ -53,6 +61,7 @@ struct RolloutRecord {
 struct Rollout {
     GrpoRollout batch;                   // [N = tasks x G] rows, a task's G adjacent
     std::vector<RolloutRecord> records;  // one per row, in row order
+    int64_t groups_judged_while_sampling = 0;  // groups whose judging began before the sampler returned
 };
 
 // Samples, judges and scores `tasks` (all of them: the caller picks a step's tasks). The pad id
