@@ -151,7 +151,20 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.rewards.compiles = k.reward_compiles;
     ro.rewards.runs = k.reward_runs;
     ro.rewards.functional = k.reward_functional;
+    ro.rewards.speedup = k.reward_speedup;
+    ro.rewards.speedup_cap = k.reward_speedup_cap;
     judge::check_reward_weights(ro.rewards, "objective.grpo.reward");
+    if (k.reward_speedup > 0) {
+        if (mode != eval::JudgeMode::kGpu)
+            throw UsageError(std::string("config error: 'objective.grpo.reward.speedup' times programs against their "
+                                         "reference on a GPU, but the judge is ") +
+                             judge::judge_mode_name(mode) +
+                             ": set objective.grpo.judge to gpu (or auto on a GPU machine), or the weight to 0 (an "
+                             "emulated or compile-only run's time says nothing about a GPU)");
+        ro.judge.runner.speedup.enabled = true;
+        ro.judge.runner.speedup.warmup = static_cast<int>(k.speedup_warmup);
+        ro.judge.runner.speedup.repeats = static_cast<int>(k.speedup_repeats);
+    }
     GrpoStepOptions& so = o.step;
     so.loss.loss_type = grpo_loss_type_from(k.loss_type, "objective.grpo.loss_type");
     so.loss.scale_rewards = reward_scaling_from(k.scale_rewards, "objective.grpo.scale_rewards");

@@ -266,6 +266,19 @@ void add_objective_keys(Table& t) {
     range(t.add("objective.grpo.reward.functional", Kind::kDouble, CUSET_REF(objective.grpo.reward_functional),
                 "grpo: reward for a program the checker passes (gpu or emulate judges)"),
           0.0, 1e6);
+    range(t.add("objective.grpo.reward.speedup", Kind::kDouble, CUSET_REF(objective.grpo.reward_speedup),
+                "grpo: weight of a passing program's speed-up over the task's reference solution, "
+                "min(speedup, speedup_cap), timed on the gpu judge; 0 = no timing runs"),
+          0.0, 1e6);
+    range(t.add("objective.grpo.reward.speedup_cap", Kind::kDouble, CUSET_REF(objective.grpo.reward_speedup_cap),
+                "grpo: the speed-up counted at most"),
+          1e-3, 1e6);
+    range(t.add("objective.grpo.speedup.warmup", Kind::kInt, CUSET_REF(objective.grpo.speedup_warmup),
+                "grpo: untimed runs of a program (and of the reference) before its timed runs"),
+          0, 100);
+    range(t.add("objective.grpo.speedup.repeats", Kind::kInt, CUSET_REF(objective.grpo.speedup_repeats),
+                "grpo: timed runs of a program (and of the reference); the median counts"),
+          1, 1000);
     bookkeeping(range(t.add("objective.chunk_size", Kind::kInt, CUSET_REF(objective.chunk_size),
                             "tokens per lm_head+loss chunk; 0 = full logits (more memory)"),
                       0, 1 << 24));

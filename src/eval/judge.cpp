@@ -47,6 +47,8 @@ std::string verdict_key(const judge::RunnerOptions& ro, const Task& t, const std
     h.add(id).add_u64(static_cast<uint64_t>(index)).add(t.gen_py).add(t.compare_py).add(t.bench_cu);
     for (const TensorSpec& in : t.inputs) h.add(in.name);
     h.add_u64(code ? 1 : 0).add(code ? *code : std::string());
+    if (ro.speedup.enabled)  // a verdict without the speed-up measure is not one with it
+        h.add("speedup").add_u64(static_cast<uint64_t>(ro.speedup.warmup)).add_u64(static_cast<uint64_t>(ro.speedup.repeats));
     return h.hex();
 }
 
@@ -62,6 +64,8 @@ std::string journal_line(const std::string& key, const std::string& id, const Sa
                         {"ran", optional_json(s.ran)},               {"functional", optional_json(s.functional)},
                         {"emulated", s.emulated}, {"error", s.error}, {"seconds", s.seconds},
                         {"containment", s.containment}};
+    if (s.speedup) j["speedup"] = *s.speedup;
+    if (!s.speedup_note.empty()) j["speedup_note"] = s.speedup_note;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -92,6 +96,8 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
         s.error = j.value("error", std::string());
         s.seconds = j.value("seconds", 0.0);
         s.containment = j.value("containment", std::string());
+        if (j.contains("speedup") && j["speedup"].is_number()) s.speedup = j["speedup"].get<double>();
+        s.speedup_note = j.value("speedup_note", std::string());
         out[j["key"].get<std::string>()] = std::move(s);
     }
     return out;
@@ -203,6 +209,8 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 s.error = v.error;
                 s.seconds = v.seconds;
                 s.containment = v.containment;
+                s.speedup = v.speedup;
+                s.speedup_note = v.speedup_note;
                 if (v.run.ran) s.run_seconds = v.run.seconds;
                 if (opts.on_sample) opts.on_sample(job.task_slot, s);
                 if (journal) {

@@ -1,6 +1,7 @@
 // The reward of a judged program (judge/reward.h).
 #include "cuset/judge/reward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -10,7 +11,8 @@ namespace cuset::judge {
 
 void check_reward_weights(const RewardWeights& w, const std::string& key_prefix) {
     const std::pair<const char*, double> all[] = {
-        {"format", w.format}, {"compiles", w.compiles}, {"runs", w.runs}, {"functional", w.functional}};
+        {"format", w.format}, {"compiles", w.compiles}, {"runs", w.runs}, {"functional", w.functional},
+        {"speedup", w.speedup}, {"speedup_cap", w.speedup_cap}};
     for (const auto& [name, value] : all)
         if (!std::isfinite(value) || value < 0)
             throw UsageError("key '" + key_prefix + name + "' must be a finite number >= 0, got " + std::to_string(value));
@@ -28,7 +30,13 @@ Reward reward_of(const Verdict& v, const RewardWeights& w) {
     r.value = w.format;
     if (v.compiled) r.value += w.compiles;
     if (v.ran.value_or(false)) r.value += w.runs;
-    if (v.functional.value_or(false)) r.value += w.functional;
+    if (v.functional.value_or(false)) {
+        r.value += w.functional;
+        if (w.speedup > 0) {
+            if (v.speedup) r.value += w.speedup * std::min(*v.speedup, w.speedup_cap);
+            else r.reason += " (speed-up not measured)";
+        }
+    }
     return r;
 }
 

@@ -231,13 +231,21 @@ struct Runner::Impl {
     std::mutex mu;
     std::condition_variable cv;
     std::map<std::string, Generated> generated;
+    // The reference solutions' run times (SpeedupOptions), per task key.
+    struct ReferenceTiming {
+        bool started = false, done = false;
+        std::optional<double> seconds;
+        std::string why;
+    };
+    std::map<std::string, ReferenceTiming> reference_times;
+    std::mutex timing_mu;  // one timed run at a time
 
     explicit Impl(const RunnerOptions& opts) : o(opts) {}
 
     // Runs one command in `work` (the folder it may write), `files` bound read-only beside it,
     // to its end; a stop request kills it.
     ProcessResult run(std::vector<std::string> argv, const fs::path& work, const std::vector<SandboxMount>& files,
-                      double timeout_s, size_t cap, bool keep_tail, bool merge) {
+                      double timeout_s, size_t cap, bool keep_tail, bool merge, double poll_s = 0.05) {
         ProcessOptions po;
         po.argv = std::move(argv);
         po.timeout_s = timeout_s;
@@ -266,7 +274,7 @@ struct Runner::Impl {
         Process p(std::move(po));
         while (!p.poll()) {
             if (signals_stop_requested()) p.kill();
-            process_wait_any({&p}, 0.05);
+            process_wait_any({&p}, poll_s);
         }
         return p.result();
     }
@@ -400,8 +408,9 @@ struct Runner::Impl {
         }
     }
 
-    void judge_in(const std::string& source, const CheckedTask* task, const fs::path& dir, Verdict& v) {
-        const fs::path box = dir / "box";
+    // Compiles `source` in `box` with nvcc and, for emulation, builds it for the emulator: the
+    // program to run ("" when it does not build: `v` says why) and its run timeout.
+    std::string build_program(const std::string& source, const fs::path& box, Verdict& v, double* run_timeout) {
         std::error_code ec;
         fs::create_directories(box / "data", ec);
         if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
@@ -414,47 +423,52 @@ struct Runner::Impl {
         if (c.timed_out) {
             v.status = Status::kCompileTimeout;
             v.error = "nvcc " + ending(c, o.compile_timeout_s);
-            return;
+            return "";
         }
         if (!c.ok()) {
             v.status = Status::kCompileError;
             v.error = v.compile.line.empty() ? "nvcc " + ending(c, o.compile_timeout_s) : v.compile.line;
-            return;
+            return "";
         }
         v.compiled = true;
         if (o.mode == JudgeMode::kCompile) {
             v.status = Status::kCompiled;
-            return;
+            return "";
         }
-        std::string program = "./" + name;
+        *run_timeout = o.run_timeout_s;
+        if (o.mode != JudgeMode::kEmulate) return "./" + name;
+        if (!emu_error.empty()) {
+            v.status = Status::kUnjudged;
+            v.error = "emulator: " + emu_error;
+            return "";
+        }
+        std::string rewritten;
+        try {
+            rewritten = emu::transform_program(source);
+        } catch (const std::exception& e) {
+            v.status = Status::kUnjudged;
+            v.error = std::string("emulator: cannot rewrite the program: ") + e.what();
+            return "";
+        }
+        write_text(box / "kernel_emu.cpp", rewritten);
+        std::vector<std::string> argv = {o.cxx};
+        argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
+        argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
+        ProcessResult b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
+        if (!b.ok()) {
+            v.status = Status::kUnjudged;
+            v.error = "emulator: build failed: " + first_error_line(b.out);
+            return "";
+        }
+        *run_timeout = o.emulate_timeout_s;
+        return "./kernel_emu";
+    }
+
+    void judge_in(const std::string& source, const CheckedTask* task, const fs::path& dir, Verdict& v) {
+        const fs::path box = dir / "box";
         double run_timeout = o.run_timeout_s;
-        if (o.mode == JudgeMode::kEmulate) {
-            if (!emu_error.empty()) {
-                v.status = Status::kUnjudged;
-                v.error = "emulator: " + emu_error;
-                return;
-            }
-            std::string rewritten;
-            try {
-                rewritten = emu::transform_program(source);
-            } catch (const std::exception& e) {
-                v.status = Status::kUnjudged;
-                v.error = std::string("emulator: cannot rewrite the program: ") + e.what();
-                return;
-            }
-            write_text(box / "kernel_emu.cpp", rewritten);
-            std::vector<std::string> argv = {o.cxx};
-            argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
-            argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
-            ProcessResult b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
-            if (!b.ok()) {
-                v.status = Status::kUnjudged;
-                v.error = "emulator: build failed: " + first_error_line(b.out);
-                return;
-            }
-            program = "./kernel_emu";
-            run_timeout = o.emulate_timeout_s;
-        }
+        const std::string program = build_program(source, box, v, &run_timeout);
+        if (program.empty()) return;
         const Generated* gen = nullptr;
         std::vector<SandboxMount> inputs;
         if (task && !task->gen_py.empty()) {
@@ -501,6 +515,98 @@ struct Runner::Impl {
             return;
         }
         check_stage(*task, *gen, box, dir, v);
+        if (v.status == Status::kPass && o.speedup.enabled) measure_speedup(*task, *gen, box / program, dir, run_timeout, v);
+    }
+
+    // The median wall time of `binary`'s timed runs (SpeedupOptions), each in a fresh folder
+    // `dir`/timing with a copy of the binary and the task's inputs; nullopt when a run fails
+    // (`why` says how). One timing at a time in this runner.
+    std::optional<double> time_runs(const fs::path& binary, const Generated& gen, const fs::path& dir, double timeout_s,
+                                    std::string* why) {
+        std::vector<SandboxMount> inputs;
+        for (const std::string& f : gen.files.inputs)
+            inputs.push_back({(gen.dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+        const fs::path box = dir / "timing";
+        std::vector<double> times;
+        std::lock_guard<std::mutex> lock(timing_mu);
+        for (int i = 0; i < o.speedup.warmup + o.speedup.repeats; ++i) {
+            remove_tree(box);
+            std::error_code ec;
+            fs::create_directories(box / "data", ec);
+            fs::copy_file(binary, box / binary.filename(), ec);
+            if (ec) throw RuntimeFailure("judge: cannot copy " + binary.string() + ": " + ec.message());
+            ProcessResult r = run({"./" + binary.filename().string()}, box, inputs, timeout_s, kRunLogCap, true, true, 0.001);
+            if (!r.ok()) {
+                *why = "timing run " + std::to_string(i + 1) + ": " + ending(r, timeout_s);
+                remove_tree(box);
+                return std::nullopt;
+            }
+            if (i >= o.speedup.warmup) times.push_back(r.seconds);
+        }
+        remove_tree(box);
+        std::sort(times.begin(), times.end());
+        const size_t n = times.size();
+        return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    }
+
+    // The reference solution's median run time, built and timed once per task in this runner.
+    std::optional<double> reference_time(const CheckedTask& task, const Generated& gen, std::string* why) {
+        std::unique_lock<std::mutex> lock(mu);
+        ReferenceTiming& t = reference_times[task.key];
+        if (t.started) {
+            cv.wait(lock, [&] { return t.done; });
+            *why = t.why;
+            return t.seconds;
+        }
+        t.started = true;
+        lock.unlock();
+        ReferenceTiming made;
+        const fs::path dir = fs::path(o.work_dir) / ("reference-" + Hasher().add(task.key).hex());
+        try {
+            remove_tree(dir);
+            Verdict rv;
+            double timeout = o.run_timeout_s;
+            const std::string program = task.reference_source.empty() ? "" : build_program(task.reference_source, dir / "box", rv, &timeout);
+            if (program.empty()) {
+                made.why = task.reference_source.empty() ? "the task has no reference solution"
+                                                         : "the reference solution does not build: " + rv.error;
+            } else {
+                std::string w;
+                made.seconds = time_runs(dir / "box" / program, gen, dir, timeout, &w);
+                if (!made.seconds) made.why = "the reference solution's " + w;
+            }
+        } catch (...) {
+            remove_tree(dir);
+            lock.lock();
+            t.done = true;
+            t.why = "the judge failed";
+            cv.notify_all();
+            throw;
+        }
+        remove_tree(dir);
+        lock.lock();
+        t.seconds = made.seconds;
+        t.why = made.why;
+        t.done = true;
+        cv.notify_all();
+        *why = t.why;
+        return t.seconds;
+    }
+
+    void measure_speedup(const CheckedTask& task, const Generated& gen, const fs::path& binary, const fs::path& dir,
+                         double timeout_s, Verdict& v) {
+        std::string why;
+        const std::optional<double> ref = reference_time(task, gen, &why);
+        if (!ref) {
+            v.speedup_note = why;
+            return;
+        }
+        const std::optional<double> mine = time_runs(binary, gen, dir, timeout_s, &why);
+        if (!mine) {
+            v.speedup_note = why;
+            return;
+        }
+        v.speedup = *ref / std::max(*mine, 1e-6);
     }
 
     // compare.py on the outputs a program left in `box`: a fresh folder, the reference files

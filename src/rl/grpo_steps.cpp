@@ -282,6 +282,8 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
                   {"reason", rec.reason}, {"tokens", rec.tokens}, {"finish", rec.finish}};
         j["reward"] = std::isfinite(rec.reward) ? json(rec.reward) : json(nullptr);
         if (!rec.error.empty()) j["error"] = rec.error;
+        if (rec.speedup) j["speedup"] = *rec.speedup;
+        if (!rec.speedup_note.empty()) j["speedup_note"] = rec.speedup_note;
         rewards_ << j.dump() << "\n";
     }
     rewards_.flush();

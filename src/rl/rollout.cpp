@@ -184,10 +184,12 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
         v.compiled = s.compiled;
         v.ran = s.ran;
         v.functional = s.functional;
+        v.speedup = s.speedup;
         judge::Reward rw = judge::reward_of(v, o.rewards);
         ra[row] = static_cast<float>(rw.value);
         out.records.push_back({tr.id_text, row % G + 1, judge::status_name(s.status), rw.reason, rw.value,
-                               static_cast<int64_t>(g.tokens.size()), finish_reason_name(g.finish), s.error});
+                               static_cast<int64_t>(g.tokens.size()), finish_reason_name(g.finish), s.error,
+                               s.speedup, s.speedup_note});
     }
     out.batch.prompt_ids = pid;
     out.batch.prompt_mask = pmask;

@@ -3,6 +3,8 @@
 // tokenizer's place.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <string>
 #include <vector>
 
@@ -435,4 +437,39 @@ TEST(AppOptions, CommandOptionsFromConfig) {
     EXPECT_EQ(pg.backend, "gloo");
     EXPECT_EQ(pg.timeout_s, 42);
     EXPECT_EQ(pg.bucket_mb, 3.5);
+}
+
+// The GRPO speed-up reward: its weights and timing keys reach the rollout, and it is refused with
+// any judge but the GPU's (an emulated or compile-only time says nothing about a GPU).
+TEST(AppOptions, SpeedupRewardNeedsTheGpuJudge) {
+    cuset::Config cfg;
+    cfg.objective.method = "grpo";
+    cfg.objective.grpo.tasks = "tasks.jsonl";
+    cfg.objective.grpo.judge_while_sampling = false;
+    EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge_while_sampling);
+    EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge.runner.speedup.enabled) << "weight 0: no timing";
+    cfg.objective.grpo.reward_speedup = 0.5;
+    cfg.objective.grpo.reward_speedup_cap = 4;
+    cfg.objective.grpo.speedup_warmup = 2;
+    cfg.objective.grpo.speedup_repeats = 7;
+    for (const char* judge : {"compile", "emulate"}) {
+        cfg.objective.grpo.judge = judge;
+        std::string e;
+        try {
+            cuset::grpo_steps_options_from(cfg);
+        } catch (const cuset::UsageError& u) {
+            e = u.what();
+        }
+        EXPECT_NE(e.find("'objective.grpo.reward.speedup'"), std::string::npos) << e;
+        EXPECT_NE(e.find(std::string("the judge is ") + judge), std::string::npos) << e;
+    }
+    cfg.objective.grpo.judge = "gpu";
+    ::setenv("CUSET_ASSUME_GPU", "1", 1);  // the judge's documented stand-in for a GPU machine
+    const cuset::rl::GrpoStepsOptions o = cuset::grpo_steps_options_from(cfg);
+    ::unsetenv("CUSET_ASSUME_GPU");
+    EXPECT_TRUE(o.rollout.judge.runner.speedup.enabled);
+    EXPECT_EQ(o.rollout.judge.runner.speedup.warmup, 2);
+    EXPECT_EQ(o.rollout.judge.runner.speedup.repeats, 7);
+    EXPECT_EQ(o.rollout.rewards.speedup, 0.5);
+    EXPECT_EQ(o.rollout.rewards.speedup_cap, 4);
 }

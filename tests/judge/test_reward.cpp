@@ -40,6 +40,28 @@ TEST(Reward, EachStageAddsItsWeight) {
     EXPECT_EQ(reward_of(verdict(Status::kMismatch, true, true, false), only).value, 0.0);
 }
 
+// The speed-up term, by hand: a pass at 2.5x with weight 0.5 and cap 2 adds 0.5 x 2; at 0.4x it
+// adds 0.2; without a measured speed-up it adds nothing and says so; a failing program never has one.
+TEST(Reward, ASpeedUpAddsItsCappedWeightToAPass) {
+    RewardWeights w;
+    w.speedup = 0.5;
+    w.speedup_cap = 2.0;
+    Verdict fast = verdict(Status::kPass, true, true, true);
+    fast.speedup = 2.5;
+    EXPECT_DOUBLE_EQ(reward_of(fast, w).value, 0.1 + 0.2 + 0.2 + 1.0 + 0.5 * 2.0);
+    Verdict slow = fast;
+    slow.speedup = 0.4;
+    EXPECT_DOUBLE_EQ(reward_of(slow, w).value, 0.1 + 0.2 + 0.2 + 1.0 + 0.5 * 0.4);
+    Verdict untimed = verdict(Status::kPass, true, true, true);
+    Reward u = reward_of(untimed, w);
+    EXPECT_DOUBLE_EQ(u.value, 0.1 + 0.2 + 0.2 + 1.0);
+    EXPECT_EQ(u.reason, "pass (speed-up not measured)");
+    EXPECT_EQ(reward_of(fast, RewardWeights{}).value, reward_of(untimed, RewardWeights{}).value) << "weight 0: no term";
+    EXPECT_EQ(reward_of(fast, RewardWeights{}).reason, "pass");
+    w.speedup_cap = -1;
+    EXPECT_THROW(check_reward_weights(w, "r."), cuset::UsageError);
+}
+
 TEST(Reward, WhatSaysNothingAboutTheProgramIsUnscorable) {
     for (Status s : {Status::kUnjudged, Status::kGenFailed, Status::kTaskError}) {
         Reward r = reward_of(verdict(s, true, {}, {}), RewardWeights{});

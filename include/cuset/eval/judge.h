@@ -36,6 +36,8 @@ struct SampleResult {
     double run_seconds = -1;         // the program's own run (wall time); -1 = not run
     int64_t generated_tokens = -1;   // tokens of its answer; -1 = unknown
     std::string containment;         // what contained its commands (judge::Runner::containment())
+    std::optional<double> speedup;   // judge::Verdict::speedup (RunnerOptions::speedup on, a pass)
+    std::string speedup_note;        // why it was not measured
 };
 
 struct JudgeOptions {

@@ -17,6 +17,10 @@ struct RewardWeights {
     double compiles = 0.2;    // nvcc (or the emulator's build) accepted it
     double runs = 0.2;        // it exited 0 (gpu or emulate judges only)
     double functional = 1.0;  // the checker printed its success verdict (gpu or emulate judges only)
+    // A passing program's speed-up over the task's reference solution (Verdict::speedup), capped:
+    // + speedup * min(Verdict::speedup, speedup_cap). 0 = no speed-up term (no timing runs).
+    double speedup = 0.0;
+    double speedup_cap = 3.0;
 };
 
 struct Reward {

@@ -70,6 +70,22 @@ struct Verdict {
     double seconds = 0;              // wall time of this program's stages
     StageReport compile, run;
     std::string containment;         // Runner::containment() when it was judged
+    // With RunnerOptions::speedup on, for a passing program: the task's reference solution's
+    // median run time over the program's (> 1 = faster than the reference); nullopt = not
+    // measured, and `speedup_note` says why.
+    std::optional<double> speedup;
+    std::string speedup_note;
+};
+
+// The speed-up measure of a passing program against its task's reference solution (bench.cu):
+// both are run `warmup` times untimed, then `repeats` times timed, each run in a fresh folder
+// holding only its binary and the task's inputs (nothing a run leaves reaches the next), one
+// timed run at a time in a Runner, and their median wall times (start to exit, the CUDA context's
+// start included: CUDABench's programs are whole programs) compared.
+struct SpeedupOptions {
+    bool enabled = false;
+    int warmup = 1;
+    int repeats = 5;
 };
 
 // A task to check programs against: CUDABench's or one of cuset's own.
@@ -107,6 +123,7 @@ struct RunnerOptions {
     std::string work_dir;                 // per-program and per-task folders go under it (required)
     bool keep_work = false;               // keep each program's folder
     std::string cache_dir;                // the emulator's runtime build ("" = <work_dir>/emu)
+    SpeedupOptions speedup;               // off: no timing runs
 };
 
 // An error of the judge's own environment (not of any program): it stops the run.

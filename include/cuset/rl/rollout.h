@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ struct RolloutRecord {
     int64_t tokens = 0;   // completion tokens
     std::string finish;   // eos | stop | length
     std::string error;    // the judge's first error line
+    std::optional<double> speedup;  // over the task's reference (the speed-up reward's timing runs)
+    std::string speedup_note;       // why a pass has no speed-up
 };
 
 struct Rollout {
