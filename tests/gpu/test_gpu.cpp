@@ -34,6 +34,9 @@
 
 #include "cuset/core/config.h"
 #include "cuset/data/score_file.h"
+#include "cuset/eval/cudabench.h"
+#include "cuset/eval/judge.h"
+#include "cuset/judge/toolchain.h"
 #include "cuset/model/device.h"
 #include "cuset/model/model.h"
 #include "cuset/model/model_config.h"
@@ -853,4 +856,45 @@ TEST(GpuJudge, ContainedReferencesPassAndAttacksFail) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     j = nlohmann::json::parse(read_file(dir + "/attacks/eval.json"));
     for (const auto& s : j["tasks"][0]["samples"]) EXPECT_NE(s["status"], "pass") << s.dump();
+}
+
+// The judge's speed-up measure on a GPU (GRPO's speed-up reward): a fixture task's reference timed
+// against itself reads about 1x (two medians of 5 runs of the same program; the bound [0.5, 2]
+// leaves room for the machine's noise on sub-second runs), and the reference with a 2 s sleep
+// first reads below 0.5 (its reference runs in well under 2 s on any GPU).
+TEST(GpuJudge, SpeedupOfTheReferenceAgainstItselfAndASlowerCopy) {
+    REQUIRE_GPU();
+    if (on_cpu_mode()) GTEST_SKIP() << "the judge's GPU stage needs a real device";
+    const std::vector<cuset::eval::Task> all =
+        cuset::eval::load_tasks(std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl");
+    const std::vector<cuset::eval::Task> tasks = {all.at(0)};
+    std::string slow = tasks[0].bench_cu;
+    const size_t at = slow.find("int main() {");
+    ASSERT_NE(at, std::string::npos);
+    slow.replace(at, std::string("int main() {").size(), "int main() {\n    sleep(2);");
+    slow = "#include <unistd.h>\n" + slow;
+    cuset::eval::ResultRecord r;
+    r.id = tasks[0].id;
+    r.task_name = tasks[0].task_name;
+    r.codes = {tasks[0].bench_cu, slow};
+    for (const auto& c : r.codes) r.responses.push_back("```cuda\n" + *c + "\n```");
+    const std::string dir = scratch_dir("gpu-judge-speedup");
+    cuset::eval::JudgeOptions o;
+    o.runner.mode = cuset::judge::JudgeMode::kGpu;
+    o.runner.work_dir = dir + "/work";
+    o.runner.nvcc = cuset::judge::find_nvcc("", "eval.nvcc");
+    o.runner.python = cuset::judge::find_python("", "eval.python");
+    o.runner.speedup.enabled = true;
+    o.jobs = 1;
+    const cuset::eval::JudgeSummary s = cuset::eval::judge_results(tasks, {r}, o);
+    const cuset::eval::SampleResult &same = s.tasks.at(0).samples.at(0), &slower = s.tasks[0].samples.at(1);
+    ASSERT_EQ(same.status, cuset::judge::Status::kPass) << same.error;
+    ASSERT_TRUE(same.speedup.has_value()) << same.speedup_note;
+    std::printf("gpu judge: the reference against itself %.3fx, with a 2 s sleep %.3fx\n", *same.speedup,
+                slower.speedup.value_or(-1.0));
+    EXPECT_GT(*same.speedup, 0.5);
+    EXPECT_LT(*same.speedup, 2.0);
+    ASSERT_EQ(slower.status, cuset::judge::Status::kPass) << slower.error;
+    ASSERT_TRUE(slower.speedup.has_value()) << slower.speedup_note;
+    EXPECT_LT(*slower.speedup, 0.5);
 }
