@@ -42,6 +42,7 @@ std::string verdict_key(const judge::RunnerOptions& ro, const Task& t, const std
                         const std::optional<std::string>& code) {
     Hasher h;
     h.add("cuset-judge-journal-1").add(judge::judge_mode_name(ro.mode)).add_u64(ro.contain ? 1 : 0);
+    h.add(judge::verdict_salt(ro.mode));
     for (double s : {ro.compile_timeout_s, ro.run_timeout_s, ro.gen_timeout_s, ro.compare_timeout_s, ro.emulate_timeout_s})
         h.add(std::to_string(s));
     h.add(id).add_u64(static_cast<uint64_t>(index)).add(t.gen_py).add(t.compare_py).add(t.bench_cu);

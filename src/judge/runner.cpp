@@ -218,6 +218,8 @@ const char* status_name(Status s) {
     return "?";
 }
 
+std::string verdict_salt(JudgeMode mode) { return mode == JudgeMode::kEmulate ? "emu-" + emu::runtime_hash() : ""; }
+
 bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::kTaskError || s == Status::kUnjudged; }
 
 struct Runner::Impl {

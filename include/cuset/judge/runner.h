@@ -126,6 +126,11 @@ struct RunnerOptions {
     SpeedupOptions speedup;               // off: no timing runs
 };
 
+// What a verdict depends on besides the program, the task and the timeouts: under emulation, the
+// emulator's runtime (its files and build flags); "" for the other modes. A journal of verdicts
+// keys on it, so that verdicts of an older emulator are not reused.
+std::string verdict_salt(JudgeMode mode);
+
 // An error of the judge's own environment (not of any program): it stops the run.
 class JudgeEnvironmentError : public RuntimeFailure {
 public:
