@@ -480,8 +480,7 @@ struct Runner::Impl {
                 v.error = gen->error;
                 return;
             }
-            for (const std::string& f : gen->files.inputs)
-                inputs.push_back({(gen->dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+            inputs = input_mounts(*gen);
         }
         ProcessResult r;
         try {
@@ -520,14 +519,20 @@ struct Runner::Impl {
         if (v.status == Status::kPass && o.speedup.enabled) measure_speedup(*task, *gen, box / program, dir, run_timeout, v);
     }
 
+    // The task's input files, bound read-only beside a program (data/...).
+    static std::vector<SandboxMount> input_mounts(const Generated& gen) {
+        std::vector<SandboxMount> inputs;
+        for (const std::string& f : gen.files.inputs)
+            inputs.push_back({(gen.dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+        return inputs;
+    }
+
     // The median wall time of `binary`'s timed runs (SpeedupOptions), each in a fresh folder
     // `dir`/timing with a copy of the binary and the task's inputs; nullopt when a run fails
     // (`why` says how). One timing at a time in this runner.
     std::optional<double> time_runs(const fs::path& binary, const Generated& gen, const fs::path& dir, double timeout_s,
                                     std::string* why) {
-        std::vector<SandboxMount> inputs;
-        for (const std::string& f : gen.files.inputs)
-            inputs.push_back({(gen.dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
+        const std::vector<SandboxMount> inputs = input_mounts(gen);
         const fs::path box = dir / "timing";
         std::vector<double> times;
         std::lock_guard<std::mutex> lock(timing_mu);
