@@ -153,6 +153,7 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     ro.rewards.functional = k.reward_functional;
     ro.rewards.speedup = k.reward_speedup;
     ro.rewards.speedup_cap = k.reward_speedup_cap;
+    ro.rewards.unjudged = k.reward_unjudged == "skip" ? judge::UnjudgedReward::kSkip : judge::UnjudgedReward::kFail;
     judge::check_reward_weights(ro.rewards, "objective.grpo.reward");
     if (k.reward_speedup > 0) {
         if (mode != eval::JudgeMode::kGpu)

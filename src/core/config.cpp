@@ -273,6 +273,11 @@ void add_objective_keys(Table& t) {
     range(t.add("objective.grpo.reward.speedup_cap", Kind::kDouble, CUSET_REF(objective.grpo.reward_speedup_cap),
                 "grpo: the speed-up counted at most"),
           1e-3, 1e6);
+    choices(t.add("objective.grpo.reward.unjudged", Kind::kEnum, CUSET_REF(objective.grpo.reward_unjudged),
+                  "grpo: a program the emulator could not judge (not rewritten or built, or not finished in time): "
+                  "fail = scored as a failed run (format + compiles), so a policy cannot escape a low reward by not "
+                  "ending; skip = left out of its group's baseline (no reward, no gradient)"),
+            {"fail", "skip"});
     range(t.add("objective.grpo.speedup.warmup", Kind::kInt, CUSET_REF(objective.grpo.speedup_warmup),
                 "grpo: untimed runs of a program (and of the reference) before its timed runs"),
           0, 100);

@@ -21,7 +21,8 @@ void check_reward_weights(const RewardWeights& w, const std::string& key_prefix)
 Reward reward_of(const Verdict& v, const RewardWeights& w) {
     Reward r;
     r.reason = status_name(v.status);
-    if (status_unjudged(v.status)) {  // unjudged, gen-failed, task-error
+    const bool failed_as_unjudged = v.status == Status::kUnjudged && w.unjudged == UnjudgedReward::kFail;
+    if (status_unjudged(v.status) && !failed_as_unjudged) {  // gen-failed, task-error; unjudged when skipped
         r.value = std::numeric_limits<double>::quiet_NaN();
         r.reason = std::string("unscorable (") + status_name(v.status) + ")";
         return r;
@@ -29,6 +30,10 @@ Reward reward_of(const Verdict& v, const RewardWeights& w) {
     if (v.status == Status::kNoCode) return r;  // 0
     r.value = w.format;
     if (v.compiled) r.value += w.compiles;
+    if (failed_as_unjudged) {
+        r.reason = "unjudged (scored as a failed run)";
+        return r;
+    }
     if (v.ran.value_or(false)) r.value += w.runs;
     if (v.functional.value_or(false)) {
         r.value += w.functional;

@@ -448,6 +448,9 @@ TEST(AppOptions, SpeedupRewardNeedsTheGpuJudge) {
     cfg.objective.grpo.judge_while_sampling = false;
     EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge_while_sampling);
     EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge.runner.speedup.enabled) << "weight 0: no timing";
+    EXPECT_EQ(cuset::grpo_steps_options_from(cfg).rollout.rewards.unjudged, cuset::judge::UnjudgedReward::kFail);
+    cfg.objective.grpo.reward_unjudged = "skip";
+    EXPECT_EQ(cuset::grpo_steps_options_from(cfg).rollout.rewards.unjudged, cuset::judge::UnjudgedReward::kSkip);
     cfg.objective.grpo.reward_speedup = 0.5;
     cfg.objective.grpo.reward_speedup_cap = 4;
     cfg.objective.grpo.speedup_warmup = 2;

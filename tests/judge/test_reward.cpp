@@ -62,12 +62,34 @@ TEST(Reward, ASpeedUpAddsItsCappedWeightToAPass) {
     EXPECT_THROW(check_reward_weights(w, "r."), cuset::UsageError);
 }
 
+// The task's own failures (its gen.py, its record) are the same for every completion of the task:
+// no reward under either policy. An unjudged program scores as a failed run by default, what the
+// judge established (format 0.1 + compiles 0.2, by hand), never what it did not (runs, functional),
+// so not ending is no escape from a low reward; `skip` leaves it out (NaN) instead.
 TEST(Reward, WhatSaysNothingAboutTheProgramIsUnscorable) {
-    for (Status s : {Status::kUnjudged, Status::kGenFailed, Status::kTaskError}) {
-        Reward r = reward_of(verdict(s, true, {}, {}), RewardWeights{});
-        EXPECT_TRUE(std::isnan(r.value)) << status_name(s);
-        EXPECT_EQ(r.reason, std::string("unscorable (") + status_name(s) + ")");
-    }
+    RewardWeights skip;
+    skip.unjudged = UnjudgedReward::kSkip;
+    for (const RewardWeights& w : {RewardWeights{}, skip})
+        for (Status s : {Status::kGenFailed, Status::kTaskError}) {
+            Reward r = reward_of(verdict(s, true, {}, {}), w);
+            EXPECT_TRUE(std::isnan(r.value)) << status_name(s);
+            EXPECT_EQ(r.reason, std::string("unscorable (") + status_name(s) + ")");
+        }
+    Reward skipped = reward_of(verdict(Status::kUnjudged, true, {}, {}), skip);
+    EXPECT_TRUE(std::isnan(skipped.value));
+    EXPECT_EQ(skipped.reason, "unscorable (unjudged)");
+}
+
+TEST(Reward, AnUnjudgedProgramScoresAsAFailedRunByDefault) {
+    const RewardWeights w;
+    EXPECT_EQ(w.unjudged, UnjudgedReward::kFail);
+    Reward timed_out = reward_of(verdict(Status::kUnjudged, true, {}, {}), w);  // compiled, run not finished
+    EXPECT_DOUBLE_EQ(timed_out.value, 0.1 + 0.2);
+    EXPECT_EQ(timed_out.reason, "unjudged (scored as a failed run)");
+    EXPECT_DOUBLE_EQ(timed_out.value, reward_of(verdict(Status::kRunFailed, true, false, {}), w).value);
+    // Below every program that ran and below a pass: never a way around a low reward.
+    EXPECT_LT(timed_out.value, reward_of(verdict(Status::kMismatch, true, true, false), w).value);
+    EXPECT_DOUBLE_EQ(reward_of(verdict(Status::kUnjudged, false, {}, {}), w).value, 0.1) << "not compiled: format only";
 }
 
 TEST(Reward, WeightsAreCheckedByKey) {

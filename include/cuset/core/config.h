@@ -86,6 +86,7 @@ struct GrpoKeys {
     double reward_functional = 1.0;
     double reward_speedup = 0.0;       // a passing program's capped speed-up over the reference (gpu judge)
     double reward_speedup_cap = 3.0;
+    std::string reward_unjudged = "fail";  // fail | skip: what an unjudged (emulator-limited) program scores
     int64_t speedup_warmup = 1;        // untimed runs before the timed ones
     int64_t speedup_repeats = 5;       // timed runs (the median counts)
 };

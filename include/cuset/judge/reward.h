@@ -1,9 +1,12 @@
 // The reward of a judged program, for reinforcement learning on the judge (train/grpo.h): a
 // weighted sum of what the judge established, stage by stage, each counted only where the judge
-// ran that stage. What the judge could not establish about the program itself (unjudged: the
-// emulator could not build it or its run did not finish) and what is the task's fault (gen-failed,
-// task-error) give no reward at all (NaN: the completion is left out of its group's baseline),
-// never 0, which would punish the model for the judge's limits.
+// ran that stage. What is the task's fault (gen-failed, task-error: the same for every completion
+// of the task) gives no reward at all (NaN: the completion is left out of its group's baseline).
+// A program the emulator could not judge (unjudged: it could not rewrite or build it, or its run
+// did not finish in time) depends on the program, so a policy could learn to escape a low reward
+// by not ending or by using what the emulator lacks: by default it scores as a run that failed
+// (format and compiles only); UnjudgedReward::kSkip leaves it out (NaN) instead, for task sets
+// where the emulator's limits cut honest programs.
 #pragma once
 
 #include <string>
@@ -11,6 +14,11 @@
 #include "cuset/judge/runner.h"
 
 namespace cuset::judge {
+
+enum class UnjudgedReward {
+    kFail,  // scored as a failed run: format + compiles (what the judge did establish)
+    kSkip,  // NaN: left out of its group's baseline, no gradient
+};
 
 struct RewardWeights {
     double format = 0.1;      // the answer holds a fenced program (status is not no-code)
@@ -21,6 +29,7 @@ struct RewardWeights {
     // + speedup * min(Verdict::speedup, speedup_cap). 0 = no speed-up term (no timing runs).
     double speedup = 0.0;
     double speedup_cap = 3.0;
+    UnjudgedReward unjudged = UnjudgedReward::kFail;  // a verdict of status unjudged
 };
 
 struct Reward {
