@@ -171,7 +171,7 @@ std::string verdict_line(const std::string& out) {
 
 // What a task's gen.py made, once per task.
 struct Generated {
-    bool done = false;
+    bool started = false, done = false;  // (made_once)
     Status status = Status::kPass;  // kGenFailed / kTaskError when the task cannot check programs
     std::string error;
     std::string out;                // its standard output (the tail)
@@ -180,6 +180,35 @@ struct Generated {
     std::vector<std::string> produced;
     int64_t pending = -1;           // programs still to judge against it (-1 = unknown)
 };
+
+// The value of `slot` (a map entry with `started` and `done` flags, guarded by `lock`'s mutex),
+// made once: the first thread to ask runs make() with the lock released, then store(slot, made)
+// under it; the others wait on `cv` until it is done. If make() throws, fail(slot) fills the slot
+// for the waiters and the exception goes on. Returns with the lock held.
+template <class Slot, class Make, class Store, class Fail>
+Slot& made_once(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Slot& slot, Make make, Store store,
+                Fail fail) {
+    if (slot.started) {
+        cv.wait(lock, [&] { return slot.done; });
+        return slot;
+    }
+    slot.started = true;
+    lock.unlock();
+    try {
+        auto made = make();
+        lock.lock();
+        store(slot, std::move(made));
+    } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        fail(slot);
+        slot.started = slot.done = true;
+        cv.notify_all();
+        throw;
+    }
+    slot.started = slot.done = true;
+    cv.notify_all();
+    return slot;
+}
 
 }  // namespace
 
@@ -345,31 +374,19 @@ struct Runner::Impl {
     Generated& generate(const CheckedTask& task) {
         std::unique_lock<std::mutex> lock(mu);
         Generated& g = generated[task.key];
-        if (g.done) return g;
-        if (!g.dir.empty()) {  // another thread runs gen.py for this task
-            cv.wait(lock, [&] { return g.done; });
-            return g;
-        }
-        g.dir = fs::path(o.work_dir) / ("task-" + Hasher().add(task.key).hex());
-        lock.unlock();
-        Generated made;
-        try {
-            made = run_generator(task, g.dir);
-        } catch (...) {
-            lock.lock();
-            g.done = true;
-            g.status = Status::kGenFailed;
-            g.error = "gen.py: the judge failed";
-            cv.notify_all();
-            throw;
-        }
-        lock.lock();
-        made.dir = g.dir;
-        made.pending = g.pending;
-        made.done = true;
-        g = std::move(made);
-        cv.notify_all();
-        return g;
+        if (g.dir.empty()) g.dir = fs::path(o.work_dir) / ("task-" + Hasher().add(task.key).hex());
+        const fs::path dir = g.dir;
+        return made_once(
+            lock, cv, g, [&] { return run_generator(task, dir); },
+            [](Generated& slot, Generated&& made) {
+                made.dir = slot.dir;
+                made.pending = slot.pending;  // counted by expect() meanwhile
+                slot = std::move(made);
+            },
+            [](Generated& slot) {
+                slot.status = Status::kGenFailed;
+                slot.error = "gen.py: the judge failed";
+            });
     }
 
     Generated run_generator(const CheckedTask& task, const fs::path& dir) {
@@ -559,14 +576,18 @@ struct Runner::Impl {
     // The reference solution's median run time, built and timed once per task in this runner.
     std::optional<double> reference_time(const CheckedTask& task, const Generated& gen, std::string* why) {
         std::unique_lock<std::mutex> lock(mu);
-        ReferenceTiming& t = reference_times[task.key];
-        if (t.started) {
-            cv.wait(lock, [&] { return t.done; });
-            *why = t.why;
-            return t.seconds;
-        }
-        t.started = true;
-        lock.unlock();
+        const ReferenceTiming& t = made_once(
+            lock, cv, reference_times[task.key], [&] { return time_reference(task, gen); },
+            [](ReferenceTiming& slot, ReferenceTiming&& made) {
+                slot.seconds = made.seconds;
+                slot.why = made.why;
+            },
+            [](ReferenceTiming& slot) { slot.why = "the judge failed"; });
+        *why = t.why;
+        return t.seconds;
+    }
+
+    ReferenceTiming time_reference(const CheckedTask& task, const Generated& gen) {
         ReferenceTiming made;
         const fs::path dir = fs::path(o.work_dir) / ("reference-" + Hasher().add(task.key).hex());
         try {
@@ -584,20 +605,10 @@ struct Runner::Impl {
             }
         } catch (...) {
             remove_tree(dir);
-            lock.lock();
-            t.done = true;
-            t.why = "the judge failed";
-            cv.notify_all();
             throw;
         }
         remove_tree(dir);
-        lock.lock();
-        t.seconds = made.seconds;
-        t.why = made.why;
-        t.done = true;
-        cv.notify_all();
-        *why = t.why;
-        return t.seconds;
+        return made;
     }
 
     void measure_speedup(const CheckedTask& task, const Generated& gen, const fs::path& binary, const fs::path& dir,
