@@ -76,6 +76,35 @@ bool missing_module(const std::string& err) {
     return err.find("ModuleNotFoundError") != std::string::npos || err.find("ImportError:") != std::string::npos;
 }
 
+// A gen.py that failed for want of a CUDA device (torch's messages without a driver, a GPU or a
+// CUDA build).
+bool wants_cuda(const std::string& err) {
+    for (const char* m : {"Found no NVIDIA driver", "Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
+                          "CUDA driver initialization failed"})
+        if (err.find(m) != std::string::npos) return true;
+    return false;
+}
+
+// Runs gen.py (python -c, in its folder) with every CUDA device torch is asked for replaced by the
+// CPU: tensors made or moved to "cuda", "cuda:N" or torch.device("cuda") stay on the CPU, and
+// Tensor.cuda() is the tensor itself. For the emulating judge, which has no GPU, on a gen.py that
+// needs one (CUDABench's FIR_Filtering). Its random inputs are then the CPU generator's, not the
+// GPU's (torch's two generators differ), and its reference outputs are computed from those inputs,
+// so the task stays consistent; its numbers are not the GPU run's.
+const char* const kCudaOnCpu = R"(import runpy, torch
+from torch.overrides import TorchFunctionMode
+def _cpu(v):
+    if isinstance(v, torch.device) and v.type == "cuda": return torch.device("cpu")
+    if isinstance(v, str) and v.split(":")[0] == "cuda": return "cpu"
+    return v
+class _CudaOnCpu(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.cuda: return args[0]
+        return func(*[_cpu(a) for a in args], **{k: _cpu(v) for k, v in (kwargs or {}).items()})
+with _CudaOnCpu():
+    runpy.run_path("gen.py", run_name="__main__")
+)";
+
 // Removes a folder a sandboxed program may have left unreadable (mode 000 folders of its own).
 void remove_tree(const fs::path& dir) {
     std::error_code ec;
@@ -247,7 +276,9 @@ const char* status_name(Status s) {
     return "?";
 }
 
-std::string verdict_salt(JudgeMode mode) { return mode == JudgeMode::kEmulate ? "emu-" + emu::runtime_hash() : ""; }
+std::string verdict_salt(JudgeMode mode) {
+    return mode == JudgeMode::kEmulate ? "emu-" + emu::runtime_hash() + "-" + Hasher().add(kCudaOnCpu).hex() : "";
+}
 
 bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::kTaskError || s == Status::kUnjudged; }
 
@@ -397,6 +428,16 @@ struct Runner::Impl {
         if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
         write_text(dir / "gen.py", task.gen_py);
         ProcessResult r = run({o.python.executable, "-I", "-B", "gen.py"}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        if (!r.ok() && !r.timed_out && o.mode == JudgeMode::kEmulate && wants_cuda(r.err)) {
+            log_info("judge: task %s: gen.py needs a CUDA device and the emulating judge has none: run again with its "
+                     "tensors on the CPU (its random inputs are then the CPU generator's)",
+                     task.key.c_str());
+            remove_tree(dir);
+            fs::create_directories(dir / "data", ec);
+            if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
+            write_text(dir / "gen.py", task.gen_py);
+            r = run({o.python.executable, "-I", "-B", "-c", kCudaOnCpu}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        }
         g.out = r.out;
         if (!r.ok()) {
             if (!r.timed_out && missing_module(r.err))

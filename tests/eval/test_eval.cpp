@@ -486,6 +486,43 @@ TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
     EXPECT_EQ(r.overall.pass1_tasks, 0);
 }
 
+// A gen.py that puts its tensors on CUDA (as CUDABench's FIR_Filtering does) on an emulating judge
+// without a GPU (CI's machine): it is run again with its tensors on the CPU, so the reference passes
+// on the data it made, and a wrong program still fails on it. With a GPU the first run succeeds and
+// the same holds.
+TEST(EvalJudge, AGenPyThatAsksForCudaRunsOnTheCpuUnderEmulation) {
+    std::string work = scratch_dir("eval_judge_gen_cuda");
+    std::vector<Task> one = {fixture_tasks()[0]};
+    one[0].gen_py =
+        "import os\nimport torch\n"
+        "os.makedirs(\"data\", exist_ok=True)\n"
+        "torch.manual_seed(7)\n"
+        "a = torch.randn(1024, device=\"cuda:0\", dtype=torch.float32)\n"
+        "b = torch.randn(1024).to(torch.device(\"cuda\")).cuda()\n"
+        "c = torch.add(a, b)\n"
+        "torch.cuda.synchronize() if torch.cuda.is_available() else None\n"
+        "a.cpu().numpy().tofile(\"data/a.bin\")\n"
+        "b.cpu().numpy().tofile(\"data/b.bin\")\n"
+        "c.cpu().numpy().tofile(\"data/c_ref.bin\")\n";
+    std::vector<ResultRecord> recs = reference_records(one);
+    std::string wrong = one[0].bench_cu;
+    wrong.replace(wrong.find("c[i] = a[i] + b[i]"), 18, "c[i] = a[i] - b[i]");
+    recs[0].codes.push_back(wrong);
+    JudgeOptions o = options(work, JudgeMode::kEmulate);
+    o.runner.cache_dir = work + "/cache";
+    JudgeSummary s = judge_results(one, recs, o);
+    ASSERT_EQ(s.tasks[0].samples.size(), 2u);
+    EXPECT_EQ(s.tasks[0].samples[0].status, SampleStatus::kPass) << s.tasks[0].samples[0].error;
+    EXPECT_EQ(s.tasks[0].samples[1].status, SampleStatus::kMismatch) << s.tasks[0].samples[1].error;
+    // The compile-only judge runs no gen.py; the emulating one never reruns a gen.py that failed
+    // for another reason.
+    one[0].gen_py = "import sys\nsys.exit('no data today')\n";
+    std::vector<ResultRecord> ref = reference_records(one);
+    JudgeSummary f = judge_results(one, ref, o);
+    EXPECT_EQ(f.tasks[0].samples[0].status, SampleStatus::kGenFailed);
+    EXPECT_EQ(f.tasks[0].samples[0].error, "gen.py: no data today");
+}
+
 TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     std::string work = scratch_dir("eval_judge_noemu");
     JudgeOptions o = options(work, JudgeMode::kEmulate);
