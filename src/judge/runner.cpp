@@ -422,21 +422,22 @@ struct Runner::Impl {
 
     Generated run_generator(const CheckedTask& task, const fs::path& dir) {
         Generated g;
-        remove_tree(dir);
-        std::error_code ec;
-        fs::create_directories(dir / "data", ec);
-        if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
-        write_text(dir / "gen.py", task.gen_py);
-        ProcessResult r = run({o.python.executable, "-I", "-B", "gen.py"}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        auto gen = [&](const std::vector<std::string>& how) {  // in a fresh folder holding gen.py
+            remove_tree(dir);
+            std::error_code ec;
+            fs::create_directories(dir / "data", ec);
+            if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
+            write_text(dir / "gen.py", task.gen_py);
+            std::vector<std::string> argv = {o.python.executable, "-I", "-B"};
+            argv.insert(argv.end(), how.begin(), how.end());
+            return run(argv, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+        };
+        ProcessResult r = gen({"gen.py"});
         if (!r.ok() && !r.timed_out && o.mode == JudgeMode::kEmulate && wants_cuda(r.err)) {
             log_info("judge: task %s: gen.py needs a CUDA device and the emulating judge has none: run again with its "
                      "tensors on the CPU (its random inputs are then the CPU generator's)",
                      task.key.c_str());
-            remove_tree(dir);
-            fs::create_directories(dir / "data", ec);
-            if (ec) throw RuntimeFailure("judge: cannot create " + dir.string() + ": " + ec.message());
-            write_text(dir / "gen.py", task.gen_py);
-            r = run({o.python.executable, "-I", "-B", "-c", kCudaOnCpu}, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
+            r = gen({"-c", kCudaOnCpu});
         }
         g.out = r.out;
         if (!r.ok()) {
