@@ -1,7 +1,10 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +22,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cuset/core/error.h"
 
@@ -161,7 +166,49 @@ Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& di
     return r;
 }
 
-int free_port(int offset) { return 20000 + (::getpid() * 7 + offset * 101) % 30000; }
+namespace {
+
+// The kernel's range for the local ports of outgoing connections: a port inside it may be taken
+// by any connection of any process (another test's Gloo mesh, say) at any moment, so a test's
+// rendezvous port is drawn outside it.
+std::pair<int, int> ephemeral_ports() {
+    std::ifstream f("/proc/sys/net/ipv4/ip_local_port_range");
+    int lo = 32768, hi = 60999;  // Linux's default when the file cannot be read
+    if (f >> lo >> hi && lo <= hi) return {lo, hi};
+    return {32768, 60999};
+}
+
+// Whether nothing listens on or holds 127.0.0.1:port now (a bind without SO_REUSEADDR succeeds).
+bool port_is_free(int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
+}
+
+}  // namespace
+
+int free_port(int offset) {
+    // Candidates: 10000..65535 less the ephemeral range. The first one tried depends on the pid and
+    // the offset, so that tests running at once start far apart; each is probed by a bind.
+    auto [lo, hi] = ephemeral_ports();
+    std::vector<int> candidates;
+    for (int p = 10000; p <= 65535; ++p)
+        if (p < lo || p > hi) candidates.push_back(p);
+    if (candidates.empty()) throw std::runtime_error("free_port: no port outside the ephemeral range");
+    const size_t n = candidates.size();
+    const size_t start = (static_cast<size_t>(::getpid()) * 7919 + static_cast<size_t>(offset) * 101) % n;
+    for (size_t i = 0; i < n; ++i) {
+        int p = candidates[(start + i) % n];
+        if (port_is_free(p)) return p;
+    }
+    throw std::runtime_error("free_port: every port outside the ephemeral range is in use");
+}
 
 int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,
                const std::vector<std::string>& extra) {

@@ -104,7 +104,8 @@ Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& di
 // Ranks of one run started here as torchrun would start them (RANK, WORLD_SIZE, LOCAL_RANK,
 // MASTER_ADDR 127.0.0.1, MASTER_PORT): rank `rank` of `world` runs the binary with `--config cfg
 // --run-name name` and `extra`, its stderr to `log`. free_port: a port for one test of this
-// process (`offset` tells a test's runs apart). wait_exit: the exit code (128 + signal when
+// process (`offset` tells a test's runs apart) that is free on 127.0.0.1 now and lies outside the
+// kernel's ephemeral range, so no outgoing connection of another process can take it meanwhile. wait_exit: the exit code (128 + signal when
 // killed). run_ranks: all ranks, then every one must exit 0 (its log in the failure).
 int free_port(int offset);
 int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,

@@ -491,10 +491,6 @@ TEST(GpuTrainStep, TwoStepsSftAndCusetMatchCpu) {
 }
 
 // ---------------------------------------------------------------- one-rank NCCL
-namespace {
-int free_port() { return 21000 + (::getpid() * 13) % 28000; }
-}  // namespace
-
 // distributed_init refuses world 1, so the process group is built directly: one rank, NCCL on
 // cuda:0. Every collective of a one-rank group is the identity (exact: a sum over one rank is a
 // copy), and a training step through it equals the step with the default Comm bit for bit.
@@ -504,7 +500,7 @@ TEST(GpuDistributed, OneRankNcclCollectives) {
     env.rank = 0;
     env.world = 1;
     env.local_rank = 0;
-    env.master_port = free_port();
+    env.master_port = cuset::test::free_port(0);
     cuset::ProcessGroupOptions pg;
     pg.backend = on_cpu_mode() ? "gloo" : "nccl";
     pg.timeout_s = 60;

@@ -16,10 +16,9 @@
 #include "cuset/train/comm.h"
 #include "cuset/train/distributed.h"
 #include "gloo_ranks.h"
+#include "test_util.h"
 
 namespace {
-
-int free_port() { return 21000 + (::getpid() * 13) % 20000; }
 
 // Runs body(comm) on ranks 0 and 1 at once.
 void on_two_ranks(int port, const std::function<void(const cuset::Comm&)>& body) {
@@ -44,7 +43,7 @@ TEST(Comm, OneProcessCollectivesAreTheIdentity) {
 TEST(Comm, GlooCollectivesOnTwoRanks) {
     std::vector<std::vector<float>> gathered(2), scattered(2), summed(2), broadcast(2);
     std::vector<std::vector<double>> host(2), ragged(2);
-    on_two_ranks(free_port(), [&](const cuset::Comm& c) {
+    on_two_ranks(cuset::test::free_port(0), [&](const cuset::Comm& c) {
         const int r = static_cast<int>(c.rank);
         auto vec = [](const at::Tensor& t) {
             at::Tensor f = t.to(at::kFloat).contiguous();
