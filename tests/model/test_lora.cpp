@@ -506,7 +506,7 @@ TEST(LoraTrainer, TwoGlooRanksMatchOneProcess) {
     text.replace(text.find("  seed: 7\n"), 10, "  seed: 7\n  eps: 1.0e-3\n");
     text += "distributed:\n  timeout_s: 20\n";
     write_file(cfg, text);
-    const int port = 20000 + (::getpid() * 13 + 7) % 30000;
+    const int port = cuset::test::free_port(7);
     std::vector<pid_t> pids;
     for (int rank = 0; rank < 2; ++rank) {
         pid_t pid = fork();

@@ -40,7 +40,6 @@ constexpr int64_t kRows = 8, kLen = 40;
 
 std::string demo_model() { return std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder"; }
 
-int port_base() { return 23000 + (::getpid() * 11) % 20000; }
 
 // The global batch of step s: kRows right-padded rows of random tokens (lengths 12..kLen), the
 // first third of each row a prompt (no target), a random quarter of targets CUDA-sensitive.
@@ -245,25 +244,25 @@ void expect_stage_matches(int64_t stage, int world, const std::string& method, i
 }  // namespace
 
 TEST(Zero, Stage1MatchesStage0) {
-    expect_stage_matches(1, 2, "sft", 2, port_base());
-    expect_stage_matches(1, 4, "cuset", 1, port_base() + 10);
+    expect_stage_matches(1, 2, "sft", 2, cuset::test::free_port(0));
+    expect_stage_matches(1, 4, "cuset", 1, cuset::test::free_port(10));
 }
 
 TEST(Zero, Stage2MatchesStage0) {
-    expect_stage_matches(2, 2, "cuset", 2, port_base() + 20);
-    expect_stage_matches(2, 4, "sft", 2, port_base() + 30);
+    expect_stage_matches(2, 2, "cuset", 2, cuset::test::free_port(20));
+    expect_stage_matches(2, 4, "sft", 2, cuset::test::free_port(30));
 }
 
 TEST(Zero, Stage3MatchesStage0) {
-    expect_stage_matches(3, 2, "sft", 2, port_base() + 40);
-    expect_stage_matches(3, 4, "cuset", 1, port_base() + 50);
+    expect_stage_matches(3, 2, "sft", 2, cuset::test::free_port(40));
+    expect_stage_matches(3, 4, "cuset", 1, cuset::test::free_port(50));
 }
 
 TEST(Zero, Stage3WithUnevenMicroBatchesAndTwoPasses) {
     // 3 ranks over 8 rows: 2, 3 and 3 rows in micro-batches of 2 -> 1, 2 and 2 passes; the first
     // rank runs one pass without data in each of the step's loops (the two-pass threshold
     // method's confidence pass and the training pass).
-    expect_stage_matches(3, 3, "cuset-batch", 2, port_base() + 60);
+    expect_stage_matches(3, 3, "cuset-batch", 2, cuset::test::free_port(60));
 }
 
 TEST(Zero, OneProcessIsStage0) {
@@ -279,12 +278,12 @@ TEST(Zero, StateWrittenOnFourRanksResumesOnTwoAndOnOne) {
     std::vector<RunResult> two_steps(4), three_steps(4);
     std::vector<std::pair<std::string, at::Tensor>> shards;
     std::mutex mu;
-    on_ranks(4, port_base() + 70, [&](const cuset::Comm& c) {
+    on_ranks(4, cuset::test::free_port(70), [&](const cuset::Comm& c) {
         two_steps[c.rank] = train(c, 2, "cuset", 1, 2);
         std::lock_guard<std::mutex> lock(mu);
         for (auto& kv : two_steps[c.rank].state) shards.push_back(kv);
     });
-    on_ranks(4, port_base() + 80, [&](const cuset::Comm& c) { three_steps[c.rank] = train(c, 2, "cuset", 1, 3); });
+    on_ranks(4, cuset::test::free_port(80), [&](const cuset::Comm& c) { three_steps[c.rank] = train(c, 2, "cuset", 1, 3); });
     const cuset::StateReader read = cuset::state_reader_of(shards);
     auto continued = [&](const cuset::Comm& c, int64_t stage) {
         at::set_num_threads(1);
@@ -314,7 +313,7 @@ TEST(Zero, StateWrittenOnFourRanksResumesOnTwoAndOnOne) {
             worst = std::max(worst, max_abs_diff(p.detach(), three_steps[0].weights[i++].second));
         CUSET_EXPECT_WITHIN(worst, 1e-5) << "resumed at stage " << stage << " on " << c.world << " rank(s)";  // as above
     };
-    on_ranks(2, port_base() + 90, [&](const cuset::Comm& c) { continued(c, 1); });
+    on_ranks(2, cuset::test::free_port(90), [&](const cuset::Comm& c) { continued(c, 1); });
     continued(cuset::Comm{}, 0);
 }
 
@@ -332,7 +331,7 @@ TEST(Zero, ResidentBytesShrinkAsThePlanSays) {
         }
     }
     for (int64_t stage : {1, 2, 3})
-        on_ranks(4, port_base() + 100 + static_cast<int>(stage), [&](const cuset::Comm& c) {
+        on_ranks(4, cuset::test::free_port(100 + static_cast<int>(stage)), [&](const cuset::Comm& c) {
             got[stage][c.rank] = train(c, stage, "sft", 2, 1).resident;
         });
     std::printf("resident training state per rank, tiny-coder (%.2fM parameters, fp32), 4 ranks:\n", n_params / 1e6);
