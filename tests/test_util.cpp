@@ -178,18 +178,23 @@ std::pair<int, int> ephemeral_ports() {
     return {32768, 60999};
 }
 
-// Whether nothing listens on or holds 127.0.0.1:port now (a bind without SO_REUSEADDR succeeds).
-bool port_is_free(int port) {
+// A TCP socket on 127.0.0.1:port, bound (bind) or connected (!bind), then closed: whether that
+// succeeded.
+bool loopback(int port, bool bind) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return false;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<uint16_t>(port));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    auto* addr = reinterpret_cast<sockaddr*>(&a);
+    const bool ok = (bind ? ::bind(fd, addr, sizeof a) : ::connect(fd, addr, sizeof a)) == 0;
     ::close(fd);
     return ok;
 }
+
+// Whether nothing listens on or holds 127.0.0.1:port now (a bind without SO_REUSEADDR succeeds).
+bool port_is_free(int port) { return loopback(port, true); }
 
 }  // namespace
 
@@ -209,6 +214,8 @@ int free_port(int offset) {
     }
     throw std::runtime_error("free_port: every port outside the ephemeral range is in use");
 }
+
+bool port_accepts(int port) { return loopback(port, false); }
 
 int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,
                const std::vector<std::string>& extra) {

@@ -108,6 +108,8 @@ Interrupted run_cuset_then_sigterm(const std::string& cfg, const std::string& di
 // kernel's ephemeral range, so no outgoing connection of another process can take it meanwhile. wait_exit: the exit code (128 + signal when
 // killed). run_ranks: all ranks, then every one must exit 0 (its log in the failure).
 int free_port(int offset);
+// Whether something accepts a TCP connection on 127.0.0.1:port now.
+bool port_accepts(int port);
 int spawn_rank(const std::string& cfg, const std::string& name, int rank, int world, int port, const std::string& log,
                const std::vector<std::string>& extra = {});
 int wait_exit(int pid);

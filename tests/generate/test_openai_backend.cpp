@@ -8,10 +8,7 @@
 // URL or the key. No model folder exists: nothing is loaded locally.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,18 +44,6 @@ std::vector<json> read_lines(const std::string& path) {
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) out.push_back(json::parse(line));
     return out;
-}
-
-bool port_open(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return false;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
 }
 
 // llama-cpp-python's server on 127.0.0.1:`port` in its own process group, stopped (the whole
@@ -100,7 +85,7 @@ public:
                            read_file(log);
                 return;
             }
-            if (port_open(port)) return;
+            if (cuset::test::port_accepts(port)) return;
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
         problem_ = "the server did not listen on port " + std::to_string(port) + " within 300 s: " + read_file(log);
@@ -301,7 +286,7 @@ TEST_F(OpenAiBackend, ClosedPortFailsAfterRetriesNamingTheUrl) {
     const std::string dir = scratch_dir("openai-closed");
     // A port nothing listens on: the suite's server port + 1 is not bound by this test program.
     int port = free_port(7);
-    ASSERT_FALSE(port_open(port));
+    ASSERT_FALSE(cuset::test::port_accepts(port));
     const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
     write_file(dir + "/gen.yaml", openai_config(url, {{"generate.retries", "2"}, {"generate.timeout_s", "20"}}));
     const auto t0 = std::chrono::steady_clock::now();
