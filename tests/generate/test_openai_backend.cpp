@@ -284,7 +284,7 @@ TEST_F(OpenAiBackend, DataBuildTakesItsAnswersFromTheServerAndStopsOnSigterm) {
 
 TEST_F(OpenAiBackend, ClosedPortFailsAfterRetriesNamingTheUrl) {
     const std::string dir = scratch_dir("openai-closed");
-    // A port nothing listens on: the suite's server port + 1 is not bound by this test program.
+    // A port nothing listens on: free_port found it unbound, and this test binds nothing to it.
     int port = free_port(7);
     ASSERT_FALSE(cuset::test::port_accepts(port));
     const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
