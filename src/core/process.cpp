@@ -1,9 +1,11 @@
 // A command in its own process group: fork/exec with pipes, timeout, group kill, capped output.
 #include "cuset/core/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -31,6 +34,41 @@ double now_s() {
 // How long output is still drained after the command was reaped, for pipes held open by a
 // process that left the group (setsid) and so survived the group kill.
 constexpr double kDrainGrace_s = 1.0;
+
+// CPU seconds (user + system, its own and its reaped children's) of `pid` and every process
+// below it, read from /proc before they are killed; at most kMaxTreeProcesses processes.
+constexpr int kMaxTreeProcesses = 4096;
+
+double tree_cpu_seconds(pid_t root) {
+    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    std::vector<pid_t> todo{root};
+    double total = 0;
+    for (size_t i = 0; i < todo.size() && todo.size() < kMaxTreeProcesses; ++i) {
+        const std::string dir = "/proc/" + std::to_string(todo[i]);
+        std::ifstream stat(dir + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const size_t paren = text.rfind(')');  // the name may hold spaces and parentheses
+        if (paren == std::string::npos) continue;
+        std::istringstream rest(text.substr(paren + 2));
+        std::string field;
+        std::vector<std::string> f;
+        while (f.size() < 15 && rest >> field) f.push_back(field);
+        if (f.size() < 15) continue;
+        // Fields 14-17 of the file (utime, stime, cutime, cstime) are 11-14 after the name.
+        for (int k = 11; k <= 14; ++k) total += std::strtod(f[static_cast<size_t>(k)].c_str(), nullptr) / tick;
+        // The children of every thread of it.
+        if (DIR* tasks = ::opendir((dir + "/task").c_str())) {
+            while (const dirent* e = ::readdir(tasks)) {
+                if (e->d_name[0] == '.') continue;
+                std::ifstream children(dir + "/task/" + e->d_name + "/children");
+                pid_t c = 0;
+                while (children >> c) todo.push_back(c);
+            }
+            ::closedir(tasks);
+        }
+    }
+    return total;
+}
 
 bool is_executable_file(const std::string& p) {
     struct stat st {};
@@ -262,8 +300,11 @@ void Process::read_available() {
     }
 }
 
-void Process::reap(int st) {
+void Process::reap(int st, const struct rusage& ru) {
     leader_done_ = true;
+    const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                       1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    result_.cpu_s = std::max(result_.cpu_s, cpu);
     reaped_at_ = now_s();
     result_.seconds = reaped_at_ - start_;
     if (WIFEXITED(st)) {
@@ -284,11 +325,13 @@ bool Process::poll() {
             info.si_pid == pid_) {
             ::kill(-pid_, SIGKILL);
             int st = 0;
-            while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+            struct rusage ru {};
+            while (::wait4(pid_, &st, 0, &ru) < 0 && errno == EINTR) {
             }
-            reap(st);
+            reap(st, ru);
             read_available();
         } else if (deadline_ > 0 && !result_.timed_out && !result_.killed && now_s() > deadline_) {
+            result_.cpu_s = tree_cpu_seconds(pid_);
             ::kill(-pid_, SIGKILL);
             result_.timed_out = true;
         }
@@ -311,6 +354,7 @@ const ProcessResult& Process::wait() {
 
 void Process::kill() {
     if (pid_ > 0 && !leader_done_) {
+        result_.cpu_s = tree_cpu_seconds(pid_);
         ::kill(-pid_, SIGKILL);
         if (!result_.timed_out) result_.killed = true;
     }

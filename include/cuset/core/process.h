@@ -6,6 +6,7 @@
 // driver or a test program left behind (grandchildren) do not outlive it.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -53,6 +54,10 @@ struct ProcessResult {
     int exit_code = -1;       // when it exited normally, else -1
     int signal = 0;           // the signal that ended it (SIGKILL after a timeout), else 0
     double seconds = 0;       // wall clock from start to reaping
+    // CPU seconds (user + system) of the command and the processes below it that were reaped,
+    // from the kernel's accounting when it was reaped; when it was killed (timeout, kill()), the
+    // larger of that and what /proc showed for its whole process tree just before the kill.
+    double cpu_s = 0;
     std::string out, err;     // captured stdout, stderr (err empty with merge_stderr)
     bool out_truncated = false, err_truncated = false;
 
@@ -105,7 +110,7 @@ public:
 private:
     void read_available();
     void close_pipes();
-    void reap(int wait_status);
+    void reap(int wait_status, const struct rusage& usage);
 
     ProcessOptions opts_;
     ProcessResult result_;
