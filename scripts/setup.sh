@@ -26,6 +26,7 @@ APT_PACKAGES=(
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libpcre2-dev libutf8proc-dev libgtest-dev libgmock-dev
   libcurl4-openssl-dev  # generate.backend openai: the HTTP client of the chat-completions API
+  libseccomp-dev  # the judge's system call filter
   libgloo-dev  # headers only: c10d's Gloo process group (the library itself is inside LibTorch)
 )
 missing=()

@@ -1,16 +1,24 @@
 // Containment of untrusted commands with the kernel's namespaces and rlimits (judge/sandbox.h).
 // The parent prepares every path and option as text; the forked child only makes system calls:
-//   child (outside the new PID namespace): unshare(user, mount, pid, net, ipc, uts), the parent
-//     maps its ids, fork -> waits for the supervisor, exits with the command's wait status;
-//   supervisor (PID 1 inside): builds the root (a tmpfs holding bind mounts), pivots into it,
-//     forks the command, reaps until the command ends, then exits: the kernel kills the rest;
-//   command: rlimits, no new privileges, the sandbox's ids, then exec (Process does it).
+//   child (outside the new PID namespace): dies with the judge (parent-death signal), unshare(user,
+//     mount, pid, net, ipc, uts), the parent puts it in its control group and maps its ids, fork
+//     -> waits for the supervisor, exits with the command's wait status;
+//   supervisor (PID 1 inside): dies with the child, builds the root (a tmpfs holding bind mounts),
+//     pivots into it, forks the command, reaps until the command ends, then exits: the kernel
+//     kills the rest;
+//   command: rlimits, no new privileges, the sandbox's ids, a fresh session keyring, the seccomp
+//     filter, then exec (Process does it).
 #include "cuset/judge/sandbox.h"
 
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -88,15 +96,25 @@ unsigned long kept_mount_flags(const char* path) {
 }
 
 // The prepared set-up of one sandboxed command (a ChildSetup for core/process).
-class Setup final : public ChildSetup {
+class Setup final : public SandboxSetup {
 public:
     std::vector<Op> ops;
     SandboxLimits limits;
     uid_t inner_uid = 0, host_uid = 0;
     gid_t inner_gid = 0, host_gid = 0;
     bool caller_is_root = false;
+    pid_t judge_pid = 0;
+    std::shared_ptr<const std::vector<sock_filter>> seccomp;  // the filter's program
+    std::shared_ptr<const CgroupSupport> cgroups;              // null = no control group
+    mutable std::unique_ptr<CommandCgroup> group;              // made in in_parent()
 
     int in_child(int sync_write, int sync_read, const char** step) const override {
+        // Dies with the judge: a judge killed with SIGKILL takes this level with it, and with it
+        // the supervisor (whose own parent-death signal is tied to this process) and the namespace.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != judge_pid) {
+            *step = "parent-death signal";
+            return ::getppid() != judge_pid ? ESRCH : errno;
+        }
         if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0) {
             *step = "unshare(user, mount, pid, net, ipc, uts namespaces)";
             return errno;
@@ -135,6 +153,13 @@ public:
     }
 
     void in_parent(pid_t child) const override {
+        if (cgroups) {  // before the child forks anything: every process it starts is in the group
+            CgroupLimits cl;
+            cl.memory_bytes = limits.memory_mb * (int64_t{1} << 20);
+            cl.pids = limits.processes;
+            group = std::make_unique<CommandCgroup>(*cgroups, cl);
+            group->attach(child);
+        }
         const std::string proc = "/proc/" + std::to_string(child);
         auto put = [&](const std::string& file, const std::string& text) {
             std::ofstream out(proc + "/" + file);
@@ -149,6 +174,12 @@ public:
         if (!caller_is_root) put("setgroups", "deny");
         put("uid_map", root_line + std::to_string(inner_uid) + " " + std::to_string(host_uid) + " 1\n");
         put("gid_map", root_line + std::to_string(inner_gid) + " " + std::to_string(host_gid) + " 1\n");
+    }
+
+    CgroupUsage usage() const override { return group ? group->usage() : CgroupUsage{}; }
+
+    ~Setup() override {
+        if (group) group->kill_all();
     }
 
 private:
@@ -172,6 +203,9 @@ private:
     // PID 1 of the new namespace: build the root, fork the command, reap until it ends.
     int supervise(int status_fd, const char** step) const {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // The outer child may have died before the line above: then nobody reads the status pipe.
+        struct pollfd pf {status_fd, 0, 0};
+        if (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR)) ::_exit(127);
         const char* what = nullptr;
         int err = build_root(&what);
         pid_t cmd = ::fork();
@@ -287,10 +321,65 @@ private:
             *step = "switching to the sandbox's user";
             return errno;
         }
+        // A session keyring of its own, empty: the user's keys (a login's, a credential
+        // helper's) are not reachable. Where the kernel has no keyrings there is nothing to reach.
+        if (::syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, nullptr) < 0 && errno != ENOSYS) {
+            *step = "a fresh session keyring";
+            return errno;
+        }
+        if (seccomp) {
+            struct sock_fprog prog {};
+            prog.len = static_cast<unsigned short>(seccomp->size());
+            prog.filter = const_cast<sock_filter*>(seccomp->data());
+            if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+                *step = "seccomp filter";
+                return errno;
+            }
+        }
         ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
         return 0;
     }
 };
+
+// The seccomp program of kSandboxDeniedCalls, built with libseccomp in the parent (the child only
+// loads it).
+std::shared_ptr<const std::vector<sock_filter>> build_seccomp(size_t* n_denied) {
+    scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) throw RuntimeFailure("sandbox: libseccomp cannot make a filter");
+    struct Free {
+        scmp_filter_ctx c;
+        ~Free() { ::seccomp_release(c); }
+    } free_ctx{ctx};
+    auto fail = [](const std::string& what, int rc) {
+        throw RuntimeFailure("sandbox: seccomp: " + what + ": " + std::strerror(-rc));
+    };
+    size_t n = 0;
+    for (const char* const* name = kSandboxDeniedCalls; *name; ++name) {
+        const int nr = ::seccomp_syscall_resolve_name(*name);
+        if (nr == __NR_SCMP_ERROR) continue;
+        if (int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0); rc != 0) fail(*name, rc);
+        ++n;
+    }
+    for (uint64_t flag : {uint64_t{CLONE_NEWNS}, uint64_t{CLONE_NEWUSER}, uint64_t{CLONE_NEWPID}, uint64_t{CLONE_NEWNET},
+                          uint64_t{CLONE_NEWIPC}, uint64_t{CLONE_NEWUTS}, uint64_t{CLONE_NEWCGROUP}, uint64_t{0x00000080} /* CLONE_NEWTIME */})
+        if (int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)); rc != 0)
+            fail("clone", rc);
+    if (int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc != 0) fail("clone3", rc);
+    const int fd = ::memfd_create("cuset-seccomp", MFD_CLOEXEC);
+    if (fd < 0) throw RuntimeFailure(std::string("sandbox: memfd_create: ") + std::strerror(errno));
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+    } close_fd{fd};
+    if (int rc = ::seccomp_export_bpf(ctx, fd); rc != 0) fail("export", rc);
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0)
+        throw RuntimeFailure("sandbox: seccomp: the exported filter has an odd size");
+    auto prog = std::make_shared<std::vector<sock_filter>>(static_cast<size_t>(size) / sizeof(sock_filter));
+    if (::pread(fd, prog->data(), static_cast<size_t>(size), 0) != size) throw RuntimeFailure("sandbox: seccomp: cannot read the filter back");
+    *n_denied = n + 2;  // the named calls, clone with a namespace flag, clone3
+    return prog;
+}
 
 std::string real_path(const std::string& p) {
     std::error_code ec;
@@ -300,10 +389,29 @@ std::string real_path(const std::string& p) {
 
 }  // namespace
 
+const char* const kSandboxDeniedCalls[] = {
+    // the kernel's keyrings
+    "keyctl", "add_key", "request_key",
+    // kernel attack surface a program never needs
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    // the mount family and namespaces: the sandbox is built before the command starts
+    "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
+    "fspick", "mount_setattr", "unshare", "setns",
+    // other processes' memory
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    // the machine's state
+    "acct", "swapon", "swapoff", "reboot", "syslog", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "quotactl_fd", "lookup_dcookie",
+    "open_by_handle_at", "name_to_handle_at", "nfsservctl", "vhangup", "uselib", "fanotify_init",
+    nullptr};
+
 uid_t sandbox_host_uid() { return ::getuid() == 0 ? 65534 : ::getuid(); }
 gid_t sandbox_host_gid() { return ::getuid() == 0 ? 65534 : ::getgid(); }
 
 struct Sandbox::Impl {
+    std::shared_ptr<const std::vector<sock_filter>> seccomp;  // kSandboxDeniedCalls' filter
+    size_t n_denied = 0;
     std::vector<Op> base;             // the system part, the same for every stage
     std::set<std::string> dirs_made;  // inside paths of folders the base creates
     std::set<std::string> links_made;  // inside paths of the links link_through() makes
@@ -369,6 +477,17 @@ struct Sandbox::Impl {
 
 Sandbox::Sandbox(SandboxOptions opts) : opts_(std::move(opts)), impl_(std::make_unique<Impl>()) {
     Impl& m = *impl_;
+    m.seccomp = build_seccomp(&m.n_denied);
+    if (opts_.cgroups) {
+        static std::once_flag once;
+        static std::shared_ptr<const CgroupSupport> found;
+        static std::string why;
+        std::call_once(once, [] { found = CgroupSupport::detect(&why); });
+        cgroups_ = found;
+        cgroup_note_ = found ? "" : why;
+    } else {
+        cgroup_note_ = "control groups off";
+    }
     m.bind_dir("/usr");
     for (const char* top : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
         std::error_code ec;
@@ -391,7 +510,7 @@ Sandbox::Sandbox(SandboxOptions opts) : opts_(std::move(opts)), impl_(std::make_
     // /tmp is bound on top of it, not hidden by it.
     m.dir_chain("/tmp");
     m.base.push_back({Op::kTmpfs, std::string(kNewRoot) + "/tmp",
-                      "mode=1777,size=" + std::to_string(opts_.limits.file_mb) + "m", true, false, false, "/tmp"});
+                      "mode=1777,size=" + std::to_string(opts_.limits.disk_mb) + "m", true, false, false, "/tmp"});
     std::vector<std::string> read_only = opts_.read_only;  // outer folders first: a later bind never hides one
     std::sort(read_only.begin(), read_only.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
     for (const std::string& d : read_only) {
@@ -409,7 +528,7 @@ Sandbox::Sandbox(SandboxOptions opts) : opts_(std::move(opts)), impl_(std::make_
     }
     m.base.push_back({Op::kDir, std::string(kNewRoot) + "/dev/shm", "", true, false, false, "/dev/shm"});
     m.base.push_back({Op::kTmpfs, std::string(kNewRoot) + "/dev/shm",
-                      "mode=1777,size=" + std::to_string(opts_.limits.file_mb) + "m", true, false, false, "/dev/shm"});
+                      "mode=1777,size=" + std::to_string(opts_.limits.disk_mb) + "m", true, false, false, "/dev/shm"});
     for (const auto& [name, target] : std::vector<std::pair<std::string, std::string>>{
              {"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}})
         m.base.push_back({Op::kSymlink, std::string(kNewRoot) + "/dev/" + name, target, true, false, false, "/dev symlink"});
@@ -478,6 +597,9 @@ Sandbox::Prepared Sandbox::wrap(ProcessOptions po, const std::string& work, cons
     setup->host_gid = sandbox_host_gid();
     setup->inner_uid = setup->caller_is_root ? 1000 : setup->host_uid;
     setup->inner_gid = setup->caller_is_root ? 1000 : setup->host_gid;
+    setup->judge_pid = ::getpid();
+    setup->seccomp = impl_->seccomp;
+    setup->cgroups = cgroups_;
     const std::string box = std::string(kNewRoot) + kSandboxWork;
     const std::string real_work = real_path(work);
     if (real_work.empty()) throw RuntimeFailure("sandbox: the work folder '" + work + "' does not exist");
@@ -519,14 +641,20 @@ Sandbox::Prepared Sandbox::wrap(ProcessOptions po, const std::string& work, cons
 }
 
 std::string Sandbox::describe() const {
+    const SandboxLimits& l = opts_.limits;
+    std::string out = "namespaces (user, mount, pid, net, ipc, uts); seccomp (" + std::to_string(impl_->n_denied) +
+                      " calls denied); fresh session keyring; ";
+    if (cgroups_) {
+        out += cgroups_->describe() + ": memory " + std::to_string(l.memory_mb) + " MiB (shared included) and " +
+               std::to_string(l.processes) + " processes per command; ";
+    } else {
+        out += "no control group (" + cgroup_note_ + "): memory bounded per process (private only); ";
+    }
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "namespaces (user, mount, pid, net, ipc, uts); rlimits: cpu %g s, memory %lld MiB, file %lld MiB, "
-                  "%lld processes, %lld open files",
-                  opts_.limits.cpu_s, static_cast<long long>(opts_.limits.memory_mb),
-                  static_cast<long long>(opts_.limits.file_mb), static_cast<long long>(opts_.limits.processes),
-                  static_cast<long long>(opts_.limits.open_files));
-    return buf;
+    std::snprintf(buf, sizeof buf, "rlimits: cpu %g s, memory %lld MiB, file %lld MiB, %lld processes, %lld open files; disk %lld MiB",
+                  l.cpu_s, static_cast<long long>(l.memory_mb), static_cast<long long>(l.file_mb),
+                  static_cast<long long>(l.processes), static_cast<long long>(l.open_files), static_cast<long long>(l.disk_mb));
+    return out + buf;
 }
 
 std::string Sandbox::unavailable_reason() {

@@ -5,7 +5,9 @@
 // could not fake (a file on the host, a listening socket, the host's process table).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -208,4 +210,136 @@ TEST(Sandbox, DescribesWhatIsInForce) {
     EXPECT_NE(d.find("namespaces (user, mount, pid, net, ipc, uts)"), std::string::npos) << d;
     EXPECT_NE(d.find("memory 256 MiB"), std::string::npos) << d;
     EXPECT_NE(d.find("32 processes"), std::string::npos) << d;
+    EXPECT_NE(d.find("seccomp ("), std::string::npos) << d;
+    EXPECT_NE(d.find("fresh session keyring"), std::string::npos) << d;
+    EXPECT_TRUE(d.find("cgroup v") != std::string::npos || d.find("no control group (") != std::string::npos) << d;
+}
+
+namespace {
+
+// Runs Python code inside `sb` with its output merged.
+ProcessResult python_in(const Sandbox& sb, const std::string& work, const std::string& code, double timeout_s = 60) {
+    ProcessOptions po;
+    po.argv = {CUSET_PYTHON, "-I", "-c", code};
+    po.timeout_s = timeout_s;
+    po.merge_stderr = true;
+    Sandbox::Prepared p = sb.wrap(po, work, {});
+    return cuset::process_run(p.options);
+}
+
+}  // namespace
+
+// The user's keys are out of reach: the command has a session keyring of its own and the keyring
+// calls are denied, as are the other calls of kSandboxDeniedCalls; ordinary calls still work.
+TEST(Sandbox, TheUsersKeyringAndTheDeniedCallsAreOutOfReach) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-seccomp");
+    // A secret in this process's session keyring, as a login or a credential helper leaves one.
+    const std::string secret = "cuset-keyring-secret-5f1d";
+    const long key = ::syscall(SYS_add_key, "user", "cuset-test-secret", secret.data(), secret.size(), -3 /* session */);
+    Sandbox sb(small_limits());
+    // x86-64 call numbers: keyctl 250, request_key 249, bpf 321, perf_event_open 298,
+    // userfaultfd 323, io_uring_setup 425, ptrace 101, unshare 272, mount 165, process_vm_readv 310,
+    // setns 308, getpid 39.
+    ProcessResult r = python_in(sb, dir,
+                                "import ctypes, os\n"
+                                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                "calls = {'keyctl': (250, 0, -3), 'request_key': (249, b'user', b'cuset-test-secret', 0, -3),"
+                                " 'bpf': (321, 0, 0, 0), 'perf_event_open': (298, 0, 0, -1, -1, 0), 'userfaultfd': (323, 0),"
+                                " 'io_uring_setup': (425, 1, 0), 'ptrace': (101, 0, 0, 0, 0), 'unshare': (272, 0x10000000),"
+                                " 'mount': (165, b'none', b'/tmp', b'tmpfs', 0, 0), 'process_vm_readv': (310, 1, 0, 0, 0, 0, 0),"
+                                " 'setns': (308, 0, 0)}\n"
+                                "for name, args in sorted(calls.items()):\n"
+                                "    rc = libc.syscall(*args)\n"
+                                "    print(name, rc, os.strerror(ctypes.get_errno()) if rc < 0 else 'ALLOWED')\n"
+                                "print('getpid', libc.syscall(39))\n");
+    ASSERT_TRUE(r.ok()) << r.out;
+    for (const char* name : {"keyctl", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "ptrace",
+                             "unshare", "mount", "process_vm_readv", "setns"})
+        EXPECT_NE(r.out.find(std::string(name) + " -1 Operation not permitted"), std::string::npos) << name << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("ALLOWED"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("getpid 2\n"), std::string::npos) << "ordinary calls must work (python is PID 2):\n" << r.out;
+    EXPECT_EQ(r.out.find(secret), std::string::npos);
+    // clone() with a namespace flag is refused; threads (clone without one) still start.
+    ProcessResult t = python_in(sb, dir,
+                                "import threading, ctypes, os\n"
+                                "th = threading.Thread(target=print, args=('thread ran',)); th.start(); th.join()\n"
+                                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                "print('clone', libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0), os.strerror(ctypes.get_errno()))\n");
+    EXPECT_NE(t.out.find("thread ran"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("clone -1 Operation not permitted"), std::string::npos) << t.out;
+    if (key > 0) {  // the key is still there, unchanged, for this process
+        char buf[128] = {};
+        const long n = ::syscall(SYS_keyctl, 11 /* KEYCTL_READ */, key, buf, sizeof buf);
+        EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), secret);
+        ::syscall(SYS_keyctl, 3 /* KEYCTL_REVOKE */, key);
+    }
+}
+
+// Where the machine lets the judge make control groups, memory is bounded across all of a
+// command's processes, shared mappings and memfds included (an rlimit bounds private memory per
+// process only); without one the sandbox says so.
+TEST(Sandbox, SharedMemoryIsBoundedWhereAControlGroupHolds) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-shared-memory");
+    Sandbox sb(small_limits());  // 256 MiB
+    ProcessOptions po;
+    // A shared anonymous mapping: RLIMIT_DATA counts private mappings only (a memfd is bounded by
+    // RLIMIT_FSIZE, as a file).
+    po.argv = {CUSET_PYTHON, "-I", "-c",
+               "import mmap\n"
+               "m = mmap.mmap(-1, 512 << 20)\n"
+               "for i in range(0, 512 << 20, 4096): m[i] = 1\n"
+               "print('touched 512 MiB')\n"};
+    po.timeout_s = 60;
+    po.merge_stderr = true;
+    Sandbox::Prepared p = sb.wrap(po, dir, {});
+    ProcessResult r = cuset::process_run(p.options);
+    const cuset::judge::CgroupUsage u = p.setup->usage();
+    if (sb.cgroups()) {
+        EXPECT_EQ(r.out.find("touched 512 MiB"), std::string::npos) << r.out;
+        EXPECT_EQ(r.signal, SIGKILL) << r.out;
+        EXPECT_TRUE(u.oom_killed);
+        EXPECT_NE(sb.describe().find("memory 256 MiB (shared included)"), std::string::npos) << sb.describe();
+    } else {
+        EXPECT_NE(sb.describe().find("no control group"), std::string::npos) << sb.describe();
+        EXPECT_FALSE(u.oom_killed);
+    }
+}
+
+// The CPU time of every process of a command is measured, also when the judge kills it (the rule
+// that tells a busy emulated run from a program that stopped itself rests on it): a child burns
+// one CPU second, its parent waits for it, then stops itself until the judge kills it.
+TEST(Sandbox, TheCpuTimeOfAllItsProcessesIsMeasured) {
+    require_sandbox();
+    const std::string dir = scratch_dir("sandbox-cpu");
+    Sandbox sb(small_limits());
+    ProcessOptions po;
+    po.argv = {CUSET_PYTHON, "-I", "-c",
+               "import os, signal, sys, time\n"
+               "pid = os.fork()\n"
+               "if pid == 0:\n"
+               "    while time.process_time() < 1.0: pass\n"
+               "    os._exit(0)\n"
+               "os.waitpid(pid, 0)\n"
+               "print('done', flush=True)\n"
+               "os.kill(os.getpid(), signal.SIGSTOP)\n"};
+    po.timeout_s = 300;
+    po.merge_stderr = true;
+    Sandbox::Prepared p = sb.wrap(po, dir, {});
+    cuset::Process proc(p.options);
+    while (!proc.poll()) {
+        if (proc.result().out.find("done") != std::string::npos) proc.kill();
+        cuset::process_wait_any({&proc}, 0.05);
+    }
+    ASSERT_TRUE(proc.result().killed) << proc.result().out;
+    // The kernel's accounting of the tree read before the kill, and the group's where one holds:
+    // the child's second plus the interpreters' start-up, well under 3 s. /proc counts in clock
+    // ticks (10 ms), rounded down per process: 0.95 leaves room for a few.
+    EXPECT_GE(proc.result().cpu_s, 0.95);
+    EXPECT_LE(proc.result().cpu_s, 3.0);
+    if (sb.cgroups()) {
+        EXPECT_GE(p.setup->usage().cpu_s, 0.95);
+        EXPECT_LE(p.setup->usage().cpu_s, 3.0);
+    }
 }
