@@ -1,14 +1,16 @@
 // The CUDA-to-C++ rewrite of the CPU emulator (cuset/emu/transform.h): hand-written scanners that
-// reproduce the original Python rewrite's regular expressions, each position visited a bounded
-// number of times.
+// reproduce the original Python rewrite's regular expressions in amortised linear time (memoised
+// next-match finders, scans that never cross the text a previous match consumed), counting their
+// work so that a caller can cancel a rewrite.
 #include "cuset/emu/transform.h"
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
-
-#include "cuset/core/error.h"
 
 namespace cuset::emu {
 namespace {
@@ -16,6 +18,8 @@ namespace {
 constexpr size_t npos = std::string::npos;
 // Template arguments of a launched kernel, scanned backwards from `<<<`, are at most this long.
 constexpr size_t kMaxTemplateScan = 4096;
+// The cancellation callback is asked once per this many characters of work.
+constexpr size_t kCheckEvery = size_t{1} << 16;
 
 // Python's \s and str.isspace() on ASCII: space, \t \n \v \f \r and the separators \x1c-\x1f.
 bool is_space(char c) {
@@ -28,6 +32,66 @@ bool is_alnum(char c) {
 }
 bool is_word(char c) { return is_alnum(c) || c == '_'; }
 
+// The characters one rewrite has visited; `cancelled` is asked every kCheckEvery of them.
+class Work {
+public:
+    explicit Work(const std::function<bool()>& cancelled) : cancelled_(cancelled) {}
+    void step() {
+        if (++done_ >= next_) check();
+    }
+    void add(size_t n) {
+        done_ += n;
+        if (done_ >= next_) check();
+    }
+
+private:
+    void check() {
+        next_ = done_ + kCheckEvery;
+        if (cancelled_ && cancelled_())
+            throw TransformCancelled("emulator rewrite: cancelled after " + std::to_string(done_) + " characters of work");
+    }
+    const std::function<bool()>& cancelled_;
+    size_t done_ = 0, next_ = kCheckEvery;
+};
+
+// A text and its code mask: 1 for a character outside comments and string/character literals.
+struct Code {
+    std::string s;
+    std::vector<uint8_t> mask;
+};
+
+// Appends pieces of a Code to a new one: copied ranges keep their mask; inserted text (which
+// never holds a comment delimiter, a quote, a backslash or a newline) takes the mask of where it
+// goes, so the result's mask is the one code_mask would compute on it.
+class CodeBuilder {
+public:
+    explicit CodeBuilder(const Code& in) : in_(in) {}
+    void copy(size_t from, size_t to) {
+        if (out_.s.empty()) {
+            out_.s.reserve(in_.s.size());
+            out_.mask.reserve(in_.s.size());
+        }
+        out_.s.append(in_.s, from, to - from);
+        out_.mask.insert(out_.mask.end(), in_.mask.begin() + static_cast<std::ptrdiff_t>(from),
+                         in_.mask.begin() + static_cast<std::ptrdiff_t>(to));
+    }
+    void insert(std::string_view text, uint8_t in_code) {
+        out_.s += text;
+        out_.mask.insert(out_.mask.end(), text.size(), in_code);
+    }
+    // ` cuemu::poison_shared(&v, sizeof(v));`
+    void insert_poison(std::string_view v, uint8_t in_code) {
+        for (std::string_view piece : {std::string_view(" cuemu::poison_shared(&"), v, std::string_view(", sizeof("), v,
+                                       std::string_view("));")})
+            insert(piece, in_code);
+    }
+    Code take() { return std::move(out_); }
+
+private:
+    const Code& in_;
+    Code out_;
+};
+
 size_t line_of(const std::string& s, size_t pos) {
     return 1 + static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(std::min(pos, s.size())), '\n'));
 }
@@ -36,20 +100,41 @@ size_t line_of(const std::string& s, size_t pos) {
     throw InputError("emulator rewrite: " + why + " at line " + std::to_string(line_of(s, pos)));
 }
 
-std::string strip(const std::string& s) {
-    size_t a = 0, b = s.size();
+std::string strip(const std::string& s, size_t a, size_t b) {
     while (a < b && is_space(s[a])) ++a;
     while (b > a && is_space(s[b - 1])) --b;
     return s.substr(a, b - a);
 }
 
-size_t skip_space(const std::string& s, size_t i) {
-    while (i < s.size() && is_space(s[i])) ++i;
+size_t skip_space(const std::string& s, size_t i, Work& w) {
+    while (i < s.size() && is_space(s[i])) {
+        ++i;
+        w.step();
+    }
     return i;
 }
-size_t skip_word(const std::string& s, size_t i) {
-    while (i < s.size() && is_word(s[i])) ++i;
+size_t skip_word(const std::string& s, size_t i, Work& w) {
+    while (i < s.size() && is_word(s[i])) {
+        ++i;
+        w.step();
+    }
     return i;
+}
+
+// s.find(pat, from), one block of kCheckEvery characters at a time.
+size_t find(const std::string& s, std::string_view pat, size_t from, Work& w) {
+    const std::string_view v(s);
+    while (from < v.size()) {
+        const size_t block = std::min(kCheckEvery, v.size() - from);
+        const size_t at = v.substr(from, block + pat.size() - 1).find(pat);
+        if (at != npos) {
+            w.add(at + pat.size());
+            return from + at;
+        }
+        w.add(block);
+        from += block;
+    }
+    return npos;
 }
 
 // The first position >= x where `pred` holds (npos if none), for queries that mostly increase:
@@ -57,12 +142,12 @@ size_t skip_word(const std::string& s, size_t i) {
 template <class Pred>
 class NextFinder {
 public:
-    NextFinder(const std::string& s, Pred pred) : s_(s), pred_(pred) {}
+    NextFinder(const std::string& s, Work& w, Pred pred) : s_(s), w_(w), pred_(pred) {}
     size_t at(size_t x) {
         if (!valid_ || x < from_ || (at_ != npos && x > at_)) {
             from_ = x;
             at_ = npos;
-            for (size_t i = x; i < s_.size(); ++i)
+            for (size_t i = x; i < s_.size(); ++i, w_.step())
                 if (pred_(i)) {
                     at_ = i;
                     break;
@@ -74,20 +159,21 @@ public:
 
 private:
     const std::string& s_;
+    Work& w_;
     Pred pred_;
     bool valid_ = false;
     size_t from_ = 0, at_ = npos;
 };
 template <class Pred>
-NextFinder<Pred> next_finder(const std::string& s, Pred pred) {
-    return NextFinder<Pred>(s, pred);
+NextFinder<Pred> next_finder(const std::string& s, Work& w, Pred pred) {
+    return NextFinder<Pred>(s, w, pred);
 }
 
 // CRLF and lone CR to LF (Python's universal newlines, with which the original read its input).
-std::string normalise_newlines(std::string_view in) {
+std::string normalise_newlines(std::string_view in, Work& w) {
     std::string out;
     out.reserve(in.size());
-    for (size_t i = 0; i < in.size(); ++i) {
+    for (size_t i = 0; i < in.size(); ++i, w.step()) {
         if (in[i] == '\r') {
             out += '\n';
             if (i + 1 < in.size() && in[i + 1] == '\n') ++i;
@@ -99,40 +185,43 @@ std::string normalise_newlines(std::string_view in) {
 }
 
 // `/\*@prompt\n.*?\n@\*/\n` at the very start (re.S) becomes as many newlines.
-std::string blank_metadata(std::string s) {
+std::string blank_metadata(std::string s, Work& w) {
     static const std::string head = "/*@prompt\n", tail = "\n@*/\n";
     if (s.compare(0, head.size(), head) != 0) return s;
-    const size_t k = s.find(tail, head.size());  // the lazy body may be empty
+    const size_t k = find(s, tail, head.size(), w);  // the lazy body may be empty
     if (k == npos) return s;
     size_t end = k + tail.size();
     size_t lines = static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
     return std::string(lines, '\n') + s.substr(end);
 }
 
-// True for characters outside comments and string/character literals. A `/*` comment ends at the
-// first `*/` found from its own start (so `/*/` is a whole comment, as in the original); escapes
-// in literals skip the next character.
-std::vector<char> code_mask(const std::string& s) {
+// The code mask of s, in one pass. A `/*` comment ends at the first `*/` found from its own start
+// (so `/*/` is a whole comment, as in the original); escapes in literals skip the next character.
+std::vector<uint8_t> code_mask(const std::string& s, Work& w) {
     const size_t n = s.size();
-    std::vector<char> mask(n, 1);
+    std::vector<uint8_t> mask(n, 1);
     size_t i = 0;
     while (i < n) {
         size_t j;
         if (s.compare(i, 2, "//") == 0) {
-            j = s.find('\n', i);
+            j = find(s, "\n", i, w);
             if (j == npos) j = n;
         } else if (s.compare(i, 2, "/*") == 0) {
-            j = s.find("*/", i);
+            j = find(s, "*/", i, w);
             if (j == npos) fail(s, i, "unterminated /* comment");
             j += 2;
         } else if (s[i] == '"' || s[i] == '\'') {
             const char q = s[i];
             j = i + 1;
-            while (j < n && s[j] != q) j += s[j] == '\\' ? 2 : 1;
+            while (j < n && s[j] != q) {
+                j += s[j] == '\\' ? 2 : 1;
+                w.step();
+            }
             if (j >= n) fail(s, i, q == '"' ? "unterminated string literal" : "unterminated character literal");
             j += 1;
         } else {
             ++i;
+            w.step();
             continue;
         }
         std::fill(mask.begin() + static_cast<std::ptrdiff_t>(i), mask.begin() + static_cast<std::ptrdiff_t>(j), 0);
@@ -141,60 +230,54 @@ std::vector<char> code_mask(const std::string& s) {
     return mask;
 }
 
-// Splits at `sep` outside (), [], {}, <> (a depth counter over all of them, as the original).
-std::vector<std::string> split_top(const std::string& s, char sep = ',') {
-    std::vector<std::string> parts;
-    std::string cur;
-    long depth = 0;
-    for (char c : s) {
+// The end of the declarator that starts at a in s[a, b): the next `,` outside (), [], {}, <> (one
+// depth counter over all of them, kept across the declarators, as the original), or b.
+size_t declarator_end(const std::string& s, size_t a, size_t b, long& depth, Work& w) {
+    for (; a < b; ++a, w.step()) {
+        const char c = s[a];
         if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
         else if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
-        if (c == sep && depth == 0) {
-            parts.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
+        else if (c == ',' && depth == 0) return a;
     }
-    parts.push_back(cur);
-    return parts;
+    return b;
 }
 
 // The declared name of `(.*?)(\w+)\s*(\[.*\])?\s*$` (re.S) on the stripped first declarator w:
 // the first word followed only by spaces, or by `[` ... `]` ending w. Empty when none.
-std::string first_declared_name(const std::string& w) {
+std::string first_declared_name(const std::string& w, Work& work) {
     size_t i = 0;
     while (i < w.size()) {
         if (!is_word(w[i])) {
             ++i;
             continue;
         }
-        size_t e = skip_word(w, i);
-        size_t c = skip_space(w, e);
+        size_t e = skip_word(w, i, work);
+        size_t c = skip_space(w, e, work);
         if (c == w.size() || (w[c] == '[' && w.size() >= c + 2 && w.back() == ']')) return w.substr(i, e - i);
         i = e;
     }
     return "";
 }
 
-// After each static `__shared__` declaration, poison its variables: the original's
-// `__shared__\s+(?!.*\(\))([^;{}()]*?);` matches, skipped in comments, literals and after
-// `extern`.
-std::string poison_static_shared(const std::string& src) {
-    const std::vector<char> mask = code_mask(src);
+// After each static `__shared__` declaration in code, poison its variables: the original's
+// `__shared__\s+(?!.*\(\))([^;{}()]*?);` matches, skipped when they start in a comment or a
+// literal or follow `extern`. Every search starts past the previous one's start and each finder
+// is memoised, so the stage is linear.
+Code poison_static_shared(Code in, Work& w) {
+    const std::string& src = in.s;
     const size_t n = src.size();
-    auto stop = next_finder(src, [&](size_t i) {
+    auto stop = next_finder(src, w, [&](size_t i) {
         char c = src[i];
         return c == ';' || c == '{' || c == '}' || c == '(' || c == ')';
     });
-    auto newline = next_finder(src, [&](size_t i) { return src[i] == '\n'; });
-    auto empty_call = next_finder(src, [&](size_t i) { return src[i] == '(' && i + 1 < n && src[i + 1] == ')'; });
-    std::string out;
+    auto newline = next_finder(src, w, [&](size_t i) { return src[i] == '\n'; });
+    auto empty_call = next_finder(src, w, [&](size_t i) { return src[i] == '(' && i + 1 < n && src[i + 1] == ')'; });
+    CodeBuilder out(in);
     size_t pos = 0, p = 0;
     static const std::string kw = "__shared__";
-    while ((p = src.find(kw, p)) != npos) {
+    while ((p = find(src, kw, p, w)) != npos) {
         const size_t b = p + kw.size();
-        const size_t ws_end = skip_space(src, b);
+        const size_t ws_end = skip_space(src, b, w);
         if (ws_end == b) {
             ++p;
             continue;
@@ -213,7 +296,7 @@ std::string poison_static_shared(const std::string& src) {
         size_t call = empty_call.at(ws_end);
         if (call != npos && call < eol) {
             q = npos;
-            for (size_t k = ws_end; k > b + 1; --k)
+            for (size_t k = ws_end; k > b + 1; --k, w.step())
                 if (src[k - 1] == '\n') {
                     q = k - 1;
                     break;
@@ -225,75 +308,120 @@ std::string poison_static_shared(const std::string& src) {
         }
         const size_t m_start = p, m_end = semi + 1;
         p = m_end;
-        if (!mask[m_start]) continue;
+        if (!in.mask[m_start]) continue;
         size_t back = m_start;
-        while (back > 0 && is_space(src[back - 1])) --back;
-        if (back >= 6 && src.compare(back - 6, 6, "extern") == 0) continue;
-        const std::vector<std::string> words = split_top(src.substr(q, semi - q));
-        const std::string first = first_declared_name(strip(words[0]));
-        if (first.empty()) continue;
-        std::vector<std::string> names = {first};
-        for (size_t w = 1; w < words.size(); ++w) {
-            size_t a = skip_space(words[w], 0);
-            size_t e = skip_word(words[w], a);
-            if (e == a) fail(src, m_start, "a __shared__ declarator without a name");
-            names.push_back(words[w].substr(a, e - a));
+        while (back > 0 && is_space(src[back - 1])) {
+            --back;
+            w.step();
         }
-        out.append(src, pos, m_end - pos);
-        for (const std::string& v : names) out += " cuemu::poison_shared(&" + v + ", sizeof(" + v + "));";
+        if (back >= 6 && src.compare(back - 6, 6, "extern") == 0) continue;
+        long depth = 0;
+        size_t d_end = declarator_end(src, q, semi, depth, w);
+        const std::string first = first_declared_name(strip(src, q, d_end), w);
+        if (first.empty()) continue;
+        const uint8_t in_code = in.mask[m_end - 1];
+        out.copy(pos, m_end);
+        out.insert_poison(first, in_code);
+        while (d_end < semi) {
+            const size_t a = skip_space(src, d_end + 1, w);
+            const size_t e = skip_word(src, a, w);
+            if (e == a) fail(src, m_start, "a __shared__ declarator without a name");
+            out.insert_poison(std::string_view(src).substr(a, e - a), in_code);
+            d_end = declarator_end(src, e, semi, depth, w);
+        }
         pos = m_end;
     }
-    out.append(src, pos, npos);
-    return out;
+    if (pos == 0) return in;  // nothing rewritten
+    out.copy(pos, n);
+    return out.take();
 }
 
 // The original's `extern\s+__shared__\s+([\w\s:<>]+?)\s+(\w+)\s*\[\s*\]\s*;` replaced by
-// `\1* \2 = (\1*)cuemu::dyn_smem();`, with its backtracking reproduced.
-std::string rewrite_extern_shared(const std::string& s) {
+// `\1* \2 = (\1*)cuemu::dyn_smem();`, with its backtracking reproduced, for matches that start in
+// code (such a match holds no comment or literal). The lazy type [b1, e) grows inside the run of
+// type characters that starts at b1 until `\s+(\w+)\s*\[` matches at e; that `[` can only be the
+// first character after the run, so the match is decided by the run's end alone: one memoised
+// look at each run end instead of a scan of the run per occurrence (a run of 100k repeated
+// `extern __shared__` is one run).
+Code rewrite_extern_shared(Code in, Work& w) {
+    const std::string& s = in.s;
     const size_t n = s.size();
-    auto in_type = [&](size_t i) { return is_word(s[i]) || is_space(s[i]) || s[i] == ':' || s[i] == '<' || s[i] == '>'; };
-    // `\s+(\w+)\s*\[\s*\]\s*;` at e: the name's range and the end of the match, or false.
+    auto in_type = [&](char c) { return is_word(c) || is_space(c) || c == ':' || c == '<' || c == '>'; };
+    auto type_end = next_finder(s, w, [&](size_t i) { return !in_type(s[i]); });
+    // At the end r of a run of type characters: `\s*\]\s*;` after a `[` at r, and the name before
+    // r: the run ends with spaces [sa, wa), the word [wa, wb) and optional spaces.
+    struct RunEnd {
+        size_t r = npos;
+        bool ok = false;
+        size_t sa = 0, wa = 0, wb = 0, end = 0;
+    } memo;
+    auto run_end = [&](size_t r) -> const RunEnd& {
+        if (memo.r == r) return memo;
+        memo = RunEnd{};
+        memo.r = r;
+        if (r >= n || s[r] != '[') return memo;
+        size_t i = skip_space(s, r + 1, w);
+        if (i >= n || s[i] != ']') return memo;
+        i = skip_space(s, i + 1, w);
+        if (i >= n || s[i] != ';') return memo;
+        size_t j = r;
+        while (j > 0 && is_space(s[j - 1])) --j, w.step();
+        const size_t wb = j;
+        while (j > 0 && is_word(s[j - 1])) --j, w.step();
+        const size_t wa = j;
+        while (j > 0 && is_space(s[j - 1])) --j, w.step();
+        if (wa == wb || j == wa) return memo;
+        memo.ok = true;
+        memo.sa = j;
+        memo.wa = wa;
+        memo.wb = wb;
+        memo.end = i + 1;
+        return memo;
+    };
+    // `\s+(\w+)\s*\[\s*\]\s*;` at e (for the one-space type below): the name's range and the end.
     auto tail = [&](size_t e, size_t& name_a, size_t& name_b, size_t& end) {
         if (e >= n || !is_space(s[e])) return false;
-        name_a = skip_space(s, e);
-        name_b = skip_word(s, name_a);
+        name_a = skip_space(s, e, w);
+        name_b = skip_word(s, name_a, w);
         if (name_b == name_a) return false;
-        size_t i = skip_space(s, name_b);
+        size_t i = skip_space(s, name_b, w);
         if (i >= n || s[i] != '[') return false;
-        i = skip_space(s, i + 1);
+        i = skip_space(s, i + 1, w);
         if (i >= n || s[i] != ']') return false;
-        i = skip_space(s, i + 1);
+        i = skip_space(s, i + 1, w);
         if (i >= n || s[i] != ';') return false;
         end = i + 1;
         return true;
     };
-    std::string out;
+    CodeBuilder out(in);
     size_t pos = 0, p = 0;
-    while ((p = s.find("extern", p)) != npos) {
-        const size_t a = p + 6, a1 = skip_space(s, a);
+    while ((p = find(s, "extern", p, w)) != npos) {
+        if (!in.mask[p]) {
+            ++p;
+            continue;
+        }
+        const size_t a = p + 6, a1 = skip_space(s, a, w);
         if (a1 == a || s.compare(a1, 10, "__shared__") != 0) {
             ++p;
             continue;
         }
-        const size_t b = a1 + 10, b1 = skip_space(s, b);
+        const size_t b = a1 + 10, b1 = skip_space(s, b, w);
         if (b1 == b) {
             ++p;
             continue;
         }
         size_t type_a = npos, type_b = 0, name_a = 0, name_b = 0, end = 0;
-        // \s+ takes all the spaces; the lazy type then grows to the first place the tail matches.
-        // Within a run of spaces the tail's result is the same, so one try per run.
-        for (size_t e = b1 + 1; e <= n && in_type(e - 1);) {
-            if (tail(e, name_a, name_b, end)) {
-                type_a = b1;
-                type_b = e;
-                break;
-            }
-            if (e < n && is_space(s[e])) {
-                while (e < n && is_space(s[e])) ++e;  // same tail result over the run
-                continue;
-            }
-            ++e;
+        // \s+ takes all the spaces; the lazy type then ends at the first space of the spaces
+        // before the name (at least one character of type).
+        size_t r = type_end.at(b1);
+        if (r == npos) r = n;
+        const RunEnd& t = run_end(r);
+        if (t.ok && std::max(t.sa, b1 + 1) < t.wa) {
+            type_a = b1;
+            type_b = std::max(t.sa, b1 + 1);
+            name_a = t.wa;
+            name_b = t.wb;
+            end = t.end;
         }
         // Otherwise \s+ gives back spaces: a one-space type then matches when the tail matches
         // right after the spaces (needs at least three of them).
@@ -306,67 +434,72 @@ std::string rewrite_extern_shared(const std::string& s) {
             continue;
         }
         const std::string type = s.substr(type_a, type_b - type_a);
-        out.append(s, pos, p - pos);
-        out += type + "* " + s.substr(name_a, name_b - name_a) + " = (" + type + "*)cuemu::dyn_smem();";
+        out.copy(pos, p);
+        out.insert(type + "* " + s.substr(name_a, name_b - name_a) + " = (" + type + "*)cuemu::dyn_smem();", 1);
         pos = p = end;
     }
-    out.append(s, pos, npos);
-    return out;
+    if (pos == 0) return in;  // nothing rewritten
+    out.copy(pos, n);
+    return out.take();
 }
 
 // The original's `<fn>\(\s*\((?:const\s+)?void\s*\*\)\s*(\w+)\s*,` replaced by
-// `cuemu::launch_args(<coop>, \1,`.
-std::string rewrite_launch_call(const std::string& s, const std::string& fn, const char* coop) {
+// `cuemu::launch_args(<coop>, \1,`, for matches in code.
+Code rewrite_launch_call(Code in, const std::string& fn, const char* coop, Work& w) {
+    const std::string& s = in.s;
     const size_t n = s.size();
     const std::string head = fn + "(";
-    std::string out;
+    CodeBuilder out(in);
     size_t pos = 0, p = 0;
-    while ((p = s.find(head, p)) != npos) {
-        size_t i = skip_space(s, p + head.size());
-        bool ok = i < n && s[i] == '(';
+    while ((p = find(s, head, p, w)) != npos) {
+        size_t i = skip_space(s, p + head.size(), w);
+        bool ok = in.mask[p] && i < n && s[i] == '(';
         if (ok) {
-            i = skip_space(s, i + 1);
+            i = skip_space(s, i + 1, w);
             if (s.compare(i, 5, "const") == 0 && i + 5 < n && is_space(s[i + 5])) {
-                size_t j = skip_space(s, i + 5);
+                size_t j = skip_space(s, i + 5, w);
                 if (s.compare(j, 4, "void") == 0) i = j;
             }
             ok = s.compare(i, 4, "void") == 0;
         }
         size_t name_a = 0, name_b = 0;
         if (ok) {
-            i = skip_space(s, i + 4);
+            i = skip_space(s, i + 4, w);
             ok = i < n && s[i] == '*';
         }
         if (ok) ok = i + 1 < n && s[i + 1] == ')';
         if (ok) {
-            name_a = skip_space(s, i + 2);
-            name_b = skip_word(s, name_a);
-            i = skip_space(s, name_b);
+            name_a = skip_space(s, i + 2, w);
+            name_b = skip_word(s, name_a, w);
+            i = skip_space(s, name_b, w);
             ok = name_b > name_a && i < n && s[i] == ',';
         }
         if (!ok) {
             ++p;
             continue;
         }
-        out.append(s, pos, p - pos);
-        out += std::string("cuemu::launch_args(") + coop + ", " + s.substr(name_a, name_b - name_a) + ",";
+        out.copy(pos, p);
+        out.insert(std::string("cuemu::launch_args(") + coop + ", " + s.substr(name_a, name_b - name_a) + ",", 1);
         pos = p = i + 1;
     }
-    out.append(s, pos, npos);
-    return out;
+    if (pos == 0) return in;  // nothing rewritten
+    out.copy(pos, n);
+    return out.take();
 }
 
 // Start of the launched kernel's name before `<<<` at `end`: back over spaces, template
-// arguments (counting < and >), and [A-Za-z0-9_:].
-size_t kernel_start(const std::string& s, size_t end) {
+// arguments (counting < and >), and [A-Za-z0-9_:], never before `floor` (the end of the previous
+// launch, which has been rewritten already).
+size_t kernel_start(const std::string& s, size_t end, size_t floor, Work& w) {
     size_t i = end;
-    while (i > 0 && is_space(s[i - 1])) --i;
-    if (i > 0 && s[i - 1] == '>') {
+    while (i > floor && is_space(s[i - 1])) --i, w.step();
+    if (i > floor && s[i - 1] == '>') {
         long depth = 0;
         while (true) {
-            if (i == 0) fail(s, end, "unbalanced template arguments before '<<<'");
+            if (i == floor) fail(s, end, "unbalanced template arguments before '<<<'");
             if (end - i > kMaxTemplateScan) fail(s, end, "template arguments before '<<<' longer than 4096 characters");
             --i;
+            w.step();
             if (s[i] == '>') {
                 ++depth;
             } else if (s[i] == '<') {
@@ -374,20 +507,23 @@ size_t kernel_start(const std::string& s, size_t end) {
             }
         }
     }
-    while (i > 0 && (is_alnum(s[i - 1]) || s[i - 1] == '_' || s[i - 1] == ':')) --i;
+    while (i > floor && (is_alnum(s[i - 1]) || s[i - 1] == '_' || s[i - 1] == ':')) --i, w.step();
     return i;
 }
 
 // The `)` closing the `(` at i; string literals are skipped (character literals and comments are
 // not, as in the original).
-size_t matching_paren(const std::string& s, size_t i) {
+size_t matching_paren(const std::string& s, size_t i, Work& w) {
     const size_t start = i, n = s.size();
     long depth = 0;
     while (i < n) {
         const char c = s[i];
         if (c == '"') {
             ++i;
-            while (i < n && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+            while (i < n && s[i] != '"') {
+                i += s[i] == '\\' ? 2 : 1;
+                w.step();
+            }
             if (i >= n) fail(s, start, "unterminated string literal in a launch's arguments");
         } else if (c == '(') {
             ++depth;
@@ -395,36 +531,40 @@ size_t matching_paren(const std::string& s, size_t i) {
             if (--depth == 0) return i;
         }
         ++i;
+        w.step();
     }
     fail(s, start, "unbalanced parentheses in a launch's arguments");
 }
 
-std::string rewrite_launches(const std::string& src) {
+// Each launch in code: its backward scan stops at the previous launch's end and its forward
+// scans end at its own `)`, after which the next search starts, so the stage is linear.
+std::string rewrite_launches(const Code& in, Work& w) {
+    const std::string& src = in.s;
     const size_t n = src.size();
-    std::vector<char> mask;
     std::string out;
-    size_t pos = 0;
+    out.reserve(n);
+    size_t pos = 0, floor = 0;
     while (true) {
-        const size_t i = src.find("<<<", pos);
+        const size_t i = find(src, "<<<", pos, w);
         if (i == npos) break;
-        if (mask.empty()) mask = code_mask(src);
-        if (!mask[i]) {
+        if (!in.mask[i]) {
             out.append(src, pos, i + 3 - pos);
             pos = i + 3;
             continue;
         }
-        const size_t ks = kernel_start(src, i);
-        const size_t j = src.find(">>>", i);
+        const size_t ks = kernel_start(src, i, floor, w);
+        const size_t j = find(src, ">>>", i, w);
         if (j == npos) fail(src, i, "'<<<' without '>>>'");
-        const std::string cfg = src.substr(i + 3, j - i - 3);
-        size_t k = j + 3;
-        while (k < n && is_space(src[k])) ++k;
+        size_t k = skip_space(src, j + 3, w);
         if (k >= n || src[k] != '(') fail(src, i, "a launch without an argument list after '>>>'");
-        const size_t close = matching_paren(src, k);
-        const std::string kernel = strip(src.substr(ks, i - ks));
+        const size_t close = matching_paren(src, k, w);
         if (ks > pos) out.append(src, pos, ks - pos);
-        out += "cuemu::Launch(" + cfg + ").go([&]{ " + kernel + src.substr(k, close + 1 - k) + "; })";
-        pos = close + 1;
+        out += "cuemu::Launch(";
+        out.append(src, i + 3, j - i - 3);
+        out += ").go([&]{ " + strip(src, ks, i);
+        out.append(src, k, close + 1 - k);
+        out += "; })";
+        pos = floor = close + 1;
     }
     out.append(src, pos, npos);
     return out;
@@ -432,13 +572,16 @@ std::string rewrite_launches(const std::string& src) {
 
 }  // namespace
 
-std::string transform_program(std::string_view cuda_source) {
-    std::string s = blank_metadata(normalise_newlines(cuda_source));
-    s = poison_static_shared(s);
-    s = rewrite_extern_shared(s);
-    s = rewrite_launch_call(s, "cudaLaunchKernel", "false");
-    s = rewrite_launch_call(s, "cudaLaunchCooperativeKernel", "true");
-    return rewrite_launches(s);
+std::string transform_program(std::string_view cuda_source, const std::function<bool()>& cancelled) {
+    Work w(cancelled);
+    Code c;
+    c.s = blank_metadata(normalise_newlines(cuda_source, w), w);
+    c.mask = code_mask(c.s, w);
+    c = poison_static_shared(std::move(c), w);
+    c = rewrite_extern_shared(std::move(c), w);
+    c = rewrite_launch_call(std::move(c), "cudaLaunchKernel", "false", w);
+    c = rewrite_launch_call(std::move(c), "cudaLaunchCooperativeKernel", "true", w);
+    return rewrite_launches(c, w);
 }
 
 }  // namespace cuset::emu

@@ -1,6 +1,7 @@
 // The emulator's source rewrite (cuset/emu/transform.h): hand-written cases of each rule (their
-// expected texts are what the original Python rewrite, tests/golden/emu_transform.py, prints),
-// the errors, and equality with the Python rewrite on every program of data/cuda-sft/src.
+// expected texts are what the original Python rewrite, tests/golden/emu_transform.py, prints,
+// except in comments and literals, which no rule rewrites), the errors, and equality with the
+// Python rewrite on every program of data/cuda-sft/src.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -67,6 +68,17 @@ TEST(EmuTransform, ExternSharedBecomesThePointerToDynamicSharedMemory) {
     EXPECT_EQ(transform_program("extern __shared__ __align__(16) float s[];"), "extern __shared__ __align__(16) float s[];");
 }
 
+TEST(EmuTransform, NoRuleRewritesCommentsOrLiteralsButIfZeroBlocksAreCode) {
+    const std::string quoted = "// extern __shared__ float s[];\n/* cudaLaunchKernel((void*)k, g, b, a, 0, 0); */\n"
+                               "puts(\"extern __shared__ int t[];\"); char c = 'k'; // __shared__ int x;\n";
+    EXPECT_EQ(transform_program(quoted), quoted);
+    EXPECT_EQ(transform_program("#if 0\nextern __shared__ float s[];\n#endif\n"),
+              "#if 0\nfloat* s = (float*)cuemu::dyn_smem();\n#endif\n");
+    // A match that starts in a comment is no match; the declaration after it still is.
+    EXPECT_EQ(transform_program("// extern __shared__ float\nextern __shared__ float s[];"),
+              "// extern __shared__ float\nfloat* s = (float*)cuemu::dyn_smem();");
+}
+
 TEST(EmuTransform, StaticSharedVariablesArePoisoned) {
     EXPECT_EQ(transform_program("__shared__ float tile[16][17];"),
               "__shared__ float tile[16][17]; cuemu::poison_shared(&tile, sizeof(tile));");
@@ -108,6 +120,8 @@ TEST(EmuTransform, ProgramsThatCannotBeRewrittenThrowOneLineWithTheLine) {
     EXPECT_EQ(error_of("foo> <<<1,1>>>(x)"), "emulator rewrite: unbalanced template arguments before '<<<' at line 1");
     EXPECT_EQ(error_of("a >> b; k<(1 > 0)><<<1, 1>>>();"),
               "emulator rewrite: unbalanced template arguments before '<<<' at line 1");
+    // A kernel's name is not looked for inside the previous launch.
+    EXPECT_EQ(error_of("k<<<1, 1>>>(a)><<<1, 1>>>(b);"), "emulator rewrite: unbalanced template arguments before '<<<' at line 1");
     EXPECT_EQ(error_of("__shared__ int a, ;"), "emulator rewrite: a __shared__ declarator without a name at line 1");
     EXPECT_EQ(error_of("/*" + std::string(5000, '<') + "*/ k<" + std::string(5000, 'x') + "><<<1, 1>>>();"),
               "emulator rewrite: template arguments before '<<<' longer than 4096 characters at line 1");

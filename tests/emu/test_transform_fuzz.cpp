@@ -2,10 +2,15 @@
 // and byte mutations of the bundled programs, and pathological inputs (deep nesting, thousands of
 // launches, long runs that a backtracking matcher would revisit). Every input either rewrites or
 // throws cuset::InputError, within a time bound, with an output linear in the input and the same
-// on a second call. Fixed seeds and bounded iterations; run it under
+// on a second call. Hostile shapes (runs of `extern __shared__`, `__shared__`, `<<<` or spaces in
+// comments, strings and `#if 0` blocks) do linear work: the rewrite's own count of the characters
+// it visited, read through its cancellation callback, grows 4x when the input does, and stays
+// under kMaxWorkPerChar per input character; a cancelled rewrite of 60 MB stops at once with
+// TransformCancelled. Fixed seeds and bounded iterations; run it under
 // CUSET_SANITIZE=address,undefined as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -19,6 +24,11 @@
 using cuset::emu::transform_program;
 
 namespace {
+
+// The rewrite's work per input character is at most this (about 10 on most shapes; a declaration
+// of a million `__shared__` variables grows about 20x and the later stages scan the growth).
+constexpr double kMaxWorkPerChar = 128;
+constexpr size_t kCheckEvery = 65536;  // characters of work per call of the cancellation callback
 
 const std::vector<std::string>& vocabulary() {
     static const std::vector<std::string> v = {
@@ -73,6 +83,33 @@ std::string repeat(const std::string& s, size_t n) {
     out.reserve(s.size() * n);
     for (size_t i = 0; i < n; ++i) out += s;
     return out;
+}
+
+// The characters of work the rewrite of `text` did, in units of kCheckEvery (the number of times
+// it asked its cancellation callback); an InputError ends the count where it was thrown.
+size_t work_of(const std::string& text) {
+    size_t calls = 0;
+    try {
+        transform_program(text, [&] {
+            ++calls;
+            return false;
+        });
+    } catch (const cuset::InputError&) {
+    }
+    return calls;
+}
+
+// `shape(k)` at k and 4k: both rewrite (or throw InputError) within check()'s bounds, the work
+// grows at most 4.5x (a quadratic scan grows 16x) and stays under kMaxWorkPerChar per character.
+template <class Shape>
+void check_linear(const char* name, Shape shape, size_t k) {
+    const std::string small = shape(k), large = shape(4 * k);
+    check(small);
+    check(large);
+    const size_t w_small = work_of(small), w_large = work_of(large);
+    EXPECT_LE(static_cast<double>(w_large), 4.5 * static_cast<double>(w_small + 1)) << name << ": work not linear";
+    EXPECT_LE(static_cast<double>(w_large * kCheckEvery), kMaxWorkPerChar * static_cast<double>(large.size()) + kCheckEvery)
+        << name << ": " << w_large * kCheckEvery << " characters of work on " << large.size();
 }
 
 }  // namespace
@@ -144,4 +181,54 @@ TEST(EmuTransformFuzz, PathologicalInputsStayLinear) {
     check(repeat("//\n", n / 3) + "k<<<1,1>>>(x);");
     check(std::string(n, '<') + std::string(n, '>'));
     check(std::string(n, '>') + "<<<1>>>(x);");
+}
+
+// Shapes that made an earlier rewrite quadratic (a comment of repeated `extern __shared__` kept a
+// 1.8 MB program busy for over 75 s), or that could: each at 0.5 and 2 MiB.
+TEST(EmuTransformFuzz, HostileShapesDoLinearWork) {
+    const size_t k = size_t{1} << 19;
+    const std::string honest = bundled_programs().front();
+    check_linear("extern __shared__ in a comment",
+                 [&](size_t n) { return honest + "/*" + repeat("extern __shared__ ", n / 18) + "*/\n"; }, k);
+    check_linear("extern __shared__ in #if 0",
+                 [&](size_t n) { return honest + "#if 0\n" + repeat("extern __shared__ ", n / 18) + "\n#endif\n"; }, k);
+    check_linear("extern __shared__ T in #if 0",
+                 [](size_t n) { return "#if 0\n" + repeat("extern __shared__ float ", n / 24) + "\n#endif\n"; }, k);
+    check_linear("extern __shared__ T name [ ];", [](size_t n) { return repeat("extern __shared__ a     [ ];", n / 28); }, k);
+    check_linear("spaces", [](size_t n) { return "extern __shared__" + std::string(n, ' ') + "x[];"; }, k);
+    check_linear("__shared__ in #if 0", [](size_t n) { return "#if 0\n" + repeat("__shared__ ", n / 11) + "\n#endif\n"; }, k);
+    check_linear("__shared__ declarations", [](size_t n) { return repeat("__shared__ int a;\n", n / 18); }, k);
+    check_linear("__shared__ with () on its line", [](size_t n) { return repeat("__shared__ \n\n  x () ;", n / 20); }, k);
+    check_linear("a million __shared__ variables", [](size_t n) { return "__shared__ int " + repeat("a,", n / 2) + "b;"; }, k);
+    check_linear("<<< in strings", [](size_t n) { return repeat("\"<<<\";", n / 6); }, k);
+    check_linear("<<< in a comment", [](size_t n) { return "/*" + repeat("<<<", n / 3) + "*/"; }, k);
+    check_linear("<<< in a line comment", [](size_t n) { return "// " + repeat("<<<", n / 3) + "\nk<<<1, 1>>>(x);"; }, k);
+    check_linear("deep < before <<<", [](size_t n) { return std::string(n, '<') + "k<<<1, 1>>>(x);"; }, k);
+    check_linear("deep <> before <<<", [](size_t n) { return "k" + repeat("< ", n / 4) + repeat("> ", n / 4) + "<<<1, 1>>>(x);"; }, k);
+    check_linear("template scans chained through launches", [](size_t n) { return "<" + repeat("A><<<1, 1>>>(a);", n / 16); }, k);
+    check_linear("long template arguments", [](size_t n) { return repeat("k<" + std::string(4000, ' ') + "><<<1, 1>>>(x);", n / 4017); }, k);
+    check_linear("launches", [](size_t n) { return repeat("k<<<1, 1>>>(x);\n", n / 16); }, k);
+    check_linear("cudaLaunchKernel heads", [](size_t n) { return repeat("cudaLaunchKernel(  (  const  void  *) x  ", n / 40); }, k);
+}
+
+// A cancellation callback that returns true on its Nth call ends the rewrite of 60 MB there, with
+// TransformCancelled (not InputError: the program is not at fault).
+TEST(EmuTransformFuzz, ACancelledRewriteStopsAtOnce) {
+    const std::string big = repeat("extern __shared__ float s[]; k<<<1, 1>>>(x); /* extern __shared__ */\n", 60'000'000 / 68);
+    for (size_t n_calls : {1u, 5u, 100u}) {
+        size_t calls = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        EXPECT_THROW(transform_program(big, [&] { return ++calls >= n_calls; }), cuset::emu::TransformCancelled);
+        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(calls, n_calls);
+        EXPECT_LT(dt, 2.0) << "cancelled after " << n_calls << " calls";
+    }
+    // Never cancelled: the callback is asked once per 64K characters of work, and the rewrite ends.
+    size_t calls = 0;
+    const std::string out = transform_program(big.substr(0, 680'000), [&] {
+        ++calls;
+        return false;
+    });
+    EXPECT_GE(calls, 680'000 / kCheckEvery);
+    EXPECT_NE(out.find("cuemu::dyn_smem()"), std::string::npos);
 }
