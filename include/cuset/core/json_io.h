@@ -3,7 +3,8 @@
 // values) goes through json_parse(), which refuses nesting deeper than kJsonMaxDepth before the
 // parser sees the text. nlohmann's parser itself takes any depth, but the recursive steps after it
 // (dump, get<>, comparisons, our own walks) would overflow the stack on a million-deep array.
-// Not here: reading the file (input_file.h), the schema of any one file.
+// Also the writing side's one guard, json_text(). Not here: reading the file (input_file.h), the
+// schema of any one file.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,15 @@ Json json_parse(std::string_view text, const std::string& where, ExitCode code =
     } catch (const nlohmann::json::exception& e) {
         json_throw(code, where + ": not valid JSON (" + quote_bounded(json_error_text(e)) + ")");
     }
+}
+
+// `j` as JSON text (indent < 0: one line), never throwing on a string that is not UTF-8: its bad
+// bytes are written as U+FFFD (nlohmann's error_handler_t::replace). Every file whose strings can
+// hold what a judged program printed (eval.json, judged.jsonl, rewards.jsonl, build.json) is
+// written through it, a second line of defence behind utf8_sanitize() where such text is made.
+template <typename Json>
+std::string json_text(const Json& j, int indent = -1) {
+    return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
 // The regular file `path` (read_input_file(), at most max_bytes) parsed as above; `where` is the path.
