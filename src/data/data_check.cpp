@@ -32,6 +32,7 @@
 #include "cuset/core/process.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
+#include "cuset/core/utf8_text.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/data/decontaminate.h"
@@ -142,10 +143,7 @@ void mark_duplicates(std::vector<Sample>& samples) {
 
 // ---------------------------------------------------------------- programs, through the judge
 
-std::string clip(std::string s, size_t n = 300) {
-    if (s.size() > n) s = s.substr(0, n) + "...";
-    return s;
-}
+std::string clip(const std::string& s, size_t n = 300) { return utf8_sanitize(s, n); }
 
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;
@@ -756,7 +754,7 @@ DataCheckSummary data_check(const DataCheckOptions& o, const TextOptions& text_o
     const Tally t = tally(samples, n_lines, compile, o.run);
     const json rep = report_of(o, text, t, against_info, compile_info, run_info, compile);
     if (!o.out.empty()) atomic_write(o.out, t.filtered);
-    if (!o.report.empty()) atomic_write(o.report, rep.dump(2) + "\n");
+    if (!o.report.empty()) atomic_write(o.report, json_text(rep, 2) + "\n");
     print_summary(o, text, t, samples, against_info, compile_info, run_info, compile);
     return t.sum;
 }

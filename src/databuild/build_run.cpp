@@ -413,7 +413,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
     sum.json = b;
 
     atomic_write((out / "train.jsonl").string(), train, "training data");
-    atomic_write((out / "build.json").string(), b.dump(2) + "\n", "build report");
+    atomic_write((out / "build.json").string(), json_text(b, 2) + "\n", "build report");
     atomic_write((out / "build.html").string(), build_html(b), "build report");
     log_info("data build: %lld of %lld task(s) passed, %lld sample(s) kept (%lld exact and %lld near duplicate(s), "
              "%lld contaminated dropped) -> %s",

@@ -67,7 +67,7 @@ std::string journal_line(const std::string& key, const std::string& id, const Sa
                         {"containment", s.containment}};
     if (s.speedup) j["speedup"] = *s.speedup;
     if (!s.speedup_note.empty()) j["speedup_note"] = s.speedup_note;
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return json_text(j);
 }
 
 std::optional<SampleStatus> status_of(const std::string& name) {

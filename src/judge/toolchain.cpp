@@ -11,6 +11,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/process.h"
+#include "cuset/core/utf8_text.h"
 
 namespace fs = std::filesystem;
 
@@ -23,10 +24,9 @@ std::string trim(const std::string& s) {
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-std::string clip(std::string s, size_t n = 240) {
-    if (s.size() > n) s = s.substr(0, n) + "...";
-    return s;
-}
+// Every line kept from a program or a tool is made valid UTF-8 here, where it is read: a byte the
+// program printed must never stop a writer of eval.json or the pages.
+std::string clip(const std::string& s, size_t n = 240) { return utf8_sanitize(s, n); }
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
@@ -108,7 +108,7 @@ PythonInfo find_python(const std::string& configured, const std::string& key) {
     std::vector<std::string> lines = lines_of(r.out);
     if (!r.ok() || lines.size() < 4)
         throw UsageError("the Python '" + info.executable + "' (" + key + ") does not run: " +
-                         clip(last_output_line(r.err + r.out)));
+                         last_output_line(r.err + r.out));
     for (size_t i = 0; i < 3; ++i) {
         std::error_code ec;
         fs::path p = fs::canonical(lines[i], ec);

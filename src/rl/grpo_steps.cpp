@@ -284,7 +284,7 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         if (!rec.error.empty()) j["error"] = rec.error;
         if (rec.speedup) j["speedup"] = *rec.speedup;
         if (!rec.speedup_note.empty()) j["speedup_note"] = rec.speedup_note;
-        rewards_ << j.dump() << "\n";
+        rewards_ << json_text(j) << "\n";
     }
     rewards_.flush();
 

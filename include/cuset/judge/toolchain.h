@@ -35,10 +35,12 @@ PythonInfo find_python(const std::string& configured, const std::string& key);
 bool gpu_present(std::string* how);
 
 // The first line of compiler output worth showing: the first holding "error" (any case) or
-// "undefined reference", else the first non-empty one; "" when there is none. Clipped.
+// "undefined reference", else the first non-empty one; "" when there is none. Valid UTF-8,
+// clipped on a character boundary (utf8_sanitize, 240 bytes).
 std::string first_error_line(const std::string& output);
 
-// The last non-empty line of a program's output, clipped; "" when there is none.
+// The last non-empty line of a program's output, as valid UTF-8 clipped like first_error_line;
+// "" when there is none.
 std::string last_output_line(const std::string& output);
 
 }  // namespace cuset::judge
