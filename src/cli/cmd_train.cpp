@@ -108,11 +108,12 @@ void eval_after_training(const Config& cfg, const Runtime& runtime) {
                                              &runtime);
     std::fputs(eval::report_table(res.report).c_str(), stdout);
     std::fflush(stdout);
-    const nlohmann::json report = json_parse(eval::report_json(res.report).dump(), "the evaluation report", ExitCode::kRuntime);
+    const nlohmann::json report = json_parse(json_text(eval::report_json(res.report)), "the evaluation report", ExitCode::kRuntime);
     const nlohmann::json& overall = report["overall"];
     nlohmann::json c = {{"tasks_file", cfg.eval.tasks}, {"level", cfg.eval.level}, {"samples", cfg.eval.samples},
                         {"out_dir", res.out_dir}, {"judge", report.value("judge", "")}};
-    for (const char* key : {"tasks", "compile_rate", "run_rate", "pass@1", "pass@K", "mean_generated_tokens"})
+    for (const char* key : {"tasks", "compile_rate", "run_rate", "pass@1", "pass@K", "unjudged", "pass@1_judged", "pass@K_judged",
+                            "mean_generated_tokens"})
         if (overall.contains(key)) c[key] = overall[key];
     summary["cudabench"] = c;
     atomic_write(summary_file, summary.dump(2) + "\n", "run summary");

@@ -9,6 +9,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/markup.h"
+#include "cuset/core/utf8_text.h"
 
 namespace cuset::eval {
 
@@ -16,11 +17,13 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-bool success(const SampleResult& s, bool runs) {
-    return runs ? s.functional.value_or(false) : s.compiled;
-}
-
 bool judged(const SampleResult& s) { return !judge::status_unjudged(s.status); }
+
+// An unjudged sample never succeeds, whatever its stages recorded (the emulator's build fails
+// after nvcc compiled it).
+bool success(const SampleResult& s, bool runs) {
+    return judged(s) && (runs ? s.functional.value_or(false) : s.compiled);
+}
 
 std::string pct(int64_t a, int64_t b) {
     if (b <= 0) return "-";
@@ -48,7 +51,8 @@ ojson figures_json(const Figures& f) {
     j["compiled"] = f.compiled;
     j["compile_rate"] = ratio(f.compiled, f.samples);
     j["ran"] = f.runs() ? ojson(f.ran) : ojson(nullptr);
-    j["run_rate"] = f.runs() ? ratio(f.ran, f.samples - f.unjudged) : ojson(nullptr);
+    j["run_rate"] = f.runs() ? ratio(f.ran, f.samples) : ojson(nullptr);
+    j["run_rate_judged"] = f.runs() ? ratio(f.ran, f.samples - f.unjudged) : ojson(nullptr);
     j["functional"] = f.runs() ? ojson(f.functional) : ojson(nullptr);
     j["unjudged"] = f.unjudged;
     ojson causes = ojson::object();
@@ -57,14 +61,24 @@ ojson figures_json(const Figures& f) {
     j["pass@1"] = ratio(f.pass1, f.pass1_tasks);
     j["pass@1_passed"] = f.pass1;
     j["pass@1_tasks"] = f.pass1_tasks;
+    j["pass@1_judged"] = ratio(f.pass1, f.pass1_judged_tasks);
+    j["pass@1_judged_tasks"] = f.pass1_judged_tasks;
     j["pass@K"] = ratio(f.passk, f.passk_tasks);
     j["pass@K_passed"] = f.passk;
     j["pass@K_tasks"] = f.passk_tasks;
+    j["pass@K_judged"] = ratio(f.passk, f.passk_judged_tasks);
+    j["pass@K_judged_tasks"] = f.passk_judged_tasks;
     j["correctness@1"] = f.runs() ? ratio(f.correct1, f.pass1_tasks) : ojson(nullptr);
     j["correctness@K"] = f.runs() ? ratio(f.correctk, f.passk_tasks) : ojson(nullptr);
-    ojson est = ojson::object();
-    for (size_t k = 0; k < f.pass_at.size(); ++k) est[std::to_string(k + 1)] = f.pass_at[k];
-    j["pass@k_unbiased"] = est;
+    j["correctness@1_judged"] = f.runs() ? ratio(f.correct1, f.pass1_judged_tasks) : ojson(nullptr);
+    j["correctness@K_judged"] = f.runs() ? ratio(f.correctk, f.passk_judged_tasks) : ojson(nullptr);
+    auto estimates = [](const std::vector<double>& v) {
+        ojson est = ojson::object();
+        for (size_t k = 0; k < v.size(); ++k) est[std::to_string(k + 1)] = v[k];
+        return est;
+    };
+    j["pass@k_unbiased"] = estimates(f.pass_at);
+    j["pass@k_unbiased_judged"] = estimates(f.pass_at_judged);
     j["mean_generated_tokens"] = f.mean_tokens >= 0 ? ojson(f.mean_tokens) : ojson(nullptr);
     return j;
 }
@@ -98,19 +112,21 @@ std::string unjudged_cause(const SampleResult& s) {
     // "emulator: no result within the limit (timed out after 600 s): ..." -> "emulator: no result within the limit"
     size_t first = s.error.find(": ");
     size_t end = first == std::string::npos ? std::string::npos : std::min(s.error.find(": ", first + 2), s.error.find(" (", first + 2));
-    return end == std::string::npos ? s.error.substr(0, 60) : s.error.substr(0, end);
+    return end == std::string::npos ? utf8_sanitize(s.error, 60) : utf8_sanitize(s.error.substr(0, end));
 }
 
 std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::string, int64_t>& causes) {
-    std::string out = std::to_string(unjudged) + " unjudged of " + std::to_string(all);
+    std::string out = std::to_string(unjudged) + " of " + std::to_string(all) + " samples unjudged";
     std::string list;
     for (const auto& [cause, n] : causes) list += (list.empty() ? "" : ", ") + cause + " " + std::to_string(n);
     return list.empty() ? out : out + " (" + list + ")";
 }
 
-std::string counts_text(int64_t passed, int64_t judged, int64_t all, const std::map<std::string, int64_t>& causes) {
-    std::string out = std::to_string(passed) + " pass of " + std::to_string(judged) + " judged";
-    return all > judged ? out + ", " + unjudged_text(all - judged, all, causes) : out;
+std::string rate_text(int64_t passed, int64_t all, int64_t judged) {
+    if (all <= 0) return "-";
+    std::string out = pct(passed, all) + " (" + std::to_string(passed) + "/" + std::to_string(all);
+    if (judged < all) out += "; judged only " + pct(passed, judged) + ", " + std::to_string(passed) + "/" + std::to_string(judged);
+    return out + ")";
 }
 
 double pass_at_k(int64_t n, int64_t c, int64_t k) {
@@ -121,6 +137,34 @@ double pass_at_k(int64_t n, int64_t c, int64_t k) {
     return 1.0 - prod;
 }
 
+namespace {
+
+// The unbiased estimates of one set of tasks, [k-1] averaged over the tasks with n >= k.
+class PassAtK {
+public:
+    void add(int64_t n, int64_t c) {
+        if (static_cast<int64_t>(sum_.size()) < n) {
+            sum_.resize(n, 0.0);
+            n_.resize(n, 0);
+        }
+        for (int64_t k = 1; k <= n; ++k) {
+            sum_[k - 1] += pass_at_k(n, c, k);
+            ++n_[k - 1];
+        }
+    }
+    std::vector<double> means() const {
+        std::vector<double> out;
+        for (size_t k = 0; k < sum_.size(); ++k) out.push_back(sum_[k] / static_cast<double>(n_[k]));
+        return out;
+    }
+
+private:
+    std::vector<double> sum_;
+    std::vector<int64_t> n_;
+};
+
+}  // namespace
+
 Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode) {
     Figures f;
     f.label = judge_label(mode);
@@ -130,51 +174,47 @@ Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode) 
     f.min_samples = tasks.empty() ? 0 : INT64_MAX;
     int64_t tok_n = 0;
     double tok_sum = 0;
-    std::vector<double> est_sum;
-    std::vector<int64_t> est_n;
+    PassAtK all_est, judged_est;
+    auto ran = [](const SampleResult& s) { return judged(s) && s.ran.value_or(false); };
     for (const TaskResult* t : tasks) {
-        int64_t n = 0, c = 0;
+        int64_t n_judged = 0, c = 0;
         bool any_ok = false, any_ran = false;
-        f.max_samples = std::max<int64_t>(f.max_samples, static_cast<int64_t>(t->samples.size()));
-        f.min_samples = std::min<int64_t>(f.min_samples, static_cast<int64_t>(t->samples.size()));
+        const int64_t n = static_cast<int64_t>(t->samples.size());
+        f.max_samples = std::max<int64_t>(f.max_samples, n);
+        f.min_samples = std::min<int64_t>(f.min_samples, n);
         for (const SampleResult& s : t->samples) {
             ++f.samples;
             f.no_code += s.status == SampleStatus::kNoCode;
             f.compiled += s.compiled;
-            f.ran += s.ran.value_or(false);
-            f.functional += s.functional.value_or(false);
+            f.ran += ran(s);
+            f.functional += s.functional.value_or(false) && judged(s);
             f.unjudged += !judged(s);
             if (!judged(s)) ++f.unjudged_by_cause[unjudged_cause(s)];
             if (s.generated_tokens >= 0) {
                 tok_sum += static_cast<double>(s.generated_tokens);
                 ++tok_n;
             }
-            if (!judged(s)) continue;
-            ++n;
+            n_judged += judged(s);
             c += success(s, runs);
             any_ok = any_ok || success(s, runs);
-            any_ran = any_ran || s.ran.value_or(false);
+            any_ran = any_ran || ran(s);
         }
-        if (!t->samples.empty() && judged(t->samples[0])) {
-            ++f.pass1_tasks;
-            f.pass1 += success(t->samples[0], runs);
-            f.correct1 += t->samples[0].ran.value_or(false);
-        }
-        if (n > 0) {
-            ++f.passk_tasks;
-            f.passk += any_ok;
-            f.correctk += any_ran;
-        }
-        if (static_cast<int64_t>(est_sum.size()) < n) {
-            est_sum.resize(n, 0.0);
-            est_n.resize(n, 0);
-        }
-        for (int64_t k = 1; k <= n; ++k) {
-            est_sum[k - 1] += pass_at_k(n, c, k);
-            ++est_n[k - 1];
-        }
+        if (n == 0) continue;
+        // The headline: every task, an unjudged sample as one that did not pass.
+        ++f.pass1_tasks;
+        f.pass1 += success(t->samples[0], runs);
+        f.correct1 += ran(t->samples[0]);
+        ++f.passk_tasks;
+        f.passk += any_ok;
+        f.correctk += any_ran;
+        all_est.add(n, c);
+        // Beside it, the judged samples alone.
+        f.pass1_judged_tasks += judged(t->samples[0]);
+        f.passk_judged_tasks += n_judged > 0;
+        judged_est.add(n_judged, c);
     }
-    for (size_t k = 0; k < est_sum.size(); ++k) f.pass_at.push_back(est_sum[k] / static_cast<double>(est_n[k]));
+    f.pass_at = all_est.means();
+    f.pass_at_judged = judged_est.means();
     if (tok_n > 0) f.mean_tokens = tok_sum / static_cast<double>(tok_n);
     return f;
 }
@@ -255,23 +295,24 @@ std::string report_table(const EvalReport& r) {
                   ("pass@1" + crit).c_str(), one ? "" : ("pass@" + K + crit).c_str());
     out += line;
     auto row = [&](const std::string& name, const Figures& f) {
-        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %24s %24s\n", name.substr(0, 32).c_str(),
+        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %24s %24s\n", utf8_sanitize(name, name.size() > 32 ? 29 : 32).c_str(),
                       static_cast<long long>(f.tasks), pct(f.compiled, f.samples).c_str(),
-                      runs ? pct(f.ran, f.samples - f.unjudged).c_str() : "-", pct_of(f.pass1, f.pass1_tasks).c_str(),
+                      runs ? pct(f.ran, f.samples).c_str() : "-", pct_of(f.pass1, f.pass1_tasks).c_str(),
                       one ? "" : pct_of(f.passk, f.passk_tasks).c_str());
         out += line;
     };
     for (const auto& [name, f] : r.families) row(name, f);
     row("overall", o);
-    out += "pass@1" + crit + ": " + counts_text(o.pass1, o.pass1_tasks, o.tasks, {}) + " tasks";
-    if (!one) out += "; pass@" + K + crit + ": " + counts_text(o.passk, o.passk_tasks, o.tasks, {}) + " tasks";
-    if (o.unjudged) out += "; " + unjudged_text(o.unjudged, o.samples, o.unjudged_by_cause) + " samples";
-    out += "\n";
-    if (!one) {
-        out += "unbiased pass@k" + crit + ":";
-        for (size_t k = 0; k < o.pass_at.size(); ++k) out += " k=" + std::to_string(k + 1) + " " + fixed(o.pass_at[k], 4);
+    out += "pass@1" + crit + ": " + rate_text(o.pass1, o.pass1_tasks, o.pass1_judged_tasks) + "\n";
+    if (!one) out += "pass@" + K + crit + ": " + rate_text(o.passk, o.passk_tasks, o.passk_judged_tasks) + "\n";
+    if (o.unjudged) out += unjudged_text(o.unjudged, o.samples, o.unjudged_by_cause) + ", each counted as not passing\n";
+    auto estimates = [&](const std::string& what, const std::vector<double>& v) {
+        out += what + crit + ":";
+        for (size_t k = 0; k < v.size(); ++k) out += " k=" + std::to_string(k + 1) + " " + fixed(v[k], 4);
         out += "\n";
-    }
+    };
+    if (!one) estimates("unbiased pass@k", o.pass_at);
+    if (!one && o.unjudged) estimates("unbiased pass@k, judged only", o.pass_at_judged);
     if (runs)
         out += "CUDABench correctness (exit 0): @1 " + pct_of(o.correct1, o.pass1_tasks) + (one ? "" : ", @" + K + " " +
                pct_of(o.correctk, o.passk_tasks)) + "; functionality: @1 " + pct_of(o.pass1, o.pass1_tasks) +
@@ -297,30 +338,42 @@ std::string report_html(const EvalReport& r) {
     h += "<p>tasks: " + html_escape(r.tasks_file) + (r.results_file.empty() ? "" : "<br>results: " + html_escape(r.results_file)) +
          "<br>" + std::to_string(o.tasks) + " tasks, " + std::to_string(o.samples) + " samples</p>\n";
     if (!r.notice.empty()) h += "<p class=\"notice\">" + html_escape(r.notice) + "</p>\n";
-    h += "<p><b>pass@1" + html_escape(crit) + ": " + pct(o.pass1, o.pass1_tasks) + "</b> &mdash; " +
-         html_escape(counts_text(o.pass1, o.pass1_tasks, o.tasks, {})) + " tasks" +
-         (o.max_samples > 1 ? "<br><b>pass@" + K + html_escape(crit) + ": " + pct(o.passk, o.passk_tasks) + "</b> &mdash; " +
-                                  html_escape(counts_text(o.passk, o.passk_tasks, o.tasks, {})) + " tasks"
-                            : std::string()) +
+    const bool one = o.max_samples <= 1;
+    h += "<p><b>pass@1" + html_escape(crit) + ": " + html_escape(rate_text(o.pass1, o.pass1_tasks, o.pass1_judged_tasks)) +
+         "</b>" +
+         (one ? std::string()
+              : "<br><b>pass@" + K + html_escape(crit) + ": " +
+                    html_escape(rate_text(o.passk, o.passk_tasks, o.passk_judged_tasks)) + "</b>") +
          (o.unjudged ? "<br>" + html_escape(unjudged_text(o.unjudged, o.samples, o.unjudged_by_cause)) +
-                           " samples: left out of every rate"
+                           ": each counted as not passing (the judged-only rates leave them out)"
                      : std::string()) +
          "<br>containment: " + html_escape(r.containment) + "</p>\n";
-    const bool one = o.max_samples <= 1;
-    h += "<h2>Figures</h2>\n<table><tr><th>family</th><th>tasks</th><th>compiled</th><th>ran</th><th>pass@1" + crit + "</th>" +
-         (one ? std::string() : "<th>pass@" + K + crit + "</th>") + "<th>unjudged samples</th></tr>\n";
+    h += "<h2>Figures</h2>\n<table><tr><th>family</th><th>tasks</th><th>compiled</th><th>ran</th><th>pass@1" + crit +
+         "</th><th>pass@1 judged only</th>" +
+         (one ? std::string() : "<th>pass@" + K + crit + "</th><th>pass@" + K + " judged only</th>") +
+         "<th>unjudged samples</th></tr>\n";
     auto row = [&](const std::string& name, const Figures& f, bool bold) {
         std::string b0 = bold ? "<b>" : "", b1 = bold ? "</b>" : "";
         h += "<tr><td>" + b0 + html_escape(name) + b1 + "</td><td class=num>" + std::to_string(f.tasks) + "</td><td class=num>" +
-             pct(f.compiled, f.samples) + "</td><td class=num>" + (runs ? pct(f.ran, f.samples - f.unjudged) : "-") +
-             "</td><td class=num>" + pct_of(f.pass1, f.pass1_tasks) + "</td>" +
-             (one ? std::string() : "<td class=num>" + pct_of(f.passk, f.passk_tasks) + "</td>") + "<td class=num>" +
-             std::to_string(f.unjudged) + "</td></tr>\n";
+             pct(f.compiled, f.samples) + "</td><td class=num>" + (runs ? pct(f.ran, f.samples) : "-") + "</td><td class=num>" +
+             pct_of(f.pass1, f.pass1_tasks) + "</td><td class=num>" + pct_of(f.pass1, f.pass1_judged_tasks) + "</td>" +
+             (one ? std::string()
+                  : "<td class=num>" + pct_of(f.passk, f.passk_tasks) + "</td><td class=num>" +
+                        pct_of(f.passk, f.passk_judged_tasks) + "</td>") +
+             "<td class=num>" + std::to_string(f.unjudged) + "</td></tr>\n";
     };
     row("overall", o, true);
     for (const auto& [name, f] : r.families) row(name, f, false);
-    h += "</table>\n<p>unbiased pass@k" + crit + ":";
-    for (size_t k = 0; k < o.pass_at.size(); ++k) h += " k=" + std::to_string(k + 1) + ": " + fixed(o.pass_at[k], 4) + ";";
+    auto estimates = [&](const std::string& what, const std::vector<double>& v) {
+        h += what + crit + ":";
+        for (size_t k = 0; k < v.size(); ++k) h += " k=" + std::to_string(k + 1) + ": " + fixed(v[k], 4) + ";";
+    };
+    h += "</table>\n<p>";
+    estimates("unbiased pass@k", o.pass_at);
+    if (o.unjudged) {
+        h += "<br>";
+        estimates("unbiased pass@k, judged only", o.pass_at_judged);
+    }
     h += "<br>mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "</p>\n";
     h += "<h2>Tasks</h2>\n<table><tr><th>id</th><th>task</th>";
     for (int64_t k = 1; k <= o.max_samples; ++k) h += "<th>sample " + std::to_string(k) + "</th>";
@@ -347,7 +400,7 @@ std::string report_html(const EvalReport& r) {
 
 void write_report(const EvalReport& r, const std::string& dir) {
     std::filesystem::create_directories(dir);
-    atomic_write((std::filesystem::path(dir) / "eval.json").string(), report_json(r).dump(2) + "\n", "eval report");
+    atomic_write((std::filesystem::path(dir) / "eval.json").string(), json_text(report_json(r), 2) + "\n", "eval report");
     atomic_write((std::filesystem::path(dir) / "eval.html").string(), report_html(r), "eval page");
 }
 

@@ -282,6 +282,86 @@ TEST(EvalReport, FiguresOverallAndPerFamily) {
     EXPECT_NE(report_table(rc).find("pass@1 (compile-only)"), std::string::npos);
 }
 
+// Unjudged is never a way to a higher score. Two tasks of three samples, one unjudged:
+//   task A: pass, mismatch, compile-error
+//   task B: unjudged (the emulator's limit), pass, mismatch
+// By hand, the headline over every sample (the unjudged one as not passing) and beside it the
+// judged samples alone:
+//   pass@1: A passes, B's sample 1 does not          -> 1/2 = 50%;   judged only 1/1 = 100%
+//   pass@3: both have a pass                         -> 2/2;         judged only 2/2
+//   unbiased, n = 3, c = 1 for both: k=1 1/3, k=2 1 - C(2,2)/C(3,2) = 2/3, k=3 1
+//   judged only, A n=3 c=1, B n=2 c=1: k=1 (1/3 + 1/2)/2 = 5/12, k=2 (2/3 + 1)/2 = 5/6, k=3 1 (A alone)
+//   correctness@1 (exit 0): A's sample 1 ran       -> 1/2;         judged only 1/1
+//   run rate: 4 samples ran (A1, A2, B2, B3)         -> 4/6;         judged only 4/5
+// And B's sample 1 as a plain failure instead gives the same headline: becoming unjudged gains nothing.
+TEST(EvalReport, UnjudgedSamplesCountAsNotPassing) {
+    auto sample = [](int i, SampleStatus st, bool compiled, std::optional<bool> ran, std::optional<bool> fn) {
+        SampleResult r;
+        r.index = i;
+        r.status = st;
+        r.compiled = compiled;
+        r.ran = ran;
+        r.functional = fn;
+        return r;
+    };
+    SampleResult unjudged = sample(1, SampleStatus::kUnjudged, true, {}, {});
+    unjudged.error = "emulator: no result within the limit (timed out after 3 s, 3 s of CPU): too slow to emulate";
+    JudgeSummary s;
+    s.mode = JudgeMode::kEmulate;
+    s.tasks = {TaskResult{0, "0", "Vector_Add", {sample(1, SampleStatus::kPass, true, true, true),
+                                                 sample(2, SampleStatus::kMismatch, true, true, false),
+                                                 sample(3, SampleStatus::kCompileError, false, {}, {})}},
+               TaskResult{1, "1", "Vector_Add", {unjudged, sample(2, SampleStatus::kPass, true, true, true),
+                                                 sample(3, SampleStatus::kMismatch, true, true, false)}}};
+    const EvalReport r = make_report(s, "tasks.jsonl", "results.jsonl");
+    const Figures& o = r.overall;
+    EXPECT_EQ(o.unjudged, 1);
+    EXPECT_EQ(o.pass1, 1);
+    EXPECT_EQ(o.pass1_tasks, 2);
+    EXPECT_EQ(o.pass1_judged_tasks, 1);
+    EXPECT_EQ(o.passk, 2);
+    EXPECT_EQ(o.passk_tasks, 2);
+    EXPECT_EQ(o.passk_judged_tasks, 2);
+    const auto j = report_json(r)["overall"];
+    EXPECT_DOUBLE_EQ(j["pass@1"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(j["pass@1_judged"].get<double>(), 1.0);
+    EXPECT_EQ(j["pass@1_passed"], 1);
+    EXPECT_EQ(j["pass@1_tasks"], 2);
+    EXPECT_EQ(j["pass@1_judged_tasks"], 1);
+    EXPECT_DOUBLE_EQ(j["pass@K"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(j["pass@K_judged"].get<double>(), 1.0);
+    EXPECT_EQ(j["pass@K_judged_tasks"], 2);
+    EXPECT_NEAR(j["pass@k_unbiased"]["1"].get<double>(), 1.0 / 3, 1e-12);
+    EXPECT_NEAR(j["pass@k_unbiased"]["2"].get<double>(), 2.0 / 3, 1e-12);
+    EXPECT_NEAR(j["pass@k_unbiased"]["3"].get<double>(), 1.0, 1e-12);
+    EXPECT_NEAR(j["pass@k_unbiased_judged"]["1"].get<double>(), 5.0 / 12, 1e-12);
+    EXPECT_NEAR(j["pass@k_unbiased_judged"]["2"].get<double>(), 5.0 / 6, 1e-12);
+    EXPECT_NEAR(j["pass@k_unbiased_judged"]["3"].get<double>(), 1.0, 1e-12);
+    EXPECT_DOUBLE_EQ(j["correctness@1"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(j["correctness@1_judged"].get<double>(), 1.0);
+    EXPECT_NEAR(j["run_rate"].get<double>(), 4.0 / 6, 1e-12);
+    EXPECT_NEAR(j["run_rate_judged"].get<double>(), 4.0 / 5, 1e-12);
+    EXPECT_EQ(j["unjudged_by_cause"]["emulator: no result within the limit"], 1);
+    const std::string table = report_table(r);
+    EXPECT_NE(table.find("pass@1: 50.0% (1/2; judged only 100.0%, 1/1)\n"), std::string::npos) << table;
+    EXPECT_NE(table.find("pass@3: 100.0% (2/2)\n"), std::string::npos) << "every task has a judged sample: one rate" << table;
+    EXPECT_NE(table.find("1 of 6 samples unjudged (emulator: no result within the limit 1), each counted as not passing"),
+              std::string::npos) << table;
+    EXPECT_NE(table.find("unbiased pass@k, judged only: k=1 0.4167 k=2 0.8333 k=3 1.0000"), std::string::npos) << table;
+    const std::string html = report_html(r);
+    EXPECT_NE(html.find("pass@1: 50.0% (1/2; judged only 100.0%, 1/1)"), std::string::npos);
+    EXPECT_NE(html.find("<th>pass@1 judged only</th>"), std::string::npos);
+
+    // The same sample as a plain failure: the headline is unchanged; only the judged-only rate moved.
+    s.tasks[1].samples[0] = sample(1, SampleStatus::kRunFailed, true, false, false);
+    const Figures failed = make_report(s, "t", "r").overall;
+    EXPECT_EQ(failed.pass1, o.pass1);
+    EXPECT_EQ(failed.pass1_tasks, o.pass1_tasks);
+    EXPECT_EQ(failed.pass_at, o.pass_at);
+    EXPECT_EQ(failed.pass1_judged_tasks, 2);
+    EXPECT_EQ(report_table(make_report(s, "t", "r")).find("judged only"), std::string::npos) << "every sample judged";
+}
+
 TEST(EvalJudge, ReferencesCompileAndRunStagesAreSkippedWithANotice) {
     std::string work = scratch_dir("eval_judge_refs");
     JudgeSummary s = judge_results(fixture_tasks(), reference_records(fixture_tasks()), options(work));
@@ -483,7 +563,9 @@ TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
     EXPECT_EQ(v.error.rfind("emulator: no result within the limit (timed out after 3 s)", 0), 0u) << v.error;
     EvalReport r = make_report(s, "t", "");
     EXPECT_EQ(r.overall.unjudged_by_cause.at("emulator: no result within the limit"), 1);
-    EXPECT_EQ(r.overall.pass1_tasks, 0);
+    EXPECT_EQ(r.overall.pass1, 0);
+    EXPECT_EQ(r.overall.pass1_tasks, 1) << "the headline counts it, as not passing";
+    EXPECT_EQ(r.overall.pass1_judged_tasks, 0);
 }
 
 // A gen.py that puts its tensors on CUDA (as CUDABench's FIR_Filtering does) on an emulating judge
@@ -533,8 +615,12 @@ TEST(EvalJudge, WithoutTheEmulatorCompiledProgramsAreUnjudged) {
     EXPECT_EQ(s.tasks[0].samples[0].status, SampleStatus::kUnjudged);
     EvalReport r = make_report(s, "t", "");
     EXPECT_EQ(r.overall.unjudged, 1);
-    EXPECT_EQ(r.overall.pass1_tasks, 0);
-    EXPECT_EQ(r.overall.passk_tasks, 0);
+    EXPECT_EQ(r.overall.pass1_tasks, 1);
+    EXPECT_EQ(r.overall.passk_tasks, 1);
+    EXPECT_EQ(r.overall.pass1_judged_tasks, 0);
+    EXPECT_EQ(r.overall.passk_judged_tasks, 0);
+    EXPECT_DOUBLE_EQ(report_json(r)["overall"]["pass@K"].get<double>(), 0.0);
+    EXPECT_TRUE(report_json(r)["overall"]["pass@K_judged"].is_null()) << "no judged sample: no judged-only rate";
 }
 
 // ---------------------------------------------------------------- the command

@@ -5,6 +5,9 @@
 // The success of a sample is "functional" (compare.py's verdict) when the judge ran the
 // programs (on a GPU or emulated), "compiled" when it only compiled them: such figures are
 // labelled compile-only, and the run figures are absent (null).
+// Unjudged is never a way to a higher score: the headline rates count every sample, one the
+// judge could not judge (gen-failed, task-error, unjudged) as not passing; the same rates over
+// the judged samples alone are kept beside them (the *_judged members), each with its counts.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +29,15 @@ struct Figures {
     std::string criterion;      // "functional" | "compiled"
     int64_t tasks = 0, samples = 0, max_samples = 0, min_samples = 0;
     int64_t no_code = 0, compiled = 0, ran = 0, functional = 0, unjudged = 0;
-    int64_t pass1_tasks = 0, pass1 = 0;   // tasks whose sample 1 was judged; of them, successes
-    int64_t passk_tasks = 0, passk = 0;   // tasks with a judged sample; with a successful one
-    int64_t correct1 = 0, correctk = 0;   // CUDABench's correctness (exit 0) at 1 and best-of-K
-    std::vector<double> pass_at;          // [k-1]: unbiased pass@k over the tasks with n >= k
+    int64_t pass1_tasks = 0, pass1 = 0;   // tasks with a sample 1; of them, those whose sample 1 succeeded
+    int64_t passk_tasks = 0, passk = 0;   // tasks with a sample; with a successful one
+    int64_t correct1 = 0, correctk = 0;   // CUDABench's correctness (exit 0) at 1 and best-of-K, of the same tasks
+    std::vector<double> pass_at;          // [k-1]: unbiased pass@k over the tasks with n >= k samples
+    // The same over the judged samples alone (the successes are the same: an unjudged sample never
+    // succeeds): tasks whose sample 1 was judged, tasks with a judged sample, pass@k with n and c
+    // counting judged samples only.
+    int64_t pass1_judged_tasks = 0, passk_judged_tasks = 0;
+    std::vector<double> pass_at_judged;
     std::map<std::string, int64_t> unjudged_by_cause;  // "emulator: build failed" -> samples
     double mean_tokens = -1;              // per sample with a known count; -1 = unknown
     bool runs() const { return criterion == "functional"; }
@@ -41,10 +49,12 @@ Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode);
 // emulator's or a stage's own failures the stage ("emulator: build failed", "gen-failed").
 std::string unjudged_cause(const SampleResult& s);
 
-// "86 pass of 87 judged, 13 unjudged of 100 (emulator: build failed 9, gen-failed 4)": a rate's
-// counts, so that no rate is read without them.
+// "13 of 100 samples unjudged (emulator: build failed 9, gen-failed 4)".
 std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::string, int64_t>& causes);
-std::string counts_text(int64_t passed, int64_t judged, int64_t all, const std::map<std::string, int64_t>& causes);
+// A rate with its counts, so that no rate is read without them: "62.0% (31/50; judged only 66.0%,
+// 31/47)" (passed of all, and of the judged ones); "62.0% (31/50)" when every one was judged;
+// "-" when there is none.
+std::string rate_text(int64_t passed, int64_t all, int64_t judged);
 
 struct EvalReport {
     JudgeMode mode = JudgeMode::kCompile;
