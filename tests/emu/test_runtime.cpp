@@ -4,14 +4,20 @@
 // block reduction over dynamic shared memory, a warp-shuffle reduction with atomics, a templated
 // shared-memory histogram, cooperative groups; texture objects over a CUDA array, with point and
 // linear sampling) built and run, their output checked under three thread orders, and a program
-// that misuses a shuffle stopped with exit status 86. The end-to-end
+// that misuses a shuffle stopped with exit status 86; nvcc's macros: programs whose kernel is only
+// compiled under __NVCC__ or __CUDACC__ (an #error otherwise) build and run, and the emulated
+// build defines no macro nvcc's host pass does not but cuda_fp16.h's and cuda_bf16.h's (compared
+// with `nvcc --dryrun`'s own preprocessing, when nvcc is there). The end-to-end
 // tests skip without g++ on x86-64 or the CUDA headers (CUDA_INCLUDE, default
 // /usr/local/cuda/include).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -195,9 +201,10 @@ TEST(EmuRuntime, EmbeddedFilesEqualTheSourceTree) {
 }
 
 TEST(EmuRuntime, BuildFlagsAndWritingTheFiles) {
+    // Without the toolkit's headers, no version: the build fails anyway without cuda_runtime.h.
     EXPECT_EQ(cuset::emu::build_flags("/c/rt", "/cuda/include"),
-              (std::vector<std::string>{"-std=c++17", "-O1", "-w", "-fpermissive", "-I", "/c/rt/include", "-I", "/c/rt", "-I",
-                                        "/cuda/include"}));
+              (std::vector<std::string>{"-std=gnu++17", "-O1", "-U__OPTIMIZE__", "-D__NO_INLINE__", "-w", "-fpermissive", "-I",
+                                        "/c/rt/include", "-I", "/c/rt", "-I", "/cuda/include", "-D__CUDACC__", "-D__NVCC__"}));
     const std::string d = cuset::test::scratch_dir("emu_write") + "/a/b";
     cuset::emu::write_runtime_files(d);
     cuset::emu::write_runtime_files(d);  // replaces
@@ -206,6 +213,34 @@ TEST(EmuRuntime, BuildFlagsAndWritingTheFiles) {
     EXPECT_EQ(h.size(), 16u);
     EXPECT_EQ(h, cuset::emu::runtime_hash());
     EXPECT_THROW(cuset::emu::write_runtime_files("/proc/cuset-cannot-write-here"), cuset::RuntimeFailure);
+}
+
+// nvcc's version macros come from the toolkit whose headers the build uses: major and minor from
+// cuda_runtime_api.h's CUDART_VERSION, nvcc's build number from version.json or, in a pip layout,
+// from the name of the nvidia_cuda_nvcc dist-info folder.
+TEST(EmuRuntime, BuildFlagsCarryTheToolkitsNvccVersion) {
+    const std::string root = cuset::test::scratch_dir("emu_toolkit");
+    fs::create_directories(root + "/include");
+    write_file(root + "/include/cuda_runtime_api.h", "#define CUDART_VERSION_X 1\n#define CUDART_VERSION  12040\n");
+    auto macros = [&] {
+        std::vector<std::string> m;
+        for (const std::string& f : cuset::emu::build_flags("/rt", root + "/include"))
+            if (f.rfind("-D__", 0) == 0 && f != "-D__NO_INLINE__") m.push_back(f.substr(2));
+        return m;
+    };
+    const std::vector<std::string> no_build = {"__CUDA_ARCH_LIST__=520", "__CUDACC__", "__NVCC__", "__CUDACC_VER_MAJOR__=12",
+                                               "__CUDACC_VER_MINOR__=4", "__CUDACC_VER_BUILD__=0", "__CUDA_API_VER_MAJOR__=12",
+                                               "__CUDA_API_VER_MINOR__=4", "__NVCC_DIAG_PRAGMA_SUPPORT__=1",
+                                               "__CUDACC_DEVICE_ATOMIC_BUILTINS__=1"};
+    EXPECT_EQ(macros(), no_build);
+    fs::create_directories(root + "/dist-info/nvidia_cuda_nvcc-12.4.99.dist-info");
+    std::vector<std::string> want = no_build;
+    want[5] = "__CUDACC_VER_BUILD__=99";
+    EXPECT_EQ(macros(), want);
+    write_file(root + "/version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"},
+   "cuda_nvcc" : {"name" : "CUDA NVCC", "version" : "12.4.131"}})");
+    want[5] = "__CUDACC_VER_BUILD__=131";
+    EXPECT_EQ(macros(), want);
 }
 
 TEST(EmuRuntime, RewrittenProgramRunsWithBarriersShufflesAndAtomics) {
@@ -309,4 +344,108 @@ int main() {
     EXPECT_EQ(r.status, 86) << r.out << r.err;
     EXPECT_NE(r.err.find("cuemu: warp collective"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
+}
+
+// A wrong program cannot hide its kernel from the emulator behind nvcc's macros: a kernel compiled
+// only under __NVCC__ (or __CUDACC__, with nvcc's version) builds and runs; threadIdx, warpSize and
+// __syncthreads are what nvcc's host pass has (variables and a function, not macros), and the
+// dialect and optimisation macros are its own.
+TEST(EmuRuntime, ProgramsGatedOnNvccsMacrosBuildAndRun) {
+    if (!can_build()) GTEST_SKIP() << "no g++ on x86-64 or no CUDA headers in " << cuda_include();
+    const char* gated = R"(#include <cstdio>
+#ifndef __NVCC__
+#error not nvcc
+#else
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+#endif
+#if !defined(__CUDACC__) || __CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10 != CUDART_VERSION
+#error not nvcc, or not this toolkit's
+#endif
+#if defined(threadIdx) || defined(blockIdx) || defined(blockDim) || defined(gridDim) || defined(warpSize)
+#error threadIdx & co. are macros
+#endif
+#if defined(__syncthreads) || defined(__OPTIMIZE__) || !defined(__NO_INLINE__) || defined(__STRICT_ANSI__)
+#error not nvcc's host pass
+#endif
+#if defined(_GLIBCXX_FUNCTIONAL) || defined(_GLIBCXX_VECTOR)
+#error a header the program did not include
+#endif
+int main() {
+    int* x;
+    cudaMalloc(&x, 4 * sizeof(int));
+    int h[4] = {1, 2, 3, warpSize};
+    cudaMemcpy(x, h, sizeof(h), cudaMemcpyHostToDevice);
+    twice<<<1, 4>>>(x);
+    cudaMemcpy(h, x, sizeof(h), cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\n", h[0], h[1], h[2], h[3]);
+    return 0;
+}
+)";
+    ProgramRun r = build_and_run("nvcc_gated", gated, {});
+    ASSERT_NE(r.status, -1) << r.build_log;
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "2 4 6 64\n");
+}
+
+namespace {
+
+// The names `#define`d in `g++ -dM` output.
+std::set<std::string> macro_names(const std::string& dm) {
+    std::set<std::string> names;
+    std::istringstream in(dm);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("#define ", 0) == 0) {
+            size_t e = 8;
+            while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_')) ++e;
+            names.insert(line.substr(8, e - 8));
+        }
+    return names;
+}
+
+// The definition of `name` in `g++ -dM` output ("" when it is not defined).
+std::string definition(const std::string& dm, const std::string& name) {
+    const std::string key = "#define " + name + " ";
+    const size_t at = dm.find(key);
+    return at == std::string::npos ? "" : dm.substr(at + key.size(), dm.find('\n', at) - at - key.size());
+}
+
+}  // namespace
+
+TEST(EmuRuntime, DefinesNvccsMacrosAndNoneOfItsOwn) {
+    if (!can_build()) GTEST_SKIP() << "no g++ on x86-64 or no CUDA headers in " << cuda_include();
+    const std::string nvcc = cuda_include() + "/../bin/nvcc";
+    if (!fs::exists(nvcc)) GTEST_SKIP() << "no " << nvcc;
+    const std::string& rt = built_runtime();
+    const std::string dir = cuset::test::scratch_dir("emu_macros");
+    write_file(dir + "/x.cu", "int main() { return 0; }\n");
+    // nvcc's host preprocessing: the first `gcc -E` of its plan that is not the device pass.
+    auto dry = run_command("cd " + q(dir) + " && " + q(nvcc) + " --dryrun -c x.cu -o x.o 2>&1");
+    ASSERT_EQ(dry.exit_code, 0) << dry.out;
+    std::string host_pass;
+    std::istringstream plan(dry.out);
+    for (std::string line; std::getline(plan, line);)
+        if (line.find(" -E ") != std::string::npos && line.find("-D__CUDA_ARCH__=") == std::string::npos &&
+            line.rfind("#$ ", 0) == 0) {
+            host_pass = line.substr(3);
+            break;
+        }
+    ASSERT_NE(host_pass, "") << dry.out;
+    host_pass = host_pass.substr(0, host_pass.rfind(" -o "));
+    auto nv = run_command("cd " + q(dir) + " && " + host_pass + " -dM");
+    ASSERT_EQ(nv.exit_code, 0) << host_pass << "\n" << nv.err;
+    auto emu = run_command("cd " + q(dir) + " && g++" + flags_text(rt) + " -dM -E -x c++ -include " + q(rt + "/cuemu.h") + " x.cu");
+    ASSERT_EQ(emu.exit_code, 0) << emu.err;
+    auto half = run_command("cd " + q(dir) + " && printf '#include <cuda_fp16.h>\\n#include <cuda_bf16.h>\\n' | g++ -std=gnu++17 -dM -E -x c++ -I " +
+                            q(cuda_include()) + " -");
+    ASSERT_EQ(half.exit_code, 0) << half.err;
+    const std::set<std::string> nv_names = macro_names(nv.out), fp16_names = macro_names(half.out);
+    std::string own;
+    for (const std::string& m : macro_names(emu.out))
+        if (!nv_names.count(m) && !fp16_names.count(m)) own += " " + m;
+    EXPECT_EQ(own, "") << "macros of the emulated build that nvcc's host pass does not define";
+    for (const char* m : {"__CUDACC__", "__NVCC__", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__",
+                          "__CUDA_API_VER_MAJOR__", "__CUDA_API_VER_MINOR__", "__CUDA_ARCH_LIST__", "__CUDACC_VER__",
+                          "__NVCC_DIAG_PRAGMA_SUPPORT__", "__CUDACC_DEVICE_ATOMIC_BUILTINS__", "__NO_INLINE__", "__OPTIMIZE__",
+                          "__STRICT_ANSI__", "__HAVE_FLOAT128", "__SM_20_INTRINSICS_H__", "threadIdx", "warpSize"})
+        EXPECT_EQ(definition(emu.out, m), definition(nv.out, m)) << m;
 }

@@ -30,9 +30,17 @@ namespace cuset::emu {
 const std::vector<std::pair<std::string, std::string>>& runtime_files();
 
 // The host compiler flags for both the runtime object and a program (a program additionally gets
-// `-include <runtime_dir>/cuemu.h`): C++17, -O1, warnings off, -fpermissive (device code written
-// for nvcc), the runtime's include/ and folder before `cuda_include` (whose cuda_runtime.h,
-// cuda_fp16.h and vector types are used; no CUDA library is linked).
+// `-include <runtime_dir>/cuemu.h`): -O1, warnings off, -fpermissive (device code written for
+// nvcc), the runtime's include/ and folder before `cuda_include` (whose cuda_runtime.h,
+// cuda_fp16.h and vector types are used; no CUDA library is linked), and the macros of nvcc's host
+// pass, so that a program sees what nvcc shows it and nothing that names the emulator: gnu++17,
+// no __OPTIMIZE__ but __NO_INLINE__ (nvcc calls g++ without -std or -O), __CUDACC__, __NVCC__,
+// __CUDACC_VER_MAJOR__/MINOR/BUILD, __CUDA_API_VER_MAJOR__/MINOR, __CUDA_ARCH_LIST__ (nvcc's
+// default target), __NVCC_DIAG_PRAGMA_SUPPORT__ and __CUDACC_DEVICE_ATOMIC_BUILTINS__ (as nvcc
+// 13.0). The version is the toolkit's: CUDART_VERSION in <cuda_include>/cuda_runtime_api.h, nvcc's
+// build number from the toolkit's version.json or its dist-info/nvidia_cuda_nvcc-* folder (0 when
+// neither is there); without cuda_runtime_api.h only __CUDACC__ and __NVCC__. cuemu.h keeps
+// __CUDACC__ from the CUDA headers themselves, which take their host compiler's path.
 std::vector<std::string> build_flags(const std::string& runtime_dir, const std::string& cuda_include);
 
 // Writes runtime_files() under `dir` (created as needed; existing files are replaced).

@@ -1,6 +1,11 @@
 // cuemu runtime: fibers and barriers for device code, and the subset of the CUDA runtime API the
 // bundled programs use, implemented on host memory. See cuemu.h.
+// threadIdx & co. are declared `extern const` to programs (device_launch_parameters.h); here they
+// are declared writable, and defined below.
+#define __STORAGE__ extern
 #include "cuemu.h"
+#include <cstdint>
+#include <cstdio>
 #include <vector>
 #include <algorithm>
 #include <sys/mman.h>
@@ -61,20 +66,27 @@ struct Fiber {
     bool plain = false;
 };
 
-uint3 cur_tid, cur_bid;
-dim3 cur_bdim, cur_gdim;
+}  // namespace cuemu
+extern "C" {
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+int warpSize = 32;
+}
+namespace cuemu {
 static Fiber* cur = nullptr;
 static void* sched_sp = nullptr;
-static dim3& g_grid = cur_gdim;
-static dim3& g_block = cur_bdim;
+static dim3& g_grid = gridDim;
+static dim3& g_block = blockDim;
 // Makes f the running thread: what threadIdx and blockIdx read.
 static inline void enter(Fiber* f)
 {
     cur = f;
-    cur_tid = f->tid;
-    cur_bid = f->blk->idx;
+    threadIdx = f->tid;
+    blockIdx = f->blk->idx;
 }
-static std::function<void()>* g_fn = nullptr;
+// The launch's body and its argument (Launch::run).
+static void (*g_body)(void*) = nullptr;
+static void* g_fn = nullptr;
 static unsigned long long progress = 0;
 static bool used_sync = false;
 static int grid_alive = 0, grid_arrived = 0;
@@ -148,7 +160,7 @@ int sync_reduce(int pred, int kind)
     return b->acc[g & 1];
 }
 
-uint64_t warp_exchange(unsigned mask, uint64_t bits, int mode, int arg, int width, int op)
+unsigned long long warp_exchange(unsigned mask, unsigned long long bits, int mode, int arg, int width, int op)
 {
     Fiber* f = need_fiber("warp collective in a kernel whose thread 0 never used one");
     Warp& w = f->blk->warps[f->linear >> 5];
@@ -220,7 +232,7 @@ static void finish_current()
 
 static void fiber_entry()
 {
-    (*g_fn)();
+    g_body(g_fn);
     finish_current();
     cuemu_switch(&cur->sp, sched_sp);
     fail("finished fiber resumed");
@@ -382,7 +394,7 @@ static uint3 block_coords(unsigned long long lin)
     return b;
 }
 
-void Launch::go(std::function<void()> fn)
+void Launch::run(void (*body)(void*), void* fn)
 {
     ++n_launches;
     const unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
@@ -399,7 +411,8 @@ void Launch::go(std::function<void()> fn)
     if (getenv("CUEMU_TRACE")) fprintf(stderr, "cuemu: launch %llu grid(%u,%u,%u) block(%u,%u,%u) smem %zu%s\n", n_launches, g.x, g.y, g.z, b.x, b.y, b.z, smem, coop ? " coop" : "");
     g_grid = g;
     g_block = b;
-    g_fn = &fn;
+    g_body = body;
+    g_fn = fn;
     const unsigned long long n_blocks = (unsigned long long)g.x * g.y * g.z;
     const int nt = (int)threads;
 
@@ -449,7 +462,7 @@ void Launch::go(std::function<void()> fn)
                 f.tid = thread_coords((int)t);
                 f.linear = t;
                 enter(&f);
-                fn();
+                body(fn);
             }
             cur = nullptr;
             continue;

@@ -7,43 +7,79 @@
 // memory model beyond sequential consistency, float results as the host compiler computes them.
 // Device code is compiled by the host compiler, so only what the programs use is provided.
 #pragma once
+// The program is built with nvcc's macros (build_flags() in cuset/emu/runtime.h: __CUDACC__,
+// __NVCC__, __CUDACC_VER_*__, ...), and the C and C++ headers nvcc's host pass reads are read here
+// as there, with __CUDACC__ defined (glibc and libstdc++ then leave out __float128). Only headers
+// that pass also has are included, so that no include guard tells a program it is emulated;
+// cuda_fp16.h and cuda_bf16.h are the exception (below).
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmath>
+#include <cstdlib>
+#include <type_traits>
+#include <utility>
+// The CUDA headers take their host compiler's path: with __CUDACC__ they declare device code for
+// nvcc's own front end, which g++ rejects. cuda_fp16.h and cuda_bf16.h no longer build once it is
+// defined, so they are read here, before the program can include them.
+#pragma push_macro("__CUDACC__")
+#undef __CUDACC__
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-// Declares threadIdx & co. as variables: included before they become the macros below, so that a
-// program's own #include <device_launch_parameters.h> is a no-op.
+// Declares threadIdx, blockIdx, blockDim, gridDim and warpSize as variables (defined in
+// cuemu.cpp), as nvcc's host pass sees them, so that a program's own
+// #include <device_launch_parameters.h> is a no-op.
 #include <device_launch_parameters.h>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <type_traits>
+#pragma pop_macro("__CUDACC__")
+// What nvcc's host pass has defined by now through cuda_runtime.h with __CUDACC__, which the host
+// compiler's path leaves out: the include guards of the device-side headers it has read (so that
+// a program's own #include of one is a no-op here as there) and __CUDACC_VER__ (CUDA 13.0's list).
+#define __CUDACC_VER__ "__CUDACC_VER__ is no longer supported.  Use __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__, and __CUDACC_VER_BUILD__ instead."
+#define __COMMON_FUNCTIONS_H__
+#define __DEVICE_ATOMIC_FUNCTIONS_H__
+#define __DEVICE_DOUBLE_FUNCTIONS_H__
+#define __DEVICE_DOUBLE_FUNCTIONS_HPP__
+#define __DEVICE_FUNCTIONS_H__
+#define __DEVICE_FUNCTIONS_HPP__
+#define __MATH_FUNCTIONS_H__
+#define __MATH_FUNCTIONS_HPP__
+#define __SM_20_ATOMIC_FUNCTIONS_H__
+#define __SM_20_INTRINSICS_H__
+#define __SM_30_INTRINSICS_H__
+#define __SM_32_ATOMIC_FUNCTIONS_H__
+#define __SM_32_INTRINSICS_H__
+#define __SM_35_ATOMIC_FUNCTIONS_H__
+#define __SM_35_INTRINSICS_H__
+#define __SM_60_ATOMIC_FUNCTIONS_H__
+#define __SM_61_INTRINSICS_H__
+#define __SM_70_RT_H__
+#define __SM_80_RT_H__
+#define __SM_90_RT_H__
+#define __SM_100_RT_H__
+#define __SURFACE_INDIRECT_FUNCTIONS_H__
+#define __TEXTURE_INDIRECT_FUNCTIONS_H__
 
+// nvcc's host pass defines both too (only their expansions differ).
 #undef __shared__
 #define __shared__ static
 #define __launch_bounds__(...)
-#define __syncthreads() cuemu::syncthreads()
-#define threadIdx (cuemu::tidx())
-#define blockIdx (cuemu::bidx())
-#define blockDim (cuemu::bdim())
-#define gridDim (cuemu::gdim())
-#define warpSize 32
 
 namespace cuemu {
-// The running CUDA thread's threadIdx and blockIdx and the launch's blockDim and gridDim, set by the
-// scheduler before it resumes a thread (stale outside a kernel, where nvcc rejects them anyway).
-extern uint3 cur_tid, cur_bid;
-extern dim3 cur_bdim, cur_gdim;
-inline const uint3& tidx() { return cur_tid; }
-inline const uint3& bidx() { return cur_bid; }
-inline const dim3& bdim() { return cur_bdim; }
-inline const dim3& gdim() { return cur_gdim; }
+// threadIdx and blockIdx are the running CUDA thread's and blockDim and gridDim its launch's, set by
+// the scheduler before it resumes a thread (stale outside a kernel, where nvcc rejects them
+// anyway): constant while a thread runs, so the compiler may keep them across a barrier.
+inline const uint3& tidx() { return threadIdx; }
+inline const uint3& bidx() { return blockIdx; }
+inline const dim3& bdim() { return blockDim; }
+inline const dim3& gdim() { return gridDim; }
 void syncthreads();
 int sync_reduce(int pred, int kind);  // 0 count, 1 and, 2 or
 void syncwarp(unsigned mask);
-uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_mode, int arg, int width, int op);
+unsigned long long warp_exchange(unsigned mask, unsigned long long bits, int src_mode, int arg, int width, int op);
 void grid_sync();
 unsigned long long grid_rank();
 unsigned long long grid_size();
@@ -60,7 +96,14 @@ struct Launch {
     bool coop;
     const void* func = nullptr;
     Launch(dim3 g_, dim3 b_, size_t s = 0, cudaStream_t = 0) : g(g_), b(b_), smem(s), coop(false) {}
-    void go(std::function<void()> fn);
+    // Runs fn() as every thread of the launch (no std::function: <functional> is not nvcc's).
+    template <class F>
+    void go(F fn) { run(&call<F>, &fn); }
+    void run(void (*body)(void*), void* fn);
+
+private:
+    template <class F>
+    static void call(void* fn) { (*static_cast<F*>(fn))(); }
 };
 
 template <class... P, size_t... I>
@@ -85,11 +128,11 @@ template <class T>
 inline T cuemu_xchg(unsigned mask, T v, int mode, int arg, int width)
 {
     static_assert(sizeof(T) <= 8, "shuffle of a type larger than 8 bytes");
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(T));
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
     bits = cuemu::warp_exchange(mask, bits, mode, arg, width, 1);
     T out;
-    std::memcpy(&out, &bits, sizeof(T));
+    memcpy(&out, &bits, sizeof(T));
     return out;
 }
 template <class T> inline T __shfl_sync(unsigned m, T v, int src, int w = 32) { return cuemu_xchg(m, v, 0, src, w); }
@@ -99,6 +142,7 @@ template <class T> inline T __shfl_xor_sync(unsigned m, T v, int x, int w = 32) 
 inline unsigned __ballot_sync(unsigned m, int p) { return (unsigned)cuemu::warp_exchange(m, p != 0, 4, 0, 32, 2); }
 inline int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
 inline int __all_sync(unsigned m, int p) { return __ballot_sync(m, p) == m; }
+inline void __syncthreads() { cuemu::syncthreads(); }
 inline void __syncwarp(unsigned m = 0xffffffffu) { cuemu::syncwarp(m); }
 inline int __syncthreads_count(int p) { return cuemu::sync_reduce(p, 0); }
 inline int __syncthreads_and(int p) { return cuemu::sync_reduce(p, 1); }
@@ -138,10 +182,10 @@ inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
-inline unsigned __float_as_uint(float f) { unsigned i; std::memcpy(&i, &f, 4); return i; }
-inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
-inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
