@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -17,10 +18,12 @@
 #include <map>
 #include <mutex>
 
+#include "cuset/core/file_tree.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
+#include "cuset/core/utf8_text.h"
 #include "cuset/emu/runtime.h"
 #include "cuset/emu/transform.h"
 #include "cuset/judge/task_files.h"
@@ -33,10 +36,32 @@ namespace {
 
 constexpr size_t kCompileLogCap = size_t{1} << 20;  // head of a compiler log: its first error
 constexpr size_t kRunLogCap = size_t{256} << 10;    // tail of a program's output: its last line
+constexpr size_t kMaxSourceBytes = size_t{16} << 20;  // a longer program is refused unread
 constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
 // The host compiler's build of an emulated program: not CUDABench's stage, so not its 60 s; a
 // large program with the emulator's runtime header takes a few seconds on an idle core.
 constexpr double kEmulatorBuildTimeout_s = 600;
+// A contained stage's work folder is measured this often against SandboxLimits::disk_mb.
+constexpr double kDiskCheckEvery_s = 0.5;
+// ... and may hold at most this many files and folders.
+constexpr uint64_t kMaxWorkEntries = 65536;
+// An emulated run that reached its time limit was busy (the emulator too slow: unjudged) when its
+// processes used at least this share of the limit in CPU time; less, and it waited (slept, stopped
+// itself, blocked): a run-timeout, as it would be on a GPU. A tenth leaves room for a machine
+// whose cores are shared by many jobs; a program that waits uses next to none.
+constexpr double kBusyCpuShare = 0.1;
+
+// A finished command, with what its control group measured and whether the judge stopped it for
+// the disk bound.
+struct Ran : ProcessResult {
+    CgroupUsage usage;
+    bool over_disk = false;
+    int64_t disk_mb = 0;
+    int64_t memory_mb = 0;
+    // CPU seconds of all its processes: the control group's when one held, else the kernel's
+    // accounting of the process tree.
+    double cpu_seconds() const { return usage.cpu_s >= 0 ? usage.cpu_s : cpu_s; }
+};
 
 void write_text(const fs::path& p, const std::string& text) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -57,6 +82,14 @@ std::string ending(const ProcessResult& r, double timeout_s) {
     if (r.killed) return "stopped";
     if (r.signal) return "killed by signal " + std::to_string(r.signal);
     return "exit status " + std::to_string(r.exit_code);
+}
+
+std::string ending(const Ran& r, double timeout_s) {
+    if (r.over_disk)
+        return "stopped: its folder passed " + std::to_string(r.disk_mb) + " MiB or " + std::to_string(kMaxWorkEntries) +
+               " entries (eval.sandbox.disk_mb)";
+    if (r.usage.oom_killed) return "killed at its memory limit of " + std::to_string(r.memory_mb) + " MiB (eval.sandbox.memory_mb)";
+    return ending(static_cast<const ProcessResult&>(r), timeout_s);
 }
 
 StageReport report_of(const ProcessResult& r, bool compiler) {
@@ -105,16 +138,11 @@ with _CudaOnCpu():
     runpy.run_path("gen.py", run_name="__main__")
 )";
 
-// Removes a folder a sandboxed program may have left unreadable (mode 000 folders of its own).
+// Removes a folder a sandboxed program wrote, however it is shaped (core/file_tree.h); a failure is
+// reported in the log with the folder's name.
 void remove_tree(const fs::path& dir) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (!ec) return;
-    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_directory(ec) && !it->is_symlink(ec)) ::chmod(it->path().c_str(), 0700);
-    ::chmod(dir.c_str(), 0700);
-    fs::remove_all(dir, ec);
+    const std::string error = cuset::remove_tree(dir.string());
+    if (!error.empty()) log_warn("judge: %s", error.c_str());
 }
 
 // The regular files under `dir` (relative paths), not following links; `skip` left out.
@@ -134,58 +162,75 @@ std::vector<std::string> regular_files(const fs::path& dir, const std::string& s
 
 // Copies `rel` from a folder a program wrote to `to_dir`, never following a link and only a
 // regular file of at most `max_bytes`: nothing the program placed can make the judge read
-// elsewhere. False when it is absent or not such a file.
-bool copy_output(const fs::path& from_dir, const std::string& rel, const fs::path& to_dir, int64_t max_bytes) {
+// elsewhere or copy more than the task allows. Holes stay holes (a sparse file is not read as
+// zeros). Returns "" when copied, else why not ("absent", "not a regular file", "N bytes, more
+// than the task allows (M)").
+std::string copy_output(const fs::path& from_dir, const std::string& rel, const fs::path& to_dir, int64_t max_bytes) {
     int dfd = ::open(from_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return false;
+    if (dfd < 0) return "absent";
     fs::path rp(rel);
-    bool ok = true;
-    for (auto it = rp.begin(); ok && it != rp.end(); ++it) {
+    for (auto it = rp.begin(); dfd >= 0 && it != rp.end(); ++it) {
         auto next = it;
         ++next;
         const bool last = next == rp.end();
         int fd = ::openat(dfd, it->c_str(), (last ? O_RDONLY | O_NONBLOCK : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
         ::close(dfd);
         dfd = fd;
-        if (fd < 0) ok = false;
     }
-    if (!ok) return false;
+    if (dfd < 0) return "absent";
+    struct Close {
+        int& fd;
+        ~Close() {
+            if (fd >= 0) ::close(fd);
+        }
+    } close_in{dfd};
     struct stat st {};
-    if (::fstat(dfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > max_bytes) {
-        ::close(dfd);
-        return false;
-    }
+    if (::fstat(dfd, &st) != 0 || !S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_size > max_bytes)
+        return std::to_string(st.st_size) + " bytes, more than the task allows (" + std::to_string(max_bytes) + ")";
     const fs::path dst = to_dir / rp;
     std::error_code ec;
     fs::create_directories(dst.parent_path(), ec);
     int out = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (out < 0) {
-        ::close(dfd);
-        return false;
-    }
+    if (out < 0) return std::string("cannot be copied: ") + std::strerror(errno);
+    Close close_out{out};
+    const off_t size = st.st_size;
     char buf[1 << 16];
-    int64_t total = 0;
-    for (;;) {
-        ssize_t n = ::read(dfd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0 || (total += n) > max_bytes) {
-            ok = n == 0;
-            break;
+    for (off_t pos = 0; pos < size;) {
+        off_t data = ::lseek(dfd, pos, SEEK_DATA);
+        if (data < 0) {
+            if (errno == ENXIO) break;  // a hole to the end
+            data = pos;                 // no hole support here: copy as is
         }
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = ::write(out, buf + w, static_cast<size_t>(n - w));
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                ok = false;
+        off_t hole = ::lseek(dfd, data, SEEK_HOLE);
+        if (hole < 0 || hole > size) hole = size;
+        for (off_t at = data; at < hole;) {
+            const ssize_t n = ::pread(dfd, buf, static_cast<size_t>(std::min<off_t>(hole - at, sizeof buf)), at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                hole = at;  // it shrank meanwhile
                 break;
             }
-            w += k;
+            for (ssize_t w = 0; w < n;) {
+                const ssize_t k = ::pwrite(out, buf + w, static_cast<size_t>(n - w), at + w);
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) return std::string("cannot be copied: ") + std::strerror(errno);
+                w += k;
+            }
+            at += n;
         }
-        if (!ok) break;
+        if (hole <= data) break;
+        pos = hole;
     }
-    ::close(dfd);
-    ::close(out);
-    return ok;
+    if (::ftruncate(out, size) != 0) return std::string("cannot be copied: ") + std::strerror(errno);
+    return "";
+}
+
+// Every text of a verdict comes from a program or a tool reading it: kept as valid UTF-8, so
+// that no writer of the verdict (journal, eval.json, rewards, pages) can fail on its bytes.
+void make_texts_valid(Verdict& v) {
+    for (std::string* t : {&v.error, &v.compile.line, &v.run.line, &v.speedup_note, &v.containment})
+        if (!utf8_valid(*t)) *t = utf8_sanitize(*t);
 }
 
 // The last non-empty line of a checker's standard output.
@@ -207,6 +252,7 @@ struct Generated {
     fs::path dir;                   // its folder (gen.py and the files it wrote)
     TaskFiles files;
     std::vector<std::string> produced;
+    int64_t largest_file = 0;       // bytes of the largest of them
     int64_t pending = -1;           // programs still to judge against it (-1 = unknown)
 };
 
@@ -305,8 +351,9 @@ struct Runner::Impl {
     explicit Impl(const RunnerOptions& opts) : o(opts) {}
 
     // Runs one command in `work` (the folder it may write), `files` bound read-only beside it,
-    // to its end; a stop request kills it.
-    ProcessResult run(std::vector<std::string> argv, const fs::path& work, const std::vector<SandboxMount>& files,
+    // to its end; a stop request kills it, and so does `work` growing past the disk bound
+    // (measured every kDiskCheckEvery_s and at the end).
+    Ran run(std::vector<std::string> argv, const fs::path& work, const std::vector<SandboxMount>& files,
                       double timeout_s, size_t cap, bool keep_tail, bool merge, double poll_s = 0.05) {
         ProcessOptions po;
         po.argv = std::move(argv);
@@ -333,12 +380,30 @@ struct Runner::Impl {
             for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
                 if (const char* v = std::getenv(keep)) po.env.push_back(std::string(keep) + "=" + v);
         }
+        const uint64_t disk_bytes = static_cast<uint64_t>(o.limits.disk_mb) << 20;
+        auto over_disk = [&] { return !tree_size(work.string(), disk_bytes, kMaxWorkEntries).complete; };
+        Ran ran;
         Process p(std::move(po));
+        double next_check = kDiskCheckEvery_s;
+        const auto t0 = std::chrono::steady_clock::now();
         while (!p.poll()) {
             if (signals_stop_requested()) p.kill();
+            if (seconds_since(t0) >= next_check) {
+                next_check += kDiskCheckEvery_s;
+                if (!ran.over_disk && over_disk()) {
+                    ran.over_disk = true;
+                    p.kill();
+                }
+            }
             process_wait_any({&p}, poll_s);
         }
-        return p.result();
+        static_cast<ProcessResult&>(ran) = p.result();
+        if (prepared.setup) ran.usage = prepared.setup->usage();
+        if (!ran.over_disk && over_disk()) ran.over_disk = true;
+        if (ran.over_disk) ran.killed = true;  // never ok(), whatever its exit status
+        ran.disk_mb = o.limits.disk_mb;
+        ran.memory_mb = o.limits.memory_mb;
+        return ran;
     }
 
     // Builds the emulator's runtime once per machine into the cache (outside any sandbox: it is
@@ -432,7 +497,7 @@ struct Runner::Impl {
             argv.insert(argv.end(), how.begin(), how.end());
             return run(argv, dir, {}, o.gen_timeout_s, kRunLogCap, true, false);
         };
-        ProcessResult r = gen({"gen.py"});
+        Ran r = gen({"gen.py"});
         if (!r.ok() && !r.timed_out && o.mode == JudgeMode::kEmulate && wants_cuda(r.err)) {
             log_info("judge: task %s: gen.py needs a CUDA device and the emulating judge has none: run again with its "
                      "tensors on the CPU (its random inputs are then the CPU generator's)",
@@ -451,6 +516,11 @@ struct Runner::Impl {
             return g;
         }
         g.produced = regular_files(dir, "gen.py");
+        for (const std::string& f : g.produced) {
+            std::error_code ec;
+            const uintmax_t n = fs::file_size(dir / f, ec);
+            if (!ec) g.largest_file = std::max<int64_t>(g.largest_file, static_cast<int64_t>(n));
+        }
         g.files = classify_task_files(g.produced, task.reference_source, task.declared_inputs, task.compare_py);
         if (!g.files.problem.empty()) {
             g.status = Status::kTaskError;
@@ -476,10 +546,16 @@ struct Runner::Impl {
         fs::create_directories(box / "data", ec);
         if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
         const std::string& name = o.program_name;
+        if (source.size() > kMaxSourceBytes) {  // refused before any tool reads it
+            v.status = Status::kCompileError;
+            v.error = "the program is " + std::to_string(source.size() >> 20) + " MiB, more than the judge's " +
+                      std::to_string(kMaxSourceBytes >> 20) + " MiB for one source";
+            return "";
+        }
         write_text(box / (name + ".cu"), source);
         std::vector<std::string> nvcc = {o.nvcc, name + ".cu", "-o", name};
         nvcc.insert(nvcc.end(), o.nvcc_flags.begin(), o.nvcc_flags.end());
-        ProcessResult c = run(nvcc, box, {}, o.compile_timeout_s, kCompileLogCap, false, true);
+        Ran c = run(nvcc, box, {}, o.compile_timeout_s, kCompileLogCap, false, true);
         v.compile = report_of(c, true);
         if (c.timed_out) {
             v.status = Status::kCompileTimeout;
@@ -505,7 +581,18 @@ struct Runner::Impl {
         }
         std::string rewritten;
         try {
-            rewritten = emu::transform_program(source);
+            // In the judge's own process: bounded by the emulator build's limit, and a stop request
+            // ends it as it ends a contained stage.
+            const auto t0 = std::chrono::steady_clock::now();
+            rewritten = emu::transform_program(source, [&] {
+                return signals_stop_requested() || seconds_since(t0) > kEmulatorBuildTimeout_s;
+            });
+        } catch (const emu::TransformCancelled&) {  // (after a stop request, callers drop the verdict)
+            v.status = Status::kUnjudged;
+            v.error = signals_stop_requested() ? "emulator: stopped while rewriting the program"
+                                               : "emulator: the source rewrite did not finish within " +
+                                                     seconds_text(kEmulatorBuildTimeout_s) + " s";
+            return "";
         } catch (const std::exception& e) {
             v.status = Status::kUnjudged;
             v.error = std::string("emulator: cannot rewrite the program: ") + e.what();
@@ -515,10 +602,18 @@ struct Runner::Impl {
         std::vector<std::string> argv = {o.cxx};
         argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
         argv.insert(argv.end(), {"-include", emu_dir + "/cuemu.h", "kernel_emu.cpp", emu_object, "-o", "kernel_emu"});
-        ProcessResult b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
+        Ran b = run(argv, box, {}, kEmulatorBuildTimeout_s, kCompileLogCap, false, true);
         if (!b.ok()) {
+            const std::string line = first_error_line(b.out);
+            if (!b.timed_out && line.find("#error") != std::string::npos) {
+                // The emulator's build defines what nvcc defines (emu/runtime.h): an #error reached
+                // there is the program's own branch, not a gap of the emulator.
+                v.status = Status::kCompileError;
+                v.error = "the program's #error under the emulator's build (nvcc's macros): " + line;
+                return "";
+            }
             v.status = Status::kUnjudged;
-            v.error = "emulator: build failed: " + first_error_line(b.out);
+            v.error = "emulator: build failed: " + (line.empty() ? ending(b, kEmulatorBuildTimeout_s) : line);
             return "";
         }
         *run_timeout = o.emulate_timeout_s;
@@ -541,7 +636,7 @@ struct Runner::Impl {
             }
             inputs = input_mounts(*gen);
         }
-        ProcessResult r;
+        Ran r;
         try {
             r = run({program}, box, inputs, run_timeout, kRunLogCap, true, true);
         } catch (const ProcessStartError& e) {  // the program itself cannot be executed: its failure
@@ -553,19 +648,22 @@ struct Runner::Impl {
             return;
         }
         v.run = report_of(r, false);
-        if (o.mode == JudgeMode::kEmulate && (r.timed_out || r.signal == SIGXCPU)) {
+        if (o.mode == JudgeMode::kEmulate && emulator_ran_out(r, run_timeout)) {
             // On the emulator a long run says nothing about the program (a GPU would take
-            // milliseconds); what did not finish is not judged.
+            // milliseconds); what kept the emulator busy to its limit is not judged.
             v.status = Status::kUnjudged;
-            v.error = "emulator: no result within the limit (" + ending(r, run_timeout) +
-                      "): too slow to emulate, or it does not end";
+            v.error = "emulator: no result within the limit (" + ending(r, run_timeout) + ", " +
+                      seconds_text(std::round(r.cpu_seconds())) + " s of CPU): too slow to emulate, or it does not end";
             return;
         }
         if (!r.ok()) {
             v.ran = false;
             v.functional = false;
             v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
-            v.error = "run: " + ending(r, run_timeout) + (v.run.line.empty() ? "" : ": " + v.run.line);
+            std::string how = ending(r, run_timeout);
+            if (r.timed_out || r.signal == SIGXCPU)
+                how += " with " + seconds_text(std::round(r.cpu_seconds() * 10) / 10) + " s of CPU";
+            v.error = "run: " + how + (v.run.line.empty() ? "" : ": " + v.run.line);
             return;
         }
         v.ran = true;
@@ -576,6 +674,18 @@ struct Runner::Impl {
         }
         check_stage(*task, *gen, box, dir, v);
         if (v.status == Status::kPass && o.speedup.enabled) measure_speedup(*task, *gen, box / program, dir, run_timeout, v);
+    }
+
+    // Whether an emulated run ended for the emulator's own limit, measured by the judge: it used
+    // the CPU to the time limit (kBusyCpuShare of it: a program that slept, stopped itself or
+    // waited on a child did not), or it was sent SIGXCPU with its CPU time at RLIMIT_CPU (a
+    // program that raised SIGXCPU itself was not). Everything else a program does to itself is
+    // its own failure, judged as such.
+    bool emulator_ran_out(const Ran& r, double timeout_s) const {
+        if (r.over_disk || r.usage.oom_killed || r.killed) return false;
+        if (r.timed_out) return r.cpu_seconds() >= kBusyCpuShare * timeout_s;
+        if (r.signal == SIGXCPU) return r.cpu_seconds() >= std::max(1.0, o.limits.cpu_s) - 1.0;
+        return false;
     }
 
     // The task's input files, bound read-only beside a program (data/...).
@@ -601,7 +711,7 @@ struct Runner::Impl {
             fs::create_directories(box / "data", ec);
             fs::copy_file(binary, box / binary.filename(), ec);
             if (ec) throw RuntimeFailure("judge: cannot copy " + binary.string() + ": " + ec.message());
-            ProcessResult r = run({"./" + binary.filename().string()}, box, inputs, timeout_s, kRunLogCap, true, true, 0.001);
+            Ran r = run({"./" + binary.filename().string()}, box, inputs, timeout_s, kRunLogCap, true, true, 0.001);
             if (!r.ok()) {
                 *why = "timing run " + std::to_string(i + 1) + ": " + ending(r, timeout_s);
                 remove_tree(box);
@@ -679,12 +789,19 @@ struct Runner::Impl {
         const fs::path cmp = dir / "check";
         fs::create_directories(cmp / "data", ec);
         write_text(cmp / "compare.py", task->compare_py);
-        const int64_t cap = o.limits.file_mb * (int64_t{1} << 20);
-        for (const std::string& out : gen->files.outputs) copy_output(box, out, cmp, cap);
+        // An output may be at most twice the task's largest generated file plus 1 MiB (the
+        // reference outputs it is compared with are among those files), and never more than the
+        // sandbox's largest file.
+        const int64_t allowed = std::min(o.limits.file_mb * (int64_t{1} << 20), 2 * gen->largest_file + (int64_t{1} << 20));
+        std::string refused;
+        for (const std::string& out : gen->files.outputs) {
+            const std::string why = copy_output(box, out, cmp, allowed);
+            if (!why.empty() && why != "absent" && refused.empty()) refused = "output " + out + " not checked: " + why + "; ";
+        }
         std::vector<SandboxMount> refs;
         for (const std::string& f : gen->produced)
             refs.push_back({(gen->dir / f).string(), std::string(kSandboxWork) + "/" + f, false});
-        ProcessResult k = run({o.python.executable, "-I", "-B", "compare.py"}, cmp, refs, o.compare_timeout_s, kRunLogCap,
+        Ran k = run({o.python.executable, "-I", "-B", "compare.py"}, cmp, refs, o.compare_timeout_s, kRunLogCap,
                               true, false);
         if (!k.ok()) {
             if (!k.timed_out && missing_module(k.err))
@@ -694,7 +811,7 @@ struct Runner::Impl {
             v.functional = false;
             v.status = Status::kCompareFailed;
             const std::string why = k.timed_out ? "" : last_output_line(k.err);
-            v.error = "compare.py: " + (why.empty() ? ending(k, o.compare_timeout_s) : why);
+            v.error = refused + "compare.py: " + (why.empty() ? ending(k, o.compare_timeout_s) : why);
             return;
         }
         const std::string word = verdict_line(k.out);
@@ -705,11 +822,11 @@ struct Runner::Impl {
             v.functional = false;
             v.status = Status::kMismatch;
             const std::string first = k.out.substr(0, k.out.find('\n'));
-            v.error = "compare.py: F" + (first != "F" && !first.empty() ? " (" + first.substr(0, 200) + ")" : std::string());
+            v.error = refused + "compare.py: F" + (first != "F" && !first.empty() ? " (" + first.substr(0, 200) + ")" : std::string());
         } else {
             v.functional = false;
             v.status = Status::kNoVerdict;
-            v.error = word.empty() ? "compare.py printed no verdict" : "compare.py's last line is not T or F: " + word.substr(0, 200);
+            v.error = refused + (word.empty() ? "compare.py printed no verdict" : "compare.py's last line is not T or F: " + word.substr(0, 200));
         }
     }
 };
@@ -740,6 +857,12 @@ Runner::Runner(RunnerOptions opts) : opts_(std::move(opts)), impl_(std::make_uni
             so.read_only.push_back(opts_.cache_dir.empty() ? opts_.work_dir + "/emu" : opts_.cache_dir);
         if (opts_.mode == JudgeMode::kEmulate) fs::create_directories(so.read_only.back(), ec);
         impl_->sandbox = std::make_unique<Sandbox>(so);
+        // Once per process (and again if it changes): which bounds hold here, memory's above all.
+        static std::mutex logged_mu;
+        static std::string logged;
+        const std::string what = impl_->sandbox->describe();
+        std::lock_guard<std::mutex> lock(logged_mu);
+        if (what != logged) log_info("judge: containment: %s", (logged = what).c_str());
     }
     if (opts_.mode == JudgeMode::kEmulate) {
         impl_->prepare_emulator();
@@ -770,8 +893,8 @@ Generation Runner::generate_only(const CheckedTask& task, const std::string& nam
     Generated made = impl_->run_generator(task, dir);
     Generation g;
     g.status = made.status;
-    g.error = made.error;
-    g.out = std::move(made.out);
+    g.error = utf8_sanitize(made.error);
+    g.out = utf8_sanitize(made.out);
     g.files = std::move(made.files);
     for (const std::string& f : made.produced) {
         std::error_code ec;
@@ -818,6 +941,7 @@ Verdict Runner::judge_files(const CheckedTask& task, const std::vector<std::pair
         impl_->check_stage(task, g, box, dir, v);
     }
     v.seconds = seconds_since(t0);
+    make_texts_valid(v);
     return v;
 }
 
@@ -851,6 +975,7 @@ Verdict Runner::judge(const std::optional<std::string>& source, const CheckedTas
         if (task) impl_->done_with(*task);
     }
     v.seconds = seconds_since(t0);
+    make_texts_valid(v);
     return v;
 }
 

@@ -553,14 +553,20 @@ TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
     std::string work = scratch_dir("eval_judge_emu_slow");
     std::vector<Task> one = {fixture_tasks()[0]};
     std::vector<ResultRecord> recs = reference_records(one);
-    recs[0].codes = {std::string("#include <unistd.h>\nint main() { for (;;) sleep(1); }\n")};
+    // Busy to the limit: the emulator's gap (unjudged). Sleeping to the limit: the program's own
+    // failure, as on a GPU (run-timeout).
+    recs[0].codes = {std::string("int main() { volatile unsigned long x = 0; for (;;) ++x; }\n"),
+                     std::string("#include <unistd.h>\nint main() { for (;;) sleep(1); }\n")};
     JudgeOptions o = options(work, JudgeMode::kEmulate);
     o.runner.cache_dir = work + "/cache";
     o.runner.emulate_timeout_s = 3;
     JudgeSummary s = judge_results(one, recs, o);
     const SampleResult& v = s.tasks[0].samples[0];
     EXPECT_EQ(v.status, SampleStatus::kUnjudged) << v.error;
-    EXPECT_EQ(v.error.rfind("emulator: no result within the limit (timed out after 3 s)", 0), 0u) << v.error;
+    EXPECT_EQ(v.error.rfind("emulator: no result within the limit (timed out after 3 s, ", 0), 0u) << v.error;
+    const SampleResult& idle = s.tasks[0].samples[1];
+    EXPECT_EQ(idle.status, SampleStatus::kRunTimeout) << idle.error;
+    EXPECT_EQ(idle.error.rfind("run: timed out after 3 s with ", 0), 0u) << idle.error;
     EvalReport r = make_report(s, "t", "");
     EXPECT_EQ(r.overall.unjudged_by_cause.at("emulator: no result within the limit"), 1);
     EXPECT_EQ(r.overall.pass1, 0);
