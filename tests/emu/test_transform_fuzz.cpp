@@ -184,9 +184,9 @@ TEST(EmuTransformFuzz, PathologicalInputsStayLinear) {
 }
 
 // Shapes that made an earlier rewrite quadratic (a comment of repeated `extern __shared__` kept a
-// 1.8 MB program busy for over 75 s), or that could: each at 0.5 and 2 MiB.
+// 1.8 MB program busy for over 75 s), or that could: each at 256 KiB and 1 MiB.
 TEST(EmuTransformFuzz, HostileShapesDoLinearWork) {
-    const size_t k = size_t{1} << 19;
+    const size_t k = size_t{1} << 18;
     const std::string honest = bundled_programs().front();
     check_linear("extern __shared__ in a comment",
                  [&](size_t n) { return honest + "/*" + repeat("extern __shared__ ", n / 18) + "*/\n"; }, k);
