@@ -42,7 +42,6 @@ bool known_format(const std::string& f) {
     return false;
 }
 
-std::string read_text(const fs::path& p) { return read_input_file(p.string(), "chat template"); }
 
 // Builds the rendered text segment by segment.
 struct Builder {
@@ -117,27 +116,10 @@ const char* role_name(Role r) {
 
 std::string chat_format_detect(const std::string& dir) {
     fs::path d(dir);
-    std::string tmpl;
+    std::string source;
+    const std::string tmpl = chat_template_find(dir, &source);
     json config = json::object();
-    if (fs::exists(d / "tokenizer_config.json")) {
-        config = json_read_file((d / "tokenizer_config.json").string(), "tokenizer config");
-        if (config.contains("chat_template")) {
-            const json& ct = config["chat_template"];
-            if (ct.is_string()) {
-                tmpl = ct.get<std::string>();
-            } else if (ct.is_array()) {  // [{"name": "default", "template": ...}, ...]
-                for (const json& x : ct)
-                    if (x.is_object() && x.value("name", std::string()) == "default" && x.contains("template"))
-                        tmpl = x["template"].get<std::string>();
-            }
-        }
-    }
-    if (tmpl.empty() && fs::exists(d / "chat_template.jinja")) tmpl = read_text(d / "chat_template.jinja");
-    if (tmpl.empty() && fs::exists(d / "chat_template.json")) {
-        const json j = json_read_file((d / "chat_template.json").string(), "chat template");
-        if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string())
-            tmpl = j["chat_template"].get<std::string>();
-    }
+    if (fs::exists(d / "tokenizer_config.json")) config = json_read_file((d / "tokenizer_config.json").string(), "tokenizer config");
     if (tmpl.empty()) return "";
     auto has = [&](const char* s) { return tmpl.find(s) != std::string::npos; };
     if (has("<|im_start|>")) return (has("<think>") || has("enable_thinking") || has("reasoning_content")) ? "qwen3" : "chatml";
@@ -551,6 +533,36 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
     if (add_bos_ >= 0 && (raw_text || !by_template) && (ids.empty() || ids.front() != add_bos_))
         ids.insert(ids.begin(), add_bos_);
     return ids;
+}
+
+std::string ChatFormatter::render_text(const Conversation& c, bool add_generation_prompt) const {
+    const auto& ms = c.messages;
+    const bool raw_text = ms.size() == 1 && ms[0].role == "text";
+    if (add_generation_prompt) {
+        if (ms.empty()) throw InputError("sample " + quote_bounded(c.id) + ": no messages");
+        if (!raw_text && ms.back().role != "user")
+            throw InputError("sample " + quote_bounded(c.id) + ": the last message is from '" + quote_bounded(ms.back().role) +
+                             "'; a generation prompt ends with a user message");
+    }
+    if (name_ == "template" && !raw_text) {
+        for (size_t i = 0; i < ms.size(); ++i)
+            if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
+                throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
+                                           static_cast<long long>(bad)));
+        return render_template_text(c, add_generation_prompt, /*thinking=*/false);
+    }
+    // A hand-written format: its segments, up to the placeholder answer's content with a prompt.
+    Conversation full = c;
+    if (add_generation_prompt && !raw_text) full.messages.push_back({"assistant", "x"});
+    const Rendered r = render(full);
+    const auto answer = static_cast<int32_t>(full.messages.size() - 1);
+    std::string out;
+    for (const Rendered::Segment& seg : r.segments) {
+        if (add_generation_prompt && !raw_text && seg.message == answer) break;
+        if (add_generation_prompt && raw_text && seg.token_id >= 0 && &seg == &r.segments.back()) break;  // no EOS
+        out += seg.token_id >= 0 ? tok_.id_to_token(seg.token_id) : r.text.substr(seg.begin, seg.end - seg.begin);
+    }
+    return out;
 }
 
 std::string ChatFormatter::end_of_turn() const {

@@ -30,15 +30,24 @@ std::string read_text(const fs::path& p) {
     return ss.str();
 }
 
-// A "chat_template" value of a JSON file: a string, or the entry named "default" of a list.
-std::string template_of_json(const json& ct) {
+// A "chat_template" value of a JSON file `file`: a string, or the entry named "default" of a list
+// of {"name", "template"}; "" for null. Anything else is refused: a folder whose template is a
+// number or a list without a default has a broken template, not none.
+std::string template_of_json(const json& ct, const std::string& file) {
+    if (ct.is_null()) return "";
     if (ct.is_string()) return ct.get<std::string>();
-    if (ct.is_array())
-        for (const json& x : ct)
-            if (x.is_object() && x.value("name", std::string()) == "default" && x.contains("template") &&
-                x["template"].is_string())
-                return x["template"].get<std::string>();
-    return "";
+    if (ct.is_array()) {
+        for (const json& x : ct) {
+            if (!x.is_object() || !x.contains("name") || !x["name"].is_string() || !x.contains("template") ||
+                !x["template"].is_string())
+                throw InputError(file + ": \"chat_template\" is a list whose entries are not all {\"name\": string, "
+                                        "\"template\": string}");
+            if (x["name"].get<std::string>() == "default") return x["template"].get<std::string>();
+        }
+        throw InputError(file + ": \"chat_template\" is a list of named templates without one named \"default\"");
+    }
+    throw InputError(file + ": \"chat_template\" is " + std::string(ct.type_name()) +
+                     ", not a string or a list of named templates");
 }
 
 json read_json_file(const fs::path& p) {
@@ -65,7 +74,7 @@ std::string chat_template_read(const std::string& path) {
         throw UsageError("data.chat_template: '" + path + "' is not a file (a .jinja template or a JSON file with chat_template)");
     if (fs::path(path).extension() == ".json") {
         json j = read_json_file(path);
-        std::string t = j.is_object() && j.contains("chat_template") ? template_of_json(j["chat_template"]) : "";
+        std::string t = j.is_object() && j.contains("chat_template") ? template_of_json(j["chat_template"], path) : "";
         if (t.empty()) throw InputError(path + ": no \"chat_template\" string in this JSON file (data.chat_template)");
         return t;
     }
@@ -82,7 +91,7 @@ std::string chat_template_find(const std::string& dir, std::string* source) {
         if (!fs::exists(d / file)) continue;
         json j = read_json_file(d / file);
         if (!j.is_object() || !j.contains("chat_template")) continue;
-        std::string t = template_of_json(j["chat_template"]);
+        std::string t = template_of_json(j["chat_template"], (d / file).string());
         if (t.empty()) continue;
         *source = (d / file).string();
         return t;
@@ -157,6 +166,8 @@ void ChatFormatter::template_init(const std::string& text, const std::string& so
                 end_of_turn_ = sp;
                 break;
             }
+    } catch (const StoppedBySignal&) {
+        throw;
     } catch (const Error&) {
         end_of_turn_.clear();
     }
@@ -224,6 +235,8 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
                                     c.documents};
                 std::string p = tmpl_->render(template_context(prefix, i, true, template_vars_, false)).text;
                 if (p.size() <= first && text.compare(0, p.size(), p) == 0) start = p.size();
+            } catch (const StoppedBySignal&) {
+                throw;
             } catch (const Error&) {
                 // A template that refuses the prefix (e.g. one that checks the turn order): content start.
             }

@@ -1,16 +1,38 @@
 // The Jinja lexer and parser: template source -> syntax tree (jinja_ast.h), with the whitespace
 // rules of transformers' environment (trim_blocks, lstrip_blocks, no kept trailing newline) and
-// the `-`/`+` modifiers. Every construct outside the supported subset is refused here, with the
-// line, so that a template either renders as Jinja would or is not used at all.
+// the `-`/`+` modifiers, and Jinja2's grammar (its parser's precedence and tuple rules). Like
+// Jinja2's compiler it refuses a filter or test of no known name outside a conditional; a name
+// only looked up at run time (a method, a function) is the evaluator's. Nesting is bounded
+// (kMaxParseDepth), so that a hostile template cannot exhaust the stack.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <set>
 
 #include "cuset/core/error.h"
+#include "cuset/core/utf8_text.h"
 #include "jinja_ast.h"
 
 namespace cuset::jinja::detail {
+
+std::string error_text(std::string_view what) {
+    constexpr size_t kMax = 300;
+    std::string out;
+    for (size_t k = 0; k < what.size() && out.size() < 4 * kMax; ++k) {
+        const unsigned char c = static_cast<unsigned char>(what[k]);
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        } else out += static_cast<char>(c);
+    }
+    return utf8_sanitize(out, kMax);
+}
 
 namespace {
 
@@ -24,7 +46,7 @@ struct Tok {
 };
 
 [[noreturn]] void fail(const std::string& name, int line, const std::string& what) {
-    throw InputError(name + ":" + std::to_string(line) + ": " + what);
+    throw InputError(name + ":" + std::to_string(line) + ": " + error_text(what));
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -179,31 +201,7 @@ private:
                 toks_.push_back(tok(Tok::T::kName, line, src_.substr(p, e - p)));
                 p = e;
             } else if (std::isdigit(static_cast<unsigned char>(c))) {
-                size_t e = p;
-                while (e < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[e])) || src_[e] == '_')) ++e;
-                bool is_float = false;
-                if (e + 1 < src_.size() && src_[e] == '.' && std::isdigit(static_cast<unsigned char>(src_[e + 1]))) {
-                    is_float = true;
-                    ++e;
-                    while (e < src_.size() && std::isdigit(static_cast<unsigned char>(src_[e]))) ++e;
-                }
-                if (e < src_.size() && (src_[e] == 'e' || src_[e] == 'E')) {
-                    size_t q = e + 1;
-                    if (q < src_.size() && (src_[q] == '+' || src_[q] == '-')) ++q;
-                    if (q < src_.size() && std::isdigit(static_cast<unsigned char>(src_[q]))) {
-                        is_float = true;
-                        e = q;
-                        while (e < src_.size() && std::isdigit(static_cast<unsigned char>(src_[e]))) ++e;
-                    }
-                }
-                std::string num;
-                for (size_t k = p; k < e; ++k)
-                    if (src_[k] != '_') num += src_[k];
-                Tok t = tok(is_float ? Tok::T::kFloat : Tok::T::kInt, line, num);
-                if (is_float) t.f = std::stod(num);
-                else t.i = std::stoll(num);
-                toks_.push_back(t);
-                p = e;
+                p = lex_number(p, line);
             } else if (c == '\'' || c == '"') {
                 std::string out;
                 size_t q = p + 1;
@@ -265,14 +263,77 @@ private:
             case 'x': append_utf8(*out, hex(q + 2, 2)); return q + 4;
             case 'u': append_utf8(*out, hex(q + 2, 4)); return q + 6;
             case 'U': append_utf8(*out, hex(q + 2, 8)); return q + 10;
+            case 'N': fail(name_, line, "\\N{...} escapes in string literals are not supported");
             default:
-                if (e >= '0' && e <= '7') fail(name_, line, "octal escapes in string literals are not supported");
+                if (e >= '0' && e <= '7') {  // up to three octal digits
+                    uint32_t v = 0;
+                    size_t k = q + 1;
+                    for (int n = 0; n < 3 && k < src_.size() && src_[k] >= '0' && src_[k] <= '7'; ++n, ++k) v = v * 8 + static_cast<uint32_t>(src_[k] - '0');
+                    append_utf8(*out, v);
+                    return k;
+                }
                 *out += '\\';
                 return q + 1;
         }
     }
 
-    // After {% raw %}: the text up to {% endraw %}, kept as it is.
+    // A number literal as Jinja2's lexer reads it: decimal, 0x / 0o / 0b, `_` separators, floats
+    // with a fraction and/or an exponent. An integer beyond 64 bits is refused (Python would keep
+    // it exact); a float beyond the range is inf, as in Python.
+    size_t lex_number(size_t p, int line) {
+        auto is = [&](size_t q, const char* set) { return q < src_.size() && std::strchr(set, std::tolower(static_cast<unsigned char>(src_[q]))) && src_[q] != 0; };
+        size_t e = p;
+        std::string digits;
+        int base = 10;
+        if (src_[p] == '0' && is(p + 1, "xob")) {
+            const char b = static_cast<char>(std::tolower(static_cast<unsigned char>(src_[p + 1])));
+            base = b == 'x' ? 16 : b == 'o' ? 8 : 2;
+            const char* set = base == 16 ? "0123456789abcdef_" : base == 8 ? "01234567_" : "01_";
+            e = p + 2;
+            while (is(e, set)) ++e;
+            for (size_t k = p + 2; k < e; ++k)
+                if (src_[k] != '_') digits += src_[k];
+            if (digits.empty()) fail(name_, line, "invalid integer literal");
+        } else {
+            while (is(e, "0123456789_")) ++e;
+            bool is_float = false;
+            if (e + 1 < src_.size() && src_[e] == '.' && std::isdigit(static_cast<unsigned char>(src_[e + 1]))) {
+                is_float = true;
+                ++e;
+                while (is(e, "0123456789_")) ++e;
+            }
+            if (is(e, "e")) {
+                size_t q = e + 1;
+                if (q < src_.size() && (src_[q] == '+' || src_[q] == '-')) ++q;
+                if (q < src_.size() && std::isdigit(static_cast<unsigned char>(src_[q]))) {
+                    is_float = true;
+                    e = q;
+                    while (is(e, "0123456789_")) ++e;
+                }
+            }
+            for (size_t k = p; k < e; ++k)
+                if (src_[k] != '_') digits += src_[k];
+            if (is_float) {
+                Tok t = tok(Tok::T::kFloat, line, digits);
+                t.f = std::strtod(digits.c_str(), nullptr);  // HUGE_VAL beyond the range: Python's inf
+                toks_.push_back(t);
+                return e;
+            }
+        }
+        errno = 0;
+        const unsigned long long v = std::strtoull(digits.c_str(), nullptr, base);
+        if (errno == ERANGE || v > static_cast<unsigned long long>(INT64_MAX))
+            fail(name_, line, "integer literal " + digits.substr(0, 40) + (digits.size() > 40 ? "..." : "") +
+                                  " is out of cuset's 64-bit range");
+        Tok t = tok(Tok::T::kInt, line, digits);
+        t.i = static_cast<int64_t>(v);
+        toks_.push_back(t);
+        return e;
+    }
+
+    // After {% raw %}: the text up to {% endraw %}, kept as it is. Jinja2 trims no newline after
+    // {% raw %} (only `raw -%}` strips), and treats {% endraw %} as any block tag: lstrip_blocks
+    // before it, trim_blocks after it.
     size_t lex_raw(size_t pos, char right, int line) {
         // Drop the `raw` block tokens just pushed.
         toks_.resize(toks_.size() - 3);
@@ -295,13 +356,15 @@ private:
                     size_t b = 0;
                     while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
                     text.erase(0, b);
-                } else if (right != '+' && !text.empty() && text[0] == '\n') {
-                    text.erase(0, 1);
                 }
                 if (left == '-') {
                     size_t e = text.size();
                     while (e > 0 && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
                     text.erase(e);
+                } else if (left != '+') {
+                    size_t e = open;
+                    while (e > pos && (src_[e - 1] == ' ' || src_[e - 1] == '\t')) --e;
+                    if (e > pos && src_[e - 1] == '\n') text.erase(text.size() - std::min(open - e, text.size()));
                 }
                 push_text(text, pos);
                 raw_right_ = r;
@@ -323,9 +386,7 @@ public:
         std::string end;
         p.body = body({}, &end);
         p.has_generation = has_generation_;
-        for (const auto& [fn, line] : called_)
-            if (!supported_global(fn) && !macros_.count(fn))
-                fail(name_, line, "unsupported construct: call of unknown function '" + fn + "'");
+        check_names(p.body, /*soft=*/false);
         return p;
     }
 
@@ -334,9 +395,24 @@ private:
     size_t i_ = 0;
     const std::string& name_;
     bool has_generation_ = false;
-    int capture_depth_ = 0;  // inside a macro or {% set %} block
-    std::vector<std::pair<std::string, int>> called_;
-    std::set<std::string> macros_;
+    int capture_depth_ = 0;  // inside a macro, a call block or a {% set %} block
+    int block_depth_ = 0;    // nested block statements
+    int expr_depth_ = 0;     // nested expression parsing
+    int loop_depth_ = 0;     // for loops around the current statement, within its macro
+    // The macros being parsed (innermost last): whether their bodies read varargs, kwargs, caller.
+    std::vector<Stmt*> macros_;
+    std::vector<Stmt*> loops_;  // the for loops being parsed: whether they read `loop`
+
+    struct DepthGuard {
+        int& d;
+        DepthGuard(int& depth, const Parser& p, int line) : d(depth) {
+            if (++d > kMaxParseDepth) {
+                --d;
+                fail(p.name_, line, "nesting deeper than " + std::to_string(kMaxParseDepth) + " levels");
+            }
+        }
+        ~DepthGuard() { --d; }
+    };
 
     const Tok& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
     const Tok& next() { return t_[std::min(i_++, t_.size() - 1)]; }
@@ -352,7 +428,8 @@ private:
             case Tok::T::kVarEnd: return ", got the end of {{ }}";
             case Tok::T::kBlockEnd: return ", got the end of {% %}";
             case Tok::T::kEof: return ", got the end of the template";
-            default: return ", got '" + k.s + "'";
+            case Tok::T::kText: return ", got template text";
+            default: return ", got '" + k.s.substr(0, 40) + "'";
         }
     }
     std::string expect_name() {
@@ -387,13 +464,13 @@ private:
                 auto s = std::make_shared<Stmt>();
                 s->k = Stmt::K::kOutput;
                 s->line = k.line;
-                s->expr = expr();
+                s->expr = tuple(/*with_cond=*/true, {});
                 if (peek().t != Tok::T::kVarEnd) fail(name_, peek().line, "expected '}}'" + got());
                 ++i_;
                 out.push_back(s);
                 continue;
             }
-            // block
+            if (k.t != Tok::T::kBlockBegin) fail(name_, k.line, "unexpected" + got());
             ++i_;
             const int line = peek().line;
             std::string kw = expect_name();
@@ -402,22 +479,96 @@ private:
                     *end = kw;
                     return out;
                 }
+            DepthGuard g(block_depth_, *this, line);
             out.push_back(statement(kw, line));
         }
+    }
+
+    // A body whose statements are in their own function in Jinja2 (a macro, a call block, a
+    // {% set %} block): loops around it do not reach into it.
+    Body captured_body(const std::vector<std::string>& ends, std::string* end) {
+        const int saved_loops = loop_depth_;
+        loop_depth_ = 0;
+        ++capture_depth_;
+        Body b = body(ends, end);
+        --capture_depth_;
+        loop_depth_ = saved_loops;
+        return b;
+    }
+
+    // `name`, `ns.attr` (with_namespace) or a tuple of targets, as Jinja2's parse_assign_target.
+    Target target(bool with_namespace, const char* extra_end) {
+        Target t;
+        if (with_namespace && peek().t == Tok::T::kName && is_op(".", 1)) {
+            t.name = next().s;
+            ++i_;
+            t.attr = expect_name();
+            return t;
+        }
+        std::vector<Target> items;
+        bool is_tuple = false;
+        while (true) {
+            if (!items.empty()) expect_op(",");
+            if (peek().t == Tok::T::kBlockEnd || is_op(")") || (extra_end && is_name(extra_end)) || is_op("=")) {
+                if (items.empty()) fail(name_, peek().line, "expected an assignment target" + got());
+                break;
+            }
+            items.push_back(target_primary());
+            if (is_op(",")) is_tuple = true;
+            else break;
+        }
+        if (!is_tuple) return items[0];
+        t.items = std::move(items);
+        return t;
+    }
+    Target target_primary() {
+        if (is_op("(")) {
+            const int line = next().line;
+            DepthGuard g(expr_depth_, *this, line);
+            Target t = target(false, nullptr);
+            expect_op(")");
+            return t;
+        }
+        Target t;
+        const Tok& k = peek();
+        if (k.t != Tok::T::kName || k.s == "true" || k.s == "false" || k.s == "none" || k.s == "True" || k.s == "False" ||
+            k.s == "None")
+            fail(name_, k.line, "cannot assign to" + got().substr(5));
+        t.name = next().s;
+        return t;
+    }
+
+    // `(a, b=1, ...)` of a macro or a call block: names with optional defaults.
+    void signature(Stmt* s) {
+        expect_op("(");
+        while (!is_op(")")) {
+            if (!s->params.empty()) expect_op(",");
+            if (is_op(")")) break;
+            s->params.push_back(expect_name());
+            ExprP d;
+            if (is_op("=")) {
+                ++i_;
+                d = expr(true);
+            } else if (!s->defaults.empty() && s->defaults.back()) {
+                fail(name_, peek().line, "non-default argument follows default argument");
+            }
+            s->defaults.push_back(d);
+        }
+        expect_op(")");
     }
 
     StmtP statement(const std::string& kw, int line) {
         auto s = std::make_shared<Stmt>();
         s->line = line;
+        std::string end;
         if (kw == "if") {
             s->k = Stmt::K::kIf;
-            s->conds.push_back(expr());
+            s->conds.push_back(tuple(false, {}));
             expect_block_end();
-            std::string end;
             while (true) {
                 s->bodies.push_back(body({"elif", "else", "endif"}, &end));
                 if (end == "elif") {
-                    s->conds.push_back(expr());
+                    s->conds.push_back(tuple(false, {}));
                     expect_block_end();
                 } else if (end == "else") {
                     expect_block_end();
@@ -432,22 +583,24 @@ private:
             }
         } else if (kw == "for") {
             s->k = Stmt::K::kFor;
-            s->targets.push_back(expect_name());
-            while (is_op(",")) {
-                ++i_;
-                s->targets.push_back(expect_name());
-            }
+            s->target = target(false, "in");
             if (!is_name("in")) fail(name_, peek().line, "expected 'in'" + got());
             ++i_;
-            s->expr = ternary_free();
+            s->expr = tuple(false, "recursive");
+            loops_.push_back(s.get());
             if (is_name("if")) {
                 ++i_;
-                s->filter = ternary_free();
+                s->filter = expr(true);
             }
-            if (is_name("recursive")) fail(name_, line, "unsupported construct: recursive for loop");
+            if (is_name("recursive")) {
+                ++i_;
+                s->recursive = true;
+            }
             expect_block_end();
-            std::string end;
+            ++loop_depth_;
             s->bodies.push_back(body({"else", "endfor"}, &end));
+            --loop_depth_;
+            loops_.pop_back();
             if (end == "else") {
                 expect_block_end();
                 s->bodies.push_back(body({"endfor"}, &end));
@@ -455,72 +608,88 @@ private:
             }
             expect_block_end();
         } else if (kw == "set") {
-            std::string first = expect_name();
-            if (is_op(".")) {
-                ++i_;
-                s->targets = {first, expect_name()};
-                s->attr_target = true;
-            } else {
-                s->targets.push_back(first);
-                while (is_op(",")) {
-                    ++i_;
-                    s->targets.push_back(expect_name());
-                }
-            }
+            s->target = target(true, nullptr);
             if (is_op("=")) {
                 ++i_;
                 s->k = Stmt::K::kSet;
-                s->expr = expr();
+                s->expr = tuple(true, {});
                 expect_block_end();
             } else {
-                if (s->attr_target || s->targets.size() != 1) fail(name_, line, "unsupported construct: block set of this target");
-                if (is_op("|")) fail(name_, line, "unsupported construct: filtered block set");
-                expect_block_end();
                 s->k = Stmt::K::kSetBlock;
-                s->name = s->targets[0];
-                std::string end;
-                ++capture_depth_;
-                s->bodies.push_back(body({"endset"}, &end));
-                --capture_depth_;
+                if (is_op("|")) {
+                    ++i_;
+                    s->expr = filters(block_value(line), /*start_inline=*/true);
+                }
+                expect_block_end();
+                s->bodies.push_back(captured_body({"endset"}, &end));
                 expect_block_end();
             }
         } else if (kw == "macro") {
             s->k = Stmt::K::kMacro;
             s->name = expect_name();
-            macros_.insert(s->name);
-            expect_op("(");
-            while (!is_op(")")) {
+            signature(s.get());
+            expect_block_end();
+            macros_.push_back(s.get());
+            s->bodies.push_back(captured_body({"endmacro"}, &end));
+            macros_.pop_back();
+            expect_block_end();
+        } else if (kw == "call") {
+            s->k = Stmt::K::kCallBlock;
+            if (is_op("(")) signature(s.get());
+            s->expr = expr(true);
+            if (s->expr->k != Expr::K::kCall) fail(name_, line, "expected a call after {% call %}");
+            expect_block_end();
+            macros_.push_back(s.get());
+            s->bodies.push_back(captured_body({"endcall"}, &end));
+            macros_.pop_back();
+            expect_block_end();
+        } else if (kw == "filter") {
+            s->k = Stmt::K::kFilterBlock;
+            s->expr = filters(block_value(line), /*start_inline=*/true);
+            expect_block_end();
+            s->bodies.push_back(captured_body({"endfilter"}, &end));
+            expect_block_end();
+        } else if (kw == "with") {
+            s->k = Stmt::K::kWith;
+            while (peek().t != Tok::T::kBlockEnd) {
+                if (!s->params.empty()) expect_op(",");
                 s->params.push_back(expect_name());
-                ExprP d;
-                if (is_op("=")) {
-                    ++i_;
-                    d = expr();
-                }
-                s->defaults.push_back(d);
-                if (!is_op(",")) break;
+                expect_op("=");
+                s->defaults.push_back(expr(true));
+            }
+            expect_block_end();
+            s->bodies.push_back(body({"endwith"}, &end));
+            expect_block_end();
+        } else if (kw == "block") {
+            s->k = Stmt::K::kScope;
+            s->name = expect_name();
+            while (is_name("scoped") || is_name("required")) ++i_;
+            expect_block_end();
+            s->bodies.push_back(body({"endblock"}, &end));
+            if (peek().t == Tok::T::kName) {
+                if (peek().s != s->name) fail(name_, peek().line, "{% endblock %} names '" + peek().s + "', not '" + s->name + "'");
                 ++i_;
             }
-            expect_op(")");
-            expect_block_end();
-            std::string end;
-            ++capture_depth_;
-            s->bodies.push_back(body({"endmacro"}, &end));
-            --capture_depth_;
-            if (peek().t == Tok::T::kName) ++i_;  // {% endmacro name %}
             expect_block_end();
         } else if (kw == "generation") {
             if (capture_depth_ > 0) fail(name_, line, "unsupported construct: {% generation %} inside a macro or {% set %} block");
             s->k = Stmt::K::kGeneration;
             has_generation_ = true;
             expect_block_end();
-            std::string end;
             s->bodies.push_back(body({"endgeneration"}, &end));
             expect_block_end();
         } else if (kw == "break" || kw == "continue") {
+            if (loop_depth_ == 0) fail(name_, line, "'" + kw + "' outside of a loop");
             s->k = kw == "break" ? Stmt::K::kBreak : Stmt::K::kContinue;
             expect_block_end();
+        } else if (kw == "include" || kw == "import" || kw == "from" || kw == "extends") {
+            // Parsed as far as the end of the tag; Jinja2 without a loader fails only when it runs one.
+            s->k = Stmt::K::kNoLoader;
+            s->text = kw;
+            while (peek().t != Tok::T::kBlockEnd && peek().t != Tok::T::kEof) ++i_;
+            expect_block_end();
         } else {
-            fail(name_, line, "unsupported construct: {% " + kw + " %}");
+            fail(name_, line, "unknown tag '" + kw.substr(0, 40) + "'");
         }
         return s;
     }
@@ -531,32 +700,57 @@ private:
         e->line = line;
         return e;
     }
+    ExprP block_value(int line) { return node(Expr::K::kBlockValue, line); }
+
+    // Jinja2's parse_tuple: expressions separated by commas; a tuple when there is a comma.
+    // with_cond = false: no conditional expression at the top (for iterables and if tests).
+    ExprP tuple(bool with_cond, const char* extra_end, bool explicit_parens = false) {
+        const int line = peek().line;
+        std::vector<ExprP> items;
+        bool is_tuple = false;
+        while (true) {
+            if (!items.empty()) expect_op(",");
+            const Tok& k = peek();
+            if (k.t == Tok::T::kVarEnd || k.t == Tok::T::kBlockEnd || is_op(")") || (extra_end && is_name(extra_end)))
+                break;
+            items.push_back(with_cond ? expr(true) : expr(false));
+            if (is_op(",")) is_tuple = true;
+            else break;
+        }
+        if (!is_tuple) {
+            if (!items.empty()) return items[0];
+            if (!explicit_parens) fail(name_, line, "expected an expression" + got());
+        }
+        ExprP n = node(Expr::K::kTuple, line);
+        n->a = std::move(items);
+        return fin(n);
+    }
 
     // ---- expressions (Jinja's precedence: cond < or < and < not < compare < + - < ~ < * / // % < ** < unary < postfix/filters)
-    ExprP expr() {
+    ExprP expr(bool with_cond) {
+        DepthGuard g(expr_depth_, *this, peek().line);
         ExprP a = or_expr();
+        if (!with_cond) return a;
         while (is_name("if")) {
             const int line = next().line;
             ExprP c = or_expr();
             ExprP e;
             if (is_name("else")) {
                 ++i_;
-                e = expr();
+                e = expr(true);
             }
             ExprP n = node(Expr::K::kCond, line);
             n->a = {a, c, e};
-            a = n;
+            a = fin(n);
         }
         return a;
     }
-    // A `for` iterable and its filter: no conditional expression (Jinja parses them so).
-    ExprP ternary_free() { return or_expr(); }
     ExprP or_expr() {
         ExprP a = and_expr();
         while (is_name("or")) {
             ExprP n = node(Expr::K::kOr, next().line);
             n->a = {a, and_expr()};
-            a = n;
+            a = fin(n);
         }
         return a;
     }
@@ -565,15 +759,16 @@ private:
         while (is_name("and")) {
             ExprP n = node(Expr::K::kAnd, next().line);
             n->a = {a, not_expr()};
-            a = n;
+            a = fin(n);
         }
         return a;
     }
     ExprP not_expr() {
         if (is_name("not")) {
+            DepthGuard g(expr_depth_, *this, peek().line);
             ExprP n = node(Expr::K::kNot, next().line);
             n->a = {not_expr()};
-            return n;
+            return fin(n);
         }
         return compare();
     }
@@ -602,12 +797,26 @@ private:
             cmp->ops.push_back(op);
             cmp->a.push_back(math1());
         }
-        return cmp ? cmp : a;
+        return cmp ? fin(cmp) : a;
     }
+    // Left-nested operators build deep trees without recursing here: each new level counts.
     ExprP binary(const std::string& op, ExprP a, ExprP b, int line) {
         ExprP n = node(Expr::K::kBin, line);
         n->s = op;
         n->a = {std::move(a), std::move(b)};
+        return fin(n);
+    }
+    // A finished node: its depth from its children's. Left-nested chains (a + b + c, x|f|g, a.b.c)
+    // grow the tree without recursing in the parser, so the depth is checked here.
+    ExprP fin(ExprP n) {
+        int d = 0;
+        for (const ExprP& c : n->a)
+            if (c) d = std::max(d, c->depth);
+        if (n->dyn_args) d = std::max(d, n->dyn_args->depth);
+        if (n->dyn_kwargs) d = std::max(d, n->dyn_kwargs->depth);
+        n->depth = d + 1;
+        if (n->depth > kMaxParseDepth)
+            fail(name_, n->line, "expression nested deeper than " + std::to_string(kMaxParseDepth) + " levels");
         return n;
     }
     ExprP math1() {
@@ -618,13 +827,17 @@ private:
         }
         return a;
     }
+    // `~` is one n-ary node, as Jinja2's Concat: a long chain is flat.
     ExprP concat() {
         ExprP a = math2();
+        if (!is_op("~")) return a;
+        ExprP n = node(Expr::K::kConcat, peek().line);
+        n->a.push_back(a);
         while (is_op("~")) {
-            const Tok& k = next();
-            a = binary("~", a, math2(), k.line);
+            ++i_;
+            n->a.push_back(math2());
         }
-        return a;
+        return fin(n);
     }
     ExprP math2() {
         ExprP a = pow();
@@ -643,34 +856,50 @@ private:
         return a;
     }
     ExprP unary(bool with_filter) {
+        DepthGuard g(expr_depth_, *this, peek().line);
         ExprP n;
         if (is_op("-") || is_op("+")) {
             const Tok& k = next();
             n = node(k.s == "-" ? Expr::K::kNeg : Expr::K::kPos, k.line);
             n->a = {unary(false)};
+            n = fin(n);
         } else {
-            n = postfix(primary());
+            n = primary();
         }
-        if (with_filter) n = filters(n);
+        n = postfix(n);
+        if (with_filter) n = filters(n, false);
         return n;
     }
 
+    // After '(': positional, keyword, *args and **kwargs arguments up to ')'.
     void call_args(ExprP& n) {
-        // after '(' ; positional then keyword arguments
         std::vector<ExprP> pos, kwv;
         std::vector<std::string> kwn;
+        bool first = true;
         while (!is_op(")")) {
-            if (peek().t == Tok::T::kName && is_op("=", 1)) {
+            if (!first) {
+                expect_op(",");
+                if (is_op(")")) break;
+            }
+            first = false;
+            const int line = peek().line;
+            if (is_op("*")) {
+                ++i_;
+                if (n->dyn_args || n->dyn_kwargs) fail(name_, line, "invalid *args in a call");
+                n->dyn_args = expr(true);
+            } else if (is_op("**")) {
+                ++i_;
+                if (n->dyn_kwargs) fail(name_, line, "invalid **kwargs in a call");
+                n->dyn_kwargs = expr(true);
+            } else if (peek().t == Tok::T::kName && is_op("=", 1)) {
+                if (n->dyn_kwargs) fail(name_, line, "a keyword argument after **kwargs");
                 kwn.push_back(next().s);
                 ++i_;
-                kwv.push_back(expr());
+                kwv.push_back(expr(true));
             } else {
-                if (is_op("*") || is_op("**")) fail(name_, peek().line, "unsupported construct: *args/**kwargs in a call");
-                if (!kwn.empty()) fail(name_, peek().line, "positional argument after a keyword argument");
-                pos.push_back(expr());
+                if (n->dyn_args || n->dyn_kwargs || !kwn.empty()) fail(name_, line, "a positional argument after keyword arguments");
+                pos.push_back(expr(true));
             }
-            if (!is_op(",")) break;
-            ++i_;
         }
         expect_op(")");
         for (auto& p : pos) n->a.push_back(p);
@@ -678,12 +907,18 @@ private:
         n->kw = kwn;
     }
 
-    ExprP filters(ExprP n) {
+    // Filters, tests and calls after an operand (Jinja2's parse_filter_expr). start_inline: the
+    // first filter's name comes without '|' ({% filter name %}, {% set x | name %}).
+    ExprP filters(ExprP n, bool start_inline) {
         while (true) {
-            if (is_op("|")) {
-                const int line = next().line;
+            if (is_op("|") || start_inline) {
+                const int line = start_inline ? peek().line : next().line;
+                start_inline = false;
                 std::string f = expect_name();
-                if (!supported_filter(f)) fail(name_, line, "unsupported construct: filter '" + f + "'");
+                while (is_op(".")) {
+                    ++i_;
+                    f += "." + expect_name();
+                }
                 ExprP m = node(Expr::K::kFilter, line);
                 m->s = f;
                 m->a.push_back(n);
@@ -691,7 +926,7 @@ private:
                     ++i_;
                     call_args(m);
                 }
-                n = m;
+                n = fin(m);
             } else if (is_name("is")) {
                 const int line = next().line;
                 ExprP m = node(Expr::K::kTest, line);
@@ -700,21 +935,29 @@ private:
                     m->negated = true;
                 }
                 std::string t = expect_name();
-                if (!supported_test(t)) fail(name_, line, "unsupported construct: test '" + t + "'");
+                while (is_op(".")) {
+                    ++i_;
+                    t += "." + expect_name();
+                }
                 m->s = t;
                 m->a.push_back(n);
+                const Tok& k = peek();
                 if (is_op("(")) {
                     ++i_;
                     call_args(m);
-                } else {
-                    const Tok& k = peek();
-                    const bool arg = k.t == Tok::T::kString || k.t == Tok::T::kInt || k.t == Tok::T::kFloat ||
-                                     (k.t == Tok::T::kOp && (k.s == "[" || k.s == "{")) ||
-                                     (k.t == Tok::T::kName && k.s != "and" && k.s != "or" && k.s != "else" &&
-                                      k.s != "if" && k.s != "not" && k.s != "in" && k.s != "is");
-                    if (arg) m->a.push_back(postfix(primary()));
+                } else if ((k.t == Tok::T::kName || k.t == Tok::T::kString || k.t == Tok::T::kInt || k.t == Tok::T::kFloat ||
+                            is_op("[") || is_op("{")) &&
+                           !is_name("else") && !is_name("or") && !is_name("and")) {
+                    if (is_name("is")) fail(name_, k.line, "tests cannot be chained with 'is'");
+                    m->a.push_back(postfix(primary()));
                 }
-                n = m;
+                n = fin(m);
+            } else if (is_op("(")) {
+                const int line = next().line;
+                ExprP m = node(Expr::K::kCall, line);
+                m->a.push_back(n);
+                call_args(m);
+                n = fin(m);
             } else {
                 return n;
             }
@@ -735,51 +978,69 @@ private:
                     m->s = expect_name();
                     m->a = {n};
                 }
-                n = m;
+                n = fin(m);
             } else if (is_op("[")) {
                 const int line = next().line;
-                ExprP parts[3];
-                int n_colon = 0;
-                while (!is_op("]")) {
-                    if (is_op(":")) {
-                        ++i_;
-                        if (++n_colon > 2) fail(name_, line, "bad slice");
-                        continue;
-                    }
-                    if (parts[n_colon]) fail(name_, line, "unsupported construct: tuple subscript");
-                    parts[n_colon] = expr();
-                }
-                expect_op("]");
-                ExprP m;
-                if (n_colon == 0) {
-                    if (!parts[0]) fail(name_, line, "empty subscript");
-                    m = node(Expr::K::kIndex, line);
-                    m->a = {n, parts[0]};
-                } else {
-                    m = node(Expr::K::kSlice, line);
-                    m->a = {n, parts[0], parts[1], parts[2]};
-                }
-                n = m;
+                n = subscript(n, line);
             } else if (is_op("(")) {
                 const int line = next().line;
                 ExprP m = node(Expr::K::kCall, line);
                 m->a.push_back(n);
-                if (n->k == Expr::K::kName) {
-                    called_.push_back({n->s, line});
-                } else if (n->k == Expr::K::kAttr) {
-                    if (!supported_method(n->s)) fail(name_, line, "unsupported construct: method '" + n->s + "()'");
-                } else {
-                    fail(name_, line, "unsupported construct: call of an expression");
-                }
                 call_args(m);
-                n = m;
+                n = fin(m);
             } else {
                 return n;
             }
         }
     }
 
+    // After '[': an index, a slice, or several of them (a tuple key).
+    ExprP subscript(ExprP obj, int line) {
+        std::vector<ExprP> args;
+        bool slice = false;
+        ExprP parts[3];
+        while (!is_op("]")) {
+            if (!args.empty() || slice) {
+                expect_op(",");
+                if (slice) fail(name_, line, "unsupported construct: a slice inside a tuple subscript");
+            }
+            // One subscribed: an expression, or a slice [start]:[stop][:step].
+            ExprP first;
+            if (!is_op(":")) first = expr(true);
+            if (is_op(":")) {
+                if (!args.empty()) fail(name_, line, "unsupported construct: a slice inside a tuple subscript");
+                slice = true;
+                parts[0] = first;
+                ++i_;
+                if (!is_op("]") && !is_op(",") && !is_op(":")) parts[1] = expr(true);
+                if (is_op(":")) {
+                    ++i_;
+                    if (!is_op("]") && !is_op(",")) parts[2] = expr(true);
+                }
+                continue;
+            }
+            args.push_back(first);
+        }
+        expect_op("]");
+        if (slice) {
+            ExprP m = node(Expr::K::kSlice, line);
+            m->a = {obj, parts[0], parts[1], parts[2]};
+            return fin(m);
+        }
+        if (args.empty()) fail(name_, line, "unexpected ']'");
+        ExprP m = node(Expr::K::kIndex, line);
+        if (args.size() == 1) {
+            m->a = {obj, args[0]};
+        } else {
+            ExprP t = node(Expr::K::kTuple, line);
+            t->a = std::move(args);
+            m->a = {obj, fin(t)};
+        }
+        return fin(m);
+    }
+
     ExprP primary() {
+        DepthGuard g(expr_depth_, *this, peek().line);
         const Tok& k = peek();
         const int line = k.line;
         if (k.t == Tok::T::kString) {
@@ -804,59 +1065,131 @@ private:
             else {
                 n->k = Expr::K::kName;
                 n->s = k.s;
+                if (k.s == "loop")
+                    for (Stmt* l : loops_) l->uses_loop = true;
+                for (Stmt* m : macros_) {  // Jinja2 gives a macro varargs/kwargs/caller when its body reads them
+                    if (k.s == "varargs") m->uses_varargs = true;
+                    if (k.s == "kwargs") m->uses_kwargs = true;
+                    if (k.s == "caller") m->uses_caller = true;
+                }
             }
             return n;
         }
-        if (k.t == Tok::T::kOp && k.s == "(") {
+        if (is_op("(")) {
             ++i_;
-            if (is_op(")")) {
-                ++i_;
-                return node(Expr::K::kTuple, line);
-            }
-            ExprP first = expr();
-            if (is_op(",")) {
-                ExprP n = node(Expr::K::kTuple, line);
-                n->a.push_back(first);
-                while (is_op(",")) {
-                    ++i_;
-                    if (is_op(")")) break;
-                    n->a.push_back(expr());
-                }
-                expect_op(")");
-                return n;
-            }
+            ExprP n = tuple(true, nullptr, /*explicit_parens=*/true);
             expect_op(")");
-            return first;
+            return n;
         }
-        if (k.t == Tok::T::kOp && k.s == "[") {
+        if (is_op("[")) {
             ++i_;
             ExprP n = node(Expr::K::kList, line);
             while (!is_op("]")) {
-                n->a.push_back(expr());
-                if (!is_op(",")) break;
-                ++i_;
+                if (!n->a.empty()) {
+                    expect_op(",");
+                    if (is_op("]")) break;
+                }
+                n->a.push_back(expr(true));
             }
             expect_op("]");
-            return n;
+            return fin(n);
         }
-        if (k.t == Tok::T::kOp && k.s == "{") {
+        if (is_op("{")) {
             ++i_;
             ExprP n = node(Expr::K::kDict, line);
             while (!is_op("}")) {
-                n->a.push_back(expr());
+                if (!n->a.empty()) {
+                    expect_op(",");
+                    if (is_op("}")) break;
+                }
+                n->a.push_back(expr(true));
                 expect_op(":");
-                n->a.push_back(expr());
-                if (!is_op(",")) break;
-                ++i_;
+                n->a.push_back(expr(true));
             }
             expect_op("}");
-            return n;
+            return fin(n);
         }
-        fail(name_, line, "unexpected token" + got());
+        fail(name_, line, "unexpected" + got().substr(5));
+    }
+
+    // ---- names: Jinja2's compiler refuses a filter or test it does not know, except inside an
+    // `if` statement or a conditional expression (a "soft" frame), where it fails at run time.
+    void check_names(const Expr* e, bool soft) {
+        if (!e) return;
+        if (e->k == Expr::K::kCond) soft = true;
+        if (!soft && e->k == Expr::K::kFilter && !jinja2_filter(e->s))
+            fail(name_, e->line, "no filter named '" + e->s.substr(0, 60) + "'");
+        if (!soft && e->k == Expr::K::kTest && !jinja2_test(e->s))
+            fail(name_, e->line, "no test named '" + e->s.substr(0, 60) + "'");
+        for (const ExprP& c : e->a) check_names(c.get(), soft);
+        check_names(e->dyn_args.get(), soft);
+        check_names(e->dyn_kwargs.get(), soft);
+    }
+    void check_names(const Body& b, bool soft) {
+        for (const StmtP& s : b) {
+            switch (s->k) {
+                case Stmt::K::kIf:
+                    for (const ExprP& c : s->conds) check_names(c.get(), true);
+                    for (const Body& x : s->bodies) check_names(x, true);
+                    break;
+                case Stmt::K::kFor:
+                    check_names(s->expr.get(), soft);
+                    check_names(s->filter.get(), false);
+                    check_names(s->bodies[0], false);
+                    if (s->has_else) check_names(s->bodies[1], soft);
+                    break;
+                case Stmt::K::kCallBlock:
+                    check_names(s->expr.get(), soft);
+                    for (const ExprP& d : s->defaults) check_names(d.get(), false);
+                    check_names(s->bodies[0], false);
+                    break;
+                case Stmt::K::kWith:
+                    for (const ExprP& d : s->defaults) check_names(d.get(), soft);
+                    check_names(s->bodies[0], false);
+                    break;
+                case Stmt::K::kMacro:
+                    for (const ExprP& d : s->defaults) check_names(d.get(), false);
+                    check_names(s->bodies[0], false);
+                    break;
+                case Stmt::K::kSetBlock:
+                case Stmt::K::kFilterBlock:
+                case Stmt::K::kScope:
+                case Stmt::K::kGeneration:
+                    check_names(s->expr.get(), false);
+                    for (const Body& x : s->bodies) check_names(x, false);
+                    break;
+                default:
+                    check_names(s->expr.get(), soft);
+                    for (const Body& x : s->bodies) check_names(x, soft);
+            }
+        }
     }
 };
 
+const char* const kJinja2Filters[] = {
+    "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e", "escape",
+    "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent", "int", "items", "join",
+    "last", "length", "list", "lower", "map", "max", "min", "pprint", "random", "reject", "rejectattr",
+    "replace", "reverse", "round", "safe", "select", "selectattr", "slice", "sort", "string", "striptags",
+    "sum", "title", "tojson", "trim", "truncate", "unique", "upper", "urlencode", "urlize", "wordcount",
+    "wordwrap", "xmlattr"};
+const char* const kJinja2Tests[] = {
+    "!=", "<", "<=", "==", ">", ">=", "boolean", "callable", "defined", "divisibleby", "eq", "equalto",
+    "escaped", "even", "false", "filter", "float", "ge", "greaterthan", "gt", "in", "integer", "iterable",
+    "le", "lessthan", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas", "sequence",
+    "string", "test", "true", "undefined", "upper"};
+
+template <size_t N>
+bool in_list(const char* const (&l)[N], const std::string& n) {
+    for (const char* x : l)
+        if (n == x) return true;
+    return false;
+}
+
 }  // namespace
+
+bool jinja2_filter(const std::string& name) { return in_list(kJinja2Filters, name); }
+bool jinja2_test(const std::string& name) { return in_list(kJinja2Tests, name); }
 
 Program parse(const std::string& source, const std::string& name) {
     Lexer lex(source, name);

@@ -302,20 +302,68 @@ std::string copy_with_template(const std::string& name, const std::string& tmpl)
     return dir;
 }
 
-TEST(ChatTemplate, UnsupportedConstructRefusesTheFolder) {
+// A template Jinja2 refuses to compile refuses the folder, naming the file, the line and the reason;
+// an {% include %} (Jinja2 fails when it reaches one) refuses the samples that reach it.
+TEST(ChatTemplate, TemplateJinja2RefusesRefusesTheFolder) {
     const std::string dir = copy_with_template(
-        "unsupported", "{% for m in messages %}\n{{ m.content }}\n{% endfor %}\n{% include 'tools.jinja' %}");
+        "unsupported", "{% for m in messages %}\n{{ m.content }}\n{% endfor %}\n{{ messages | from_json }}");
     auto tok = cuset::tokenizer_load(dir);
     for (const char* format : {"auto", "template"}) {
         cuset::ChatFormatOptions o;
         o.format = format;
         try {
             cuset::ChatFormatter fmt(*tok, o, dir);
-            ADD_FAILURE() << "accepted a template with {% include %}";
+            ADD_FAILURE() << "accepted a template with an unknown filter";
         } catch (const cuset::InputError& e) {
-            EXPECT_EQ(std::string(e.what()), dir + "/tokenizer_config.json:4: unsupported construct: {% include %}");
+            EXPECT_EQ(std::string(e.what()), dir + "/tokenizer_config.json:4: no filter named 'from_json'");
         }
     }
+    const std::string inc = copy_with_template(
+        "include", "{% for m in messages %}{{ m.content }}<|im_end|>{% endfor %}{% if add_generation_prompt %}\n"
+                   "{% include 'tools.jinja' %}{% endif %}");
+    cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, inc);
+    cuset::Conversation conv{"s1", {{"user", "hi"}, {"assistant", "ok"}}};
+    EXPECT_EQ(fmt.render_text(conv, false), "hi<|im_end|>ok<|im_end|>");
+    try {
+        fmt.render_text(cuset::Conversation{"s2", {{"user", "hi"}}}, true);
+        ADD_FAILURE() << "rendered an {% include %}";
+    } catch (const cuset::InputError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "sample s2: chat template " + inc + "/tokenizer_config.json:2: {% include %}: no loader for this environment specified");
+    }
+}
+
+// A chat_template that is not a string (nor a list of named templates with a default) is a broken
+// template, not a missing one.
+TEST(ChatTemplate, NonStringChatTemplateIsAnError) {
+    const std::string dir = scratch_dir("chat_template_not_string");
+    fs::copy_file(kGolden + "/qwen2.5/tokenizer.json", dir + "/tokenizer.json", fs::copy_options::overwrite_existing);
+    auto tok = cuset::tokenizer_load(dir);
+    const std::pair<json, std::string> cases[] = {
+        {json(5), "\"chat_template\" is number, not a string or a list of named templates"},
+        {json::object({{"default", "x"}}), "\"chat_template\" is object, not a string or a list of named templates"},
+        {json::array({json::object({{"name", "tool_use"}, {"template", "x"}})}),
+         "\"chat_template\" is a list of named templates without one named \"default\""},
+        {json::array({json::object({{"name", "default"}, {"template", 3}})}),
+         "\"chat_template\" is a list whose entries are not all {\"name\": string, \"template\": string}"},
+    };
+    for (const auto& [value, want] : cases) {
+        json cfg = load(kGolden + "/qwen2.5/tokenizer_config.json");
+        cfg["chat_template"] = value;
+        write_file(dir + "/tokenizer_config.json", cfg.dump());
+        try {
+            cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, dir);
+            ADD_FAILURE() << "accepted chat_template " << value.dump();
+        } catch (const cuset::InputError& e) {
+            EXPECT_EQ(std::string(e.what()), dir + "/tokenizer_config.json: " + want);
+        }
+    }
+    json cfg = load(kGolden + "/qwen2.5/tokenizer_config.json");
+    cfg["chat_template"] = json::array({json::object({{"name", "default"}, {"template", "{{ messages[0].content }}"}}),
+                                        json::object({{"name", "rag"}, {"template", "x"}})});
+    write_file(dir + "/tokenizer_config.json", cfg.dump());
+    cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, dir);
+    EXPECT_EQ(fmt.render_text(cuset::Conversation{"s", {{"user", "u"}}}, true), "u");
 }
 
 TEST(ChatTemplate, UnlocatableContentIsRefused) {

@@ -89,9 +89,9 @@ class Template;
 class ChatFormatter {
 public:
     // Resolves `auto`: `template` when the folder (or opts.chat_template) has a chat template,
-    // else a UsageError asking for data.chat_format. `template` parses the template: a construct
-    // outside the supported Jinja subset is an InputError naming the file, the line and the
-    // construct.
+    // else a UsageError asking for data.chat_format. `template` parses the template: one Jinja2
+    // would not compile (jinja.h) is an InputError naming the file, the line and the reason, as is
+    // a chat_template entry that is neither a string nor a list of named templates with a default.
     ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const std::string& tokenizer_dir);
 
     // InputError naming c.id: unknown role, no assistant message, invalid UTF-8, empty trainable set,
@@ -115,6 +115,14 @@ public:
     // The text that ends an assistant turn ("<|im_end|>", "<|EOT|>", the EOS token's text, the
     // custom end_of_turn); "" when the format has none.
     std::string end_of_turn() const;
+
+    // The text of `c` as transformers' apply_chat_template(c, tokenize=False,
+    // add_generation_prompt=...) renders it with this format: the template's output for
+    // `template`; for a hand-written format the text format() tokenizes (with
+    // add_generation_prompt: what generation_prompt() tokenizes), a token put in by id written as
+    // its text. add_generation_prompt wants a conversation that ends with a user message.
+    // InputError naming c.id as format() and generation_prompt() have them.
+    std::string render_text(const Conversation& c, bool add_generation_prompt) const;
 
     // The rendered text of `c` with its segments (for tests and `cuset-train tokenize`), and
     // format() that also returns each token's byte span in that text.
@@ -163,7 +171,8 @@ std::string chat_format_detect(const std::string& tokenizer_dir);
 
 // The chat template of a tokenizer folder, as transformers loads it: chat_template.jinja, else
 // chat_template.json's "chat_template", else tokenizer_config.json's "chat_template" (a string, or
-// the entry named "default" of a list). `source` gets the file it came from. "" when there is none.
+// the entry named "default" of a list). `source` gets the file it came from. "" when there is none;
+// InputError naming the file when its chat_template is something else.
 std::string chat_template_find(const std::string& tokenizer_dir, std::string* source);
 // The template in a file named by data.chat_template: a JSON file's "chat_template" (as above),
 // else the file's text. UsageError when it is not a file, InputError when the JSON has none.
