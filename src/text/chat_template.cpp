@@ -145,20 +145,25 @@ void ChatFormatter::template_init(const std::string& text, const std::string& so
         throw UsageError("data.chat_template_kwargs must be a mapping of names to values");
     for (auto it = opts_.template_kwargs.begin(); it != opts_.template_kwargs.end(); ++it)
         template_vars_[it.key()] = json(it.value());
+    std::vector<std::pair<std::string, int32_t>> specials;
     for (int64_t id = 0; id < tok_.vocab_size(); ++id)
         if (tok_.is_special(static_cast<int32_t>(id))) {
             std::string t = tok_.id_to_token(static_cast<int32_t>(id));
-            if (!t.empty()) special_texts_.push_back(t);
+            if (!t.empty()) specials.push_back({t, static_cast<int32_t>(id)});
         }
-    std::stable_sort(special_texts_.begin(), special_texts_.end(),
-                     [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    std::stable_sort(specials.begin(), specials.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    for (auto& [t, id] : specials) {
+        special_texts_.push_back(t);
+        special_ids_.push_back(id);
+    }
     // The end of an assistant turn: the trainable template text after a probe answer.
     try {
         Rendered r = render_template(Conversation{"probe", {{"user", "x"}, {"assistant", "y"}}});
         bool after = false;
         for (const auto& seg : r.segments) {
             if (seg.message == 1) after = true;
-            else if (after && seg.message < 0 && seg.trainable) end_of_turn_ += r.text.substr(seg.begin, seg.end - seg.begin);
+            else if (after && seg.message < 0 && seg.trainable)
+                end_of_turn_ += seg.token_id >= 0 ? tok_.id_to_token(seg.token_id) : r.text.substr(seg.begin, seg.end - seg.begin);
             else if (after) break;
         }
         for (const std::string& sp : special_texts_)  // the end-of-turn token itself, without newlines before it
@@ -179,6 +184,42 @@ std::string ChatFormatter::render_template_text(const Conversation& c, bool add_
     } catch (const InputError& e) {
         throw InputError("sample " + quote_bounded(c.id) + ": chat template " + e.what());
     }
+}
+
+// The end token of a final answer after which the template writes no special token: the first
+// special token the template writes after it when the conversation goes on with a user message
+// (GLM-4's and ChatGLM3's <|user|>, which their generation configs stop on), else the tokenizer's
+// EOS; -1 when there is neither.
+int32_t ChatFormatter::next_turn_token(const Conversation& c) const {
+    Conversation more = c;
+    more.messages.push_back({"user", "x"});
+    const auto answer = static_cast<int32_t>(c.messages.size() - 1), probe = answer + 1;
+    try {
+        const jinja::Output o = tmpl_->render(template_context(more, more.messages.size(), false, template_vars_, false));
+        size_t last = std::string::npos, next = o.text.size();
+        for (const jinja::Span& sp : o.spans) {
+            if (sp.source == answer) last = last == std::string::npos ? sp.end : std::max(last, sp.end);
+            if (sp.source == probe) next = std::min(next, sp.begin);
+        }
+        if (last != std::string::npos && last <= next) {
+            const std::string_view window = std::string_view(o.text).substr(last, next - last);
+            size_t best = std::string::npos;
+            int32_t id = -1;
+            for (size_t k = 0; k < special_texts_.size(); ++k) {
+                const size_t p = window.find(special_texts_[k]);
+                if (p != std::string_view::npos && p < best) {
+                    best = p;
+                    id = special_ids_[k];
+                }
+            }
+            if (id >= 0) return id;
+        }
+    } catch (const StoppedBySignal&) {
+        throw;
+    } catch (const Error&) {
+        // A template that refuses the longer conversation: the EOS.
+    }
+    return tok_.eos_id();
 }
 
 std::string ChatFormatter::mask_source() const {
@@ -203,6 +244,7 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
         if (sp.source >= 0 && static_cast<size_t>(sp.source) < ms.size()) by_msg[static_cast<size_t>(sp.source)].push_back(&sp);
 
     std::vector<std::pair<size_t, size_t>> train;  // trainable byte ranges
+    int32_t end_token = -1;                        // appended after the text: the final answer's end (next_turn_token)
     if (markers) {
         for (auto [b, e] : o.generation)
             if (e > b) train.push_back({b, e});
@@ -254,10 +296,20 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
                 best_len = sp.size();
             }
         }
-        if (best == std::string::npos)
-            throw InputError(strprintf("sample %s: the chat template (%s) puts no special token after assistant message %zu "
-                                       "to end its turn, so the end of the training mask is unknown",
-                                       quote_bounded(c.id).c_str(), template_source_.c_str(), i));
+        if (best == std::string::npos) {
+            if (i + 1 < ms.size()) {  // an earlier answer: its content (the final one teaches the stop)
+                train.push_back({start, last});
+                continue;
+            }
+            end_token = next_turn_token(c);
+            if (end_token < 0)
+                throw InputError(strprintf("sample %s: the chat template (%s) puts no special token after assistant message "
+                                           "%zu, writes none after it when the conversation goes on, and the tokenizer has no "
+                                           "eos_token, so the end of the training mask is unknown",
+                                           quote_bounded(c.id).c_str(), template_source_.c_str(), i));
+            train.push_back({start, text.size()});
+            continue;
+        }
         train.push_back({start, best + best_len});
     }
     std::sort(train.begin(), train.end());
@@ -292,6 +344,13 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
         }
         for (size_t q = ti; q < train.size() && train[q].first < e; ++q)
             if (train[q].first <= b && train[q].second >= e) seg.trainable = true;
+        r.segments.push_back(seg);
+    }
+    if (end_token >= 0) {
+        Rendered::Segment seg;
+        seg.begin = seg.end = text.size();
+        seg.token_id = end_token;
+        seg.trainable = true;
         r.segments.push_back(seg);
     }
     return r;

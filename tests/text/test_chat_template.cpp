@@ -281,9 +281,8 @@ TEST(ChatTemplate, HandWrittenFormatsRefuseTools) {
     }
 }
 
-// `auto` takes the folder's own template; a folder whose template uses a construct outside the
-// subset is refused with the file, the line and the construct; a template that does not render
-// the assistant content as it is, or puts no special token after it, refuses the sample.
+// `auto` takes the folder's own template (the refusals: TemplateJinja2RefusesRefusesTheFolder,
+// UnlocatableContentIsRefused).
 TEST(ChatTemplate, AutoPrefersTheFoldersTemplate) {
     auto tok = cuset::tokenizer_load(kGolden + "/llama3");
     cuset::ChatFormatOptions o;
@@ -366,6 +365,8 @@ TEST(ChatTemplate, NonStringChatTemplateIsAnError) {
     EXPECT_EQ(fmt.render_text(cuset::Conversation{"s", {{"user", "u"}}}, true), "u");
 }
 
+// A template that does not render the assistant content as it is refuses the sample; one that
+// writes no end of turn gets the EOS appended, or refuses the sample when there is none.
 TEST(ChatTemplate, UnlocatableContentIsRefused) {
     cuset::Conversation conv{"s1", {{"user", "hi"}, {"assistant", "ok"}}};
     {
@@ -382,14 +383,35 @@ TEST(ChatTemplate, UnlocatableContentIsRefused) {
         }
     }
     {
+        // No special token after the answer, none when the conversation goes on: the EOS ends it,
+        // appended after the rendering; without an EOS the sample is refused.
         const std::string dir = copy_with_template("no_eot", "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}");
         auto tok = cuset::tokenizer_load(dir);
         cuset::ChatFormatter fmt(*tok, cuset::ChatFormatOptions{}, dir);
+        cuset::ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        cuset::FormattedSample f = fmt.format(conv, &r, &offs);
+        EXPECT_EQ(r.text, "user: hi\nassistant: ok\n");
+        ASSERT_GE(tok->eos_id(), 0);
+        EXPECT_EQ(f.ids.back(), tok->eos_id());
+        std::string trained;
+        for (size_t k = 0; k < f.ids.size(); ++k)
+            if (f.trainable[k])
+                trained += offs[k].second > offs[k].first ? r.text.substr(offs[k].first, offs[k].second - offs[k].first)
+                                                          : tok->id_to_token(f.ids[k]);
+        EXPECT_EQ(trained, "assistant: ok\n<|im_end|>");
+
+        json cfg = load(dir + "/tokenizer_config.json");
+        cfg.erase("eos_token");
+        write_file(dir + "/tokenizer_config.json", cfg.dump());
+        auto tok2 = cuset::tokenizer_load(dir);
+        cuset::ChatFormatter fmt2(*tok2, cuset::ChatFormatOptions{}, dir);
         try {
-            fmt.format(conv);
+            fmt2.format(conv);
             ADD_FAILURE() << "trained without an end of turn";
         } catch (const cuset::InputError& e) {
             EXPECT_NE(std::string(e.what()).find("no special token after assistant message 1"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("no eos_token"), std::string::npos) << e.what();
         }
     }
 }

@@ -17,6 +17,7 @@
 #include "cuset/core/error.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
+#include "test_util.h"
 
 namespace {
 
@@ -98,6 +99,61 @@ TEST(TemplateParity, RealTemplatesRenderAsTransformersRendersThem) {
     EXPECT_GE(n_templates, 780u);
     EXPECT_GE(identical, 4500u);
     EXPECT_EQ(different + cuset_only + transformers_only, 0u);
+}
+
+// Templates that write no special token after the final answer (GLM-4, ChatGLM3: the next turn's
+// <|user|> is what ends an answer, and their generation configs stop on it) train: the text equals
+// transformers' rendering, the final answer gets the token the template writes next appended as a
+// trainable token, an earlier answer ends at the <|user|> the rendering has after it.
+TEST(TemplateParity, TemplatesWithoutAnEndTokenTrainWithTheNextTurnsToken) {
+    const ojson fx = load(kGolden + "/parity.json");
+    // The suite's tokenizer with GLM's special tokens added.
+    const std::string dir = cuset::test::scratch_dir("template_parity_glm");
+    ojson tj = ojson::parse(cuset::test::read_file(fx["tokenizer"].get<std::string>() + "/tokenizer.json"));
+    int64_t next_id = 0;
+    for (const auto& [k, v] : tj["model"]["vocab"].items()) next_id = std::max<int64_t>(next_id, v.get<int64_t>() + 1);
+    for (const ojson& a : tj["added_tokens"]) next_id = std::max<int64_t>(next_id, a["id"].get<int64_t>() + 1);
+    for (const char* t : {"[gMASK]", "<sop>", "sop", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
+        tj["added_tokens"].push_back({{"id", next_id++}, {"content", t}, {"single_word", false}, {"lstrip", false},
+                                      {"rstrip", false}, {"normalized", false}, {"special", true}});
+    cuset::test::write_file(dir + "/tokenizer.json", tj.dump());
+    cuset::test::write_file(dir + "/tokenizer_config.json", R"({"eos_token": "</s>", "bos_token": "<s>"})");
+    std::unique_ptr<cuset::Tokenizer> tok = cuset::tokenizer_load(dir);
+    const int32_t user_id = tok->encode("<|user|>", false).ids.at(0);
+
+    const std::pair<const char*, const char*> cases[] = {
+        {"zai-org-glm-4-9b-chat", "\nb<|user|>\nd<|user|>"},
+        {"zai-org-chatglm3-6b", "\n b<|user|>\n d<|user|>"},
+    };
+    size_t checked = 0;
+    for (const ojson& t : fx["templates"]) {
+        for (const auto& [name, want_trained] : cases) {
+            if (t["name"].get<std::string>() != name) continue;
+            cuset::ChatFormatOptions o;
+            o.format = "template";
+            o.chat_template = t["path"].get<std::string>();
+            cuset::ChatFormatter fmt(*tok, o, dir);
+            EXPECT_EQ(fmt.end_of_turn(), "<|user|>") << name;
+            for (const ojson& c : t["cases"]) {
+                if (c["id"] != "multi") continue;
+                cuset::ChatFormatter::Rendered r;
+                std::vector<std::pair<uint32_t, uint32_t>> offs;
+                cuset::FormattedSample f = fmt.format(conversation_of(c, name), &r, &offs);
+                EXPECT_EQ(r.text, c["text"].get<std::string>()) << name;
+                std::vector<int32_t> want_ids = tok->encode(c["text"].get<std::string>(), false).ids;
+                want_ids.push_back(user_id);
+                EXPECT_EQ(f.ids, want_ids) << name;
+                std::string trained;
+                for (size_t k = 0; k < f.ids.size(); ++k)
+                    if (f.trainable[k])
+                        trained += offs[k].second > offs[k].first ? r.text.substr(offs[k].first, offs[k].second - offs[k].first)
+                                                                  : tok->id_to_token(f.ids[k]);
+                EXPECT_EQ(trained, want_trained) << name;
+                ++checked;
+            }
+        }
+    }
+    EXPECT_EQ(checked, 2u);
 }
 
 }  // namespace

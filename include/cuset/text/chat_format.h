@@ -82,8 +82,12 @@ class Template;
 // from the spans of each assistant message: from the end of the generation prompt (the
 // conversation before the message rendered with add_generation_prompt, when the full rendering
 // starts with it) or the content's first byte, through its last byte and the first special token
-// after it (its end of turn). A sample whose assistant content the template does not render as it
-// is, or after which no special token follows, is refused (InputError naming the sample).
+// after it (its end of turn). A template that writes no special token after the final answer (GLM-4,
+// ChatGLM3, Falcon, ...) gets the special token it writes next when the conversation goes on (GLM's
+// <|user|>), else the tokenizer's EOS, appended after the rendering as one trainable token (the
+// model must learn to stop); an earlier answer without one trains its content. A sample whose
+// assistant content the template does not render as it is, or whose final answer gets no end
+// token that way, is refused (InputError naming the sample).
 // A conversation made of one message with role "text" is raw text: no template, BOS when the
 // tokenizer adds one, every content token trainable, then EOS (trainable) when the tokenizer has one.
 class ChatFormatter {
@@ -135,6 +139,7 @@ private:
     void template_init(const std::string& text, const std::string& source, const std::string& tokenizer_dir);
     Rendered render_template(const Conversation& c) const;
     std::string render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking) const;
+    int32_t next_turn_token(const Conversation& c) const;
 
     const Tokenizer& tok_;
     ChatFormatOptions opts_;
@@ -145,6 +150,7 @@ private:
     std::string template_source_;
     nlohmann::ordered_json template_vars_;   // special tokens and template_kwargs
     std::vector<std::string> special_texts_; // the tokenizer's special tokens, longest first
+    std::vector<int32_t> special_ids_;       // their ids, in the same order
     std::string end_of_turn_;
 };
 
