@@ -158,8 +158,9 @@ struct Output {
     std::vector<std::pair<size_t, size_t>> generation;     // byte ranges written inside {% generation %}
 };
 
-// The bounds of one render. The defaults render every real template with room to spare (the
-// largest of 787 real ones takes under 100k steps on a long conversation) and end any template
+// The bounds of one render. The defaults render every real template with room to spare (each of
+// the parity suite's 787 real templates renders its conversations in under 5,000 steps and 30
+// levels of nesting, so a conversation thousands of turns long still fits) and end any template
 // within seconds and a few hundred MB.
 struct RenderLimits {
     int64_t max_steps = 20'000'000;      // statements, expression nodes, loop iterations, items visited
