@@ -419,7 +419,12 @@ struct Runner::Impl {
             emu_error = std::string("no host C++ compiler: ") + e.what();
             return;
         }
-        const std::string id = Hasher().add(emu::runtime_hash()).add(ver.out).add(cuda_include).hex();
+        // The runtime's files, the host compiler, and the build's flags with the toolkit's version
+        // (an upgraded toolkit builds a fresh runtime).
+        Hasher key;
+        key.add(emu::runtime_hash()).add(ver.out).add(cuda_include);
+        for (const std::string& f : emu::build_flags("", cuda_include)) key.add(f);
+        const std::string id = key.hex();
         const fs::path cache = o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir);
         const fs::path dir = cache / ("runtime-" + id);
         emu_dir = dir.string();
@@ -613,7 +618,10 @@ struct Runner::Impl {
                 return "";
             }
             v.status = Status::kUnjudged;
-            v.error = "emulator: build failed: " + (line.empty() ? ending(b, kEmulatorBuildTimeout_s) : line);
+            v.error = line.find("poisoned \"__CUDA_ARCH__\"") != std::string::npos
+                          ? "emulator: the program tests __CUDA_ARCH__, which the emulator cannot honour (its kernels "
+                            "are host code): " + line
+                          : "emulator: build failed: " + (line.empty() ? ending(b, kEmulatorBuildTimeout_s) : line);
             return "";
         }
         *run_timeout = o.emulate_timeout_s;

@@ -187,7 +187,10 @@ TEST(JudgeAttacks, EveryAttackFailsAndLeavesNoTraceWhileReferencesPass) {
         EXPECT_FALSE(v.functional.value_or(false)) << attacks[k].name;
         EXPECT_TRUE(v.compiled) << attacks[k].name << " did not even compile: " << v.error;
         EXPECT_NE(v.containment.find("namespaces"), std::string::npos) << attacks[k].name;
-        EXPECT_NE(v.status, SampleStatus::kUnjudged) << attacks[k].name << " made itself unjudged: " << v.error;
+        const bool may_be_unjudged =
+            std::find(attacks[k].verdicts.begin(), attacks[k].verdicts.end(), "unjudged") != attacks[k].verdicts.end();
+        if (!may_be_unjudged)
+            EXPECT_NE(v.status, SampleStatus::kUnjudged) << attacks[k].name << " made itself unjudged: " << v.error;
         if (!attacks[k].verdicts.empty()) {
             const std::string got = sample_status_name(v.status);
             EXPECT_NE(std::find(attacks[k].verdicts.begin(), attacks[k].verdicts.end(), got), attacks[k].verdicts.end())

@@ -199,3 +199,10 @@ using std::isinf;
 using std::isnan;
 template <class A, class B> inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
 template <class A, class B> inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+
+// A program's kernels are compiled here as host code, once: a branch on __CUDA_ARCH__ (nvcc's
+// device pass defines it, its host pass does not) cannot be taken as a GPU takes it, and would let
+// a program give its emulated kernel another body than its GPU kernel. Any use of the name after
+// this header (#ifdef, defined(), #if, a pasted token) stops the build; the judge reports the
+// program as unjudged for that reason.
+#pragma GCC poison __CUDA_ARCH__
