@@ -16,6 +16,7 @@
 #include "cuset/core/error.h"
 #include "cuset/core/input_file.h"
 #include "cuset/core/json_io.h"
+#include "cuset/core/utf8_text.h"
 
 namespace cuset::eval {
 
@@ -363,7 +364,10 @@ std::optional<std::string> extract_code(const std::string& r) {
     return std::nullopt;
 }
 
-std::string python_json_string(const std::string& s) {
+std::string python_json_string(const std::string& text) {
+    // A model's text may end inside a character or hold invalid bytes (a byte-level tokenizer
+    // decodes whatever it sampled): written as Python's decode(errors="replace") would hold it.
+    const std::string s = utf8_valid(text) ? text : utf8_sanitize(text);
     std::string out = "\"";
     for (unsigned char c : s) {
         switch (c) {

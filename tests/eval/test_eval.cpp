@@ -549,6 +549,26 @@ TEST(EvalJudge, AnAnswerWithoutAProgramDoesNotFreeTheTasksInputs) {
 
 // On the emulator a run that does not finish in time says nothing about the program (a GPU might
 // take milliseconds): it is unjudged, left out of the rates with its cause, not a run-timeout.
+// A model's answer that ends inside a character or holds invalid bytes (a byte-level tokenizer
+// decodes what it sampled) is written as Python holds it after decode(errors="replace"): the file
+// stays readable, by Python and by eval.
+TEST(EvalResults, AnswersWithInvalidUtf8AreWrittenAsPythonDecodesThem) {
+    const std::string dir = scratch_dir("eval_results_utf8");
+    ResultRecord a;
+    a.id = 1;
+    a.task_name = "Vector_Add";
+    a.codes = {std::string("int main() { return 0; } // \xff")};
+    a.responses = {std::string("```cuda\nint main() { return 0; }\n```\nthe end \xe2\x82")};
+    write_results(dir + "/results.jsonl", {a});
+    auto r = run_command(std::string("'") + CUSET_PYTHON +
+                         "' -c \"import json,sys\nl = open(sys.argv[1], 'rb').read().decode('utf-8').rstrip('\\n')\n"
+                         "r = json.loads(l)\nprint(ascii(r['code1']), ascii(r['response1'][-5:]))\" " + dir + "/results.jsonl");
+    EXPECT_EQ(r.out, "'int main() { return 0; } // \\ufffd' 'end \\ufffd'\n") << r.err;
+    const std::vector<ResultRecord> back = load_results(dir + "/results.jsonl");
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].codes[0], std::string("int main() { return 0; } // \xef\xbf\xbd"));
+}
+
 TEST(EvalJudge, AnEmulatedRunThatDoesNotFinishIsUnjudged) {
     std::string work = scratch_dir("eval_judge_emu_slow");
     std::vector<Task> one = {fixture_tasks()[0]};
