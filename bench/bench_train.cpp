@@ -25,7 +25,6 @@
 
 #include "cuset/app/options.h"
 #include "cuset/data/batching.h"
-#include "cuset/core/config.h"
 #include "cuset/data/dataset.h"
 #include "cuset/model/device.h"
 #include "cuset/model/model.h"
@@ -79,7 +78,7 @@ int main(int argc, char** argv) {
     cuset::cpu_allocator_keep_pages();  // as Trainer does on the CPU
     cuset::Config cfg = cuset::config_load(config, {});
     cuset::TextPipeline text = cuset::text_pipeline_from(cuset::text_options_from(cfg));
-    cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cuset::TokenizeOptions{cfg.data.cache_dir, cfg.log.progress}, "train");
+    cuset::TokenizedSplit split = cuset::dataset_tokenize(cfg.data.train, text, cuset::tokenize_options_from(cfg), "train");
     cuset::PreparedData data = cuset::data_prepare(split.samples, {cfg.data.max_seq_len, cfg.data.truncation});
     cuset::OrderOptions oo;
     oo.shuffle = false;

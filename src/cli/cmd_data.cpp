@@ -37,16 +37,17 @@ struct BuildCli {
 
 // What decides a model's answers: the weights, the adapter, the chat format and the sampling keys.
 std::string model_source_key(const Config& cfg, const std::string& model) {
-    const GenerateKeys& g = cfg.generate;
+    const GenerateSettings& g = cfg.generate;
+    const SamplingOptions& s = g.sampling;
     const std::string path = model.empty() ? cfg.model.path : model;
     // A served model is known by its server and name (its weights are not on this machine).
-    const std::string who = g.backend == "openai" ? "served " + g.url + " " + g.served_model
+    const std::string who = g.backend == "openai" ? "served " + g.server.url + " " + g.server.model
                                                   : hash_model_with_adapter(path, cfg.model.lora.path);
     return "model " + who +
            strprintf(" format %s temperature %.17g top_k %lld top_p %.17g min_p %.17g repetition %.17g seed %lld "
                      "max_new_tokens %lld thinking %d stop ",
-                     cfg.data.chat_format.c_str(), g.temperature, static_cast<long long>(g.top_k), g.top_p, g.min_p,
-                     g.repetition_penalty, static_cast<long long>(g.seed), static_cast<long long>(g.max_new_tokens),
+                     cfg.data.chat_format.c_str(), s.temperature, static_cast<long long>(s.top_k), s.top_p, s.min_p,
+                     s.repetition_penalty, static_cast<long long>(g.seed), static_cast<long long>(g.max_new_tokens),
                      g.thinking ? 1 : 0) +
            g.stop + " system " + cfg.data.system_prompt;
 }

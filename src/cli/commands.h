@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cuset/core/config.h"
+#include "cuset/app/config_schema.h"
 
 namespace cuset::cli {
 

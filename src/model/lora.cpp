@@ -176,7 +176,7 @@ LoraOptions lora_read_config(const std::string& dir) {
     if (j.value("peft_type", std::string()) != "LORA")
         bad("peft_type is '" + j.value("peft_type", std::string("(missing)")) + "'; cuset reads LORA adapters only");
     // The folder's values get the ranges of the keys model.lora.r, .alpha and .dropout
-    // (core/config.cpp): an r of 2^40 would otherwise size a petabyte of adapter weights, and
+    // (app/config_schema.cpp): an r of 2^40 would otherwise size a petabyte of adapter weights, and
     // an r of 4.7 would be read as 4.
     auto number = [&](const char* key, double lo, double hi, bool integer, const json* fallback) -> double {
         const json& v = j.contains(key) ? j[key] : fallback ? *fallback : json();

@@ -95,7 +95,7 @@ nlohmann::json trainer_state_to_json(const TrainerState& s) {
             {"epoch", s.epoch},
             {"step_in_epoch", s.step_in_epoch},
             {"total_steps", s.total_steps},
-            {"tokens", s.tokens},
+            {"targets_trained", s.targets_trained},
             {"skipped_steps", s.skipped_steps},
             {"bad_in_row", s.bad_in_row},
             {"global_batch", s.global_batch},
@@ -123,7 +123,8 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
         s.epoch = j.at("epoch");
         s.step_in_epoch = j.at("step_in_epoch");
         s.total_steps = j.at("total_steps");
-        s.tokens = j.at("tokens");
+        // version 1 files written by earlier builds name it "tokens"
+        s.targets_trained = j.contains("targets_trained") ? j.at("targets_trained") : j.at("tokens");
         s.skipped_steps = j.at("skipped_steps");
         s.bad_in_row = j.at("bad_in_row");
         s.global_batch = j.at("global_batch");
@@ -140,7 +141,7 @@ TrainerState trainer_state_from_json(const nlohmann::json& j, const std::string&
     auto check = [&](bool ok, const std::string& what) {
         if (!ok) throw InputError(where + ": malformed trainer state: " + what);
     };
-    check(s.step >= 0 && s.epoch >= 0 && s.step_in_epoch >= 0 && s.total_steps >= 0 && s.tokens >= 0 &&
+    check(s.step >= 0 && s.epoch >= 0 && s.step_in_epoch >= 0 && s.total_steps >= 0 && s.targets_trained >= 0 &&
               s.skipped_steps >= 0 && s.bad_in_row >= 0 && s.global_batch >= 0,
           "a count is negative");
     check(s.world_size >= 1, "world_size must be at least 1");

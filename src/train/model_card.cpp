@@ -58,7 +58,7 @@ std::string model_card(const TrainOptions& opts, const TrainerState& st, int64_t
     s += "- base model: `" + opts.model.path + "` (" + opts.model.dtype + ")\n";
     s += "- objective: `" + opts.model.method + "` (settings below)\n";
     s += strprintf("- steps: %lld of %lld (epoch %lld), %lld target tokens trained, %lld steps skipped\n",
-                   (long long)st.step, (long long)st.total_steps, (long long)st.epoch, (long long)st.tokens,
+                   (long long)st.step, (long long)st.total_steps, (long long)st.epoch, (long long)st.targets_trained,
                    (long long)st.skipped_steps);
     s += strprintf("- global batch: %lld rows per step (micro-batch %lld x accumulation %lld x %lld rank(s))\n",
                    (long long)st.global_batch, (long long)opts.train.micro_batch_size, (long long)opts.train.grad_accum,

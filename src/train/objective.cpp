@@ -12,12 +12,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "cuset/core/config.h"  // config_check_range: the schema's bounds
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 
@@ -151,6 +149,13 @@ void plan_groups(Plan& p, int64_t chunk, bool whole_samples) {
 
 // ------------------------------------------------------------------ masks and weights (device)
 
+// What a method takes from a chunk's logits besides the loss, per row: [r] fp64, detached, each
+// undefined unless the method's row asks for it.
+struct LogitTerms {
+    at::Tensor entropy_weight;  // TokenWeight::kEntropy: EAFT's (H_topk / ln k)^alpha
+    at::Tensor kl;              // reference_model: KL(pi_ref || pi_theta)
+};
+
 // Everything the fused forward hands back besides the numerator, per group, detached.
 struct Terms {
     std::vector<at::Tensor> nll, conf, kept, only_sensitive, den, coef;  // [r] per group
@@ -164,19 +169,18 @@ class Weigher {
 public:
     Weigher(const ObjectiveOptions& o, const Plan& p, std::optional<double> batch_tau,
             at::Tensor sens, at::Tensor cached, at::Tensor sample_dev, at::Tensor ref_ce = {})
-        : o_(o), p_(p), batch_tau_(batch_tau), sens_(std::move(sens)), cached_(std::move(cached)),
-          sample_(std::move(sample_dev)), ref_ce_(std::move(ref_ce)) {}
+        : o_(o), row_(method_row(o.method)), p_(p), batch_tau_(batch_tau), sens_(std::move(sens)),
+          cached_(std::move(cached)), sample_(std::move(sample_dev)), ref_ce_(std::move(ref_ce)) {}
 
     bool needs_whole_samples() const {
-        return o_.method == Method::kCuset &&
+        return row_.mask == TokenMask::kCuset &&
                (o_.region_enabled ||
                 (o_.mask_confidence && o_.threshold_mode == ThresholdMode::kSampleQuantile));
     }
 
     // nll [r] (compute dtype, detached) of group g -> coefficient w_i m g [r] fp64; records terms.
-    // extra [r] fp64: the EAFT weight (eaft) or KL(pi_ref || pi_theta) (asft); undefined otherwise.
-    at::Tensor weigh(const Plan::Group& g, const at::Tensor& nll, Terms& out,
-                     const at::Tensor& extra = {}) const {
+    // x: the chunk's logit terms the method's row asks for.
+    at::Tensor weigh(const Plan::Group& g, const at::Tensor& nll, Terms& out, const LogitTerms& x = {}) const {
         const int64_t a = g.row_begin, r = g.row_end - g.row_begin;
         at::Tensor c = cached_.defined() ? cached_.narrow(0, a, r)
                                          : at::exp(-nll.to(at::kDouble));  // [r] fp64, detached
@@ -184,9 +188,9 @@ public:
         const auto f64 = c.options();
         at::Tensor tau_tok, w_tok;  // [r] fp64 or undefined
         at::Tensor kept = at::ones({r}, sens.options()), only = at::zeros({r}, sens.options());
-        at::Tensor g_tok;  // per-token method weight [r] fp64, undefined = 1
+        const at::Tensor g_tok = token_weight(c, x);  // [r] fp64, undefined = 1
 
-        if (o_.method == Method::kCuset) {
+        if (row_.mask == TokenMask::kCuset) {
             at::Tensor lsid, n_dev, first_dev;  // [r], [k], [k]
             int64_t k = 0;
             if (g.sample_begin >= 0) {
@@ -224,27 +228,19 @@ public:
                 for (auto* v : {&out.win_begin, &out.win_end}) v->push_back(at::full({k}, -1.0, f64));
                 out.win_mean.push_back(at::full({k}, kNaN, f64));
             }
-        } else if (o_.method == Method::kDft) {
-            g_tok = c;
-        } else if (o_.method == Method::kFocal) {
-            g_tok = at::pow(1.0 - c, o_.focal_gamma);
-        } else if (o_.method == Method::kEaft) {
-            g_tok = extra;
-        } else if (o_.method == Method::kAsft) {
-            g_tok = c;  // the DFT part; the KL part is extra_num below
-        } else if (o_.method == Method::kRho1) {
+        } else if (row_.mask == TokenMask::kExcessLoss) {
             // score = l_theta - l_ref, in fp64 exactly as Objective::step_scores makes it
             kept = (nll.to(at::kDouble) - ref_ce_.narrow(0, a, r)) >= *batch_tau_;
         }
 
-        const double drop = o_.method == Method::kRho1 ? 0.0 : o_.drop_weight;  // rho1: hard selection
+        const double drop = row_.mask == TokenMask::kExcessLoss ? 0.0 : o_.drop_weight;  // a hard selection
         at::Tensor m = at::where(kept, at::ones({}, f64), at::full({}, drop, f64));  // [r]
         at::Tensor den = w_tok.defined() ? w_tok * m : m;
         at::Tensor coef = g_tok.defined() ? den * g_tok : den;
         out.tokw.push_back(g_tok.defined() ? m * g_tok : m);
-        if (o_.method == Method::kAsft) {
-            out.kl.push_back(extra);
-            out.extra_num.push_back(den * extra * o_.asft_alpha);
+        if (row_.reference_model) {  // the KL part, beside the token weight's part
+            out.kl.push_back(x.kl);
+            out.extra_num.push_back(den * x.kl * o_.asft_alpha);
         }
         out.nll.push_back(nll);
         out.conf.push_back(c);
@@ -256,6 +252,17 @@ public:
     }
 
 private:
+    // The method's per-token weight g of confidences c [r] fp64: [r] fp64, undefined for g = 1.
+    at::Tensor token_weight(const at::Tensor& c, const LogitTerms& x) const {
+        switch (row_.weight) {
+            case TokenWeight::kOne: return {};
+            case TokenWeight::kConfidence: return c;
+            case TokenWeight::kFocal: return at::pow(1.0 - c, o_.focal_gamma);
+            case TokenWeight::kEntropy: return x.entropy_weight;
+        }
+        return {};
+    }
+
     // c [r] fp64 sample by sample, lsid [r] sample in group, n [k], first [k] -> tau [k]
     // (NaN for a sample without tokens): numpy's 'linear' quantile per sample.
     at::Tensor sample_quantiles(const at::Tensor& c, const at::Tensor& lsid, const at::Tensor& n,
@@ -315,6 +322,7 @@ private:
     }
 
     const ObjectiveOptions& o_;
+    const MethodRow& row_;
     const Plan& p_;
     std::optional<double> batch_tau_;
     at::Tensor sens_;    // [n] bool
@@ -375,28 +383,29 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
             if (r <= run->chunk) {  // one pass: logits once
                 at::Tensor hc = h.narrow(0, a, r), yc = y.narrow(0, a, r);
                 at::Tensor z = chunk_logits(hc, w);  // [r, V]
-                const Method method = run->opts->method;
-                at::Tensor extra, lp, pr;  // [r] fp64; asft: log pi_theta, pi_ref [r, V]
-                if (method == Method::kEaft) extra = eaft_weight(z, *run->opts);
-                if (method == Method::kAsft) {
+                const MethodRow& row = method_row(run->opts->method);
+                LogitTerms x;
+                at::Tensor lp, pr;  // with a reference model: log pi_theta, pi_ref [r, V]
+                if (row.weight == TokenWeight::kEntropy) x.entropy_weight = eaft_weight(z, *run->opts);
+                if (row.reference_model) {
                     lp = at::log_softmax(z, 1);
                     at::Tensor zr = chunk_logits(run->ref_h.narrow(0, a, r), run->ref_w);  // [r, V]
                     n_bad.add_(rows_nonfinite(zr));
                     at::Tensor lr;
                     std::tie(lr, pr) = reference_probs(zr);
-                    extra = (pr * (lr - lp)).sum(1).to(at::kDouble);  // [r] KL(pi_ref || pi_theta)
+                    x.kl = (pr * (lr - lp)).sum(1).to(at::kDouble);  // [r] KL(pi_ref || pi_theta)
                 }
                 ChunkLoss cl = softmax_inplace(z, yc);
                 n_bad.add_(cl.n_bad);
-                at::Tensor coef = run->weigher->weigh(g, cl.nll, run->terms, extra);  // [r] fp64
+                at::Tensor coef = run->weigher->weigh(g, cl.nll, run->terms, x);  // [r] fp64
                 if (!any_grad) continue;
                 nll_grad_inplace(z, cl.sum_exp, yc, coef.to(ct));
-                if (method == Method::kAsft)  // + alpha den (softmax - pi_ref)
+                if (row.reference_model)  // + alpha den (softmax - pi_ref)
                     z.add_(lp.exp_().sub_(pr).mul_((run->terms.den.back() * run->opts->asft_alpha).to(ct).unsqueeze(1)));
                 chunk_backward(z, hc, w, rows_grad(a, r), grad_w, &grad_w_empty);
                 continue;
             }
-            if (run->opts->method != Method::kCuset)
+            if (method_row(run->opts->method).mask != TokenMask::kCuset)
                 throw RuntimeFailure("objective: internal error, a chunk longer than chunk_size for a per-token method");
             // A sample longer than a chunk: its mask and weight need all its losses first.
             at::Tensor nll = at::empty({r}, h.options().dtype(ct)), lse = at::empty_like(nll);
@@ -449,6 +458,21 @@ struct FusedObjective : public torch::autograd::Function<FusedObjective> {
 
 // ------------------------------------------------------------------ compute(), in its parts
 
+// The micro-batch's reference probabilities, which a method with reference scores needs.
+void check_reference_prob(const ObjectiveOptions& o, const MicroBatchTargets& t) {
+    if (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes())
+        throw RuntimeFailure(strprintf("objective: method %s needs the reference model's [B, T] target "
+                                       "probabilities (objective.rho1.reference_scores)",
+                                       method_name(o.method)));
+}
+
+// The micro-batch's confidences, which confidence.source cached needs.
+void check_cached_confidence(const MicroBatchTargets& t) {
+    if (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes())
+        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
+                             "[B, T] confidence tensor");
+}
+
 // What compute() needs of its inputs, as RuntimeFailures naming what does not fit.
 void check_compute_inputs(const ObjectiveOptions& o, bool two_passes, const at::Tensor& hidden,
                           const at::Tensor& lm_head, const MicroBatchTargets& t, std::optional<double> batch_tau,
@@ -461,16 +485,15 @@ void check_compute_inputs(const ObjectiveOptions& o, bool two_passes, const at::
     if (two_passes && !batch_tau)
         throw RuntimeFailure("objective: threshold mode batch_quantile needs the step's threshold "
                              "from the first pass (batch_tau)");
-    if (two_passes && o.method != Method::kRho1 && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
+    const MethodRow& row = method_row(o.method);
+    if (two_passes && row.pass == StepPass::kConfidenceQuantile && !(*batch_tau >= 0.0 && *batch_tau <= 1.0))
         throw RuntimeFailure(strprintf("objective: batch_tau %g is not a probability", *batch_tau));
-    if (o.method == Method::kRho1 && std::isnan(*batch_tau))
-        throw RuntimeFailure("objective: rho1's step score threshold is NaN");
-    if (o.method == Method::kRho1 &&
-        (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes()))
-        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
-                             "probabilities (objective.rho1.reference_scores)");
-    if (o.method == Method::kAsft) {
-        if (!reference) throw RuntimeFailure("objective: method asft needs the reference model's forward pass");
+    if (two_passes && row.pass == StepPass::kExcessLoss && std::isnan(*batch_tau))
+        throw RuntimeFailure(strprintf("objective: %s's step score threshold is NaN", row.name));
+    if (row.reference_scores) check_reference_prob(o, t);
+    if (row.reference_model) {
+        if (!reference)
+            throw RuntimeFailure(strprintf("objective: method %s needs the reference model's forward pass", row.name));
         check_model_tensors(reference->hidden, 3, reference->lm_head, "objective (reference)");
         if (reference->hidden.sizes() != hidden.sizes() || reference->lm_head.sizes() != lm_head.sizes())
             throw RuntimeFailure(strprintf("objective: reference hidden %s / lm_head %s do not match %s / %s",
@@ -481,9 +504,7 @@ void check_compute_inputs(const ObjectiveOptions& o, bool two_passes, const at::
     if (t.sensitive.defined() &&
         (t.sensitive.sizes() != t.labels.sizes() || t.sensitive.scalar_type() != at::kBool))
         throw RuntimeFailure("objective: sensitive must be [B, T] bool like labels");
-    if (o.cached_confidence && (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes()))
-        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
-                             "[B, T] confidence tensor");
+    if (o.cached_confidence) check_cached_confidence(t);
 }
 
 // The valid targets of a micro-batch on the device, in the plan's order (grouped by sample).
@@ -493,8 +514,8 @@ struct ValidRows {
     at::Tensor h;              // [n, D] hidden rows, model dtype
     at::Tensor sens;           // [n] bool
     at::Tensor cached;         // [n] fp64 cached confidences; undefined unless confidence.source is cached
-    at::Tensor ref_p, ref_ce;  // rho1: [n] fp64 p_ref and -log p_ref; undefined otherwise
-    at::Tensor ref_h;          // asft: [n, D] reference hidden rows; undefined otherwise
+    at::Tensor ref_p, ref_ce;  // reference scores: [n] fp64 p_ref and -log p_ref; undefined otherwise
+    at::Tensor ref_h;          // a reference model: [n, D] its hidden rows; undefined otherwise
 };
 
 ValidRows valid_rows(const ObjectiveOptions& o, const Plan& plan, const at::Tensor& hidden,
@@ -510,11 +531,12 @@ ValidRows valid_rows(const ObjectiveOptions& o, const Plan& plan, const at::Tens
     r.sens = t.sensitive.defined() ? t.sensitive.reshape({-1}).to(dev).index_select(0, rows)
                                    : at::zeros({plan.n}, at::TensorOptions().dtype(at::kBool).device(dev));
     if (o.cached_confidence) r.cached = t.confidence.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
-    if (o.method == Method::kRho1) {
+    const MethodRow& row = method_row(o.method);
+    if (row.reference_scores) {
         r.ref_p = t.reference_prob.reshape({-1}).to(dev).index_select(0, rows).to(at::kDouble);
         r.ref_ce = -at::log(r.ref_p);
     }
-    if (o.method == Method::kAsft) r.ref_h = reference->hidden.reshape({-1, D}).index_select(0, rows);
+    if (row.reference_model) r.ref_h = reference->hidden.reshape({-1, D}).index_select(0, rows);
     return r;
 }
 
@@ -527,12 +549,14 @@ at::Tensor numerator_full_logits(const ObjectiveOptions& o, const ValidRows& r, 
     at::Tensor z = full_logits(r.h, lm_head, "token_nll (full logits)");  // [n, V] with grad
     at::Tensor n_bad = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(r.h.device()));
     at::Tensor nll = at::cross_entropy_loss(z, r.y, /*weight=*/{}, at::Reduction::None, kIgnoreIndex);
-    at::Tensor extra, kl;  // kl [n] with grad (asft)
-    if (o.method == Method::kEaft) {
+    const MethodRow& row = method_row(o.method);
+    LogitTerms x;
+    at::Tensor kl;  // [n] with grad (a reference model)
+    if (row.weight == TokenWeight::kEntropy) {
         at::NoGradGuard no_grad;
-        extra = eaft_weight(z.detach(), o);
+        x.entropy_weight = eaft_weight(z.detach(), o);
     }
-    if (o.method == Method::kAsft) {
+    if (row.reference_model) {
         at::Tensor zr, lr, pr;
         {
             at::NoGradGuard no_grad;
@@ -541,9 +565,9 @@ at::Tensor numerator_full_logits(const ObjectiveOptions& o, const ValidRows& r, 
             std::tie(lr, pr) = reference_probs(zr);
         }
         kl = (pr * (lr - at::log_softmax(z, 1))).sum(1);
-        extra = kl.detach().to(at::kDouble);
+        x.kl = kl.detach().to(at::kDouble);
     }
-    at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms, extra);
+    at::Tensor coef = weigher.weigh(plan.groups[0], nll.detach(), terms, x);
     at::Tensor numerator = (coef.to(ct) * nll).sum();
     if (kl.defined()) numerator = numerator + ((terms.den.back() * o.asft_alpha).to(ct) * kl).sum();
     terms.n_bad = n_bad;
@@ -617,7 +641,7 @@ void finish_output(const ObjectiveOptions& o, const Plan& plan, const ValidRows&
     ObjectiveStats& st = out.stats;
     st = ObjectiveStats::from_buffer(hp);
     out.denominator = hp[kDen];
-    const double fixed_tau = !o.mask_confidence || o.method != Method::kCuset ? kNaN
+    const double fixed_tau = !o.mask_confidence || method_row(o.method).mask != TokenMask::kCuset ? kNaN
                              : o.threshold_mode == ThresholdMode::kFixed     ? o.threshold_value
                              : o.threshold_mode == ThresholdMode::kBatchQuantile ? *batch_tau
                                                                                  : kNaN;
@@ -645,77 +669,36 @@ void finish_output(const ObjectiveOptions& o, const Plan& plan, const ValidRows&
     }
 }
 
+double ratio(double a, int64_t b) { return b > 0 ? a / static_cast<double>(b) : kNaN; }
+
+// How two values of a statistic combine (CUSET_OBJECTIVE_STATS' merge column).
+template <class T> T merge_sum(T a, T b) { return a + b; }
+template <class T> T merge_min(T a, T b) { return std::min(a, b); }
+template <class T> T merge_max(T a, T b) { return std::max(a, b); }
+
 }  // namespace
 
 // ------------------------------------------------------------------ public API
 
-const char* method_name(Method m) {
-    switch (m) {
-        case Method::kSft: return "sft";
-        case Method::kCuset: return "cuset";
-        case Method::kDft: return "dft";
-        case Method::kFocal: return "focal";
-        case Method::kEaft: return "eaft";
-        case Method::kAsft: return "asft";
-        case Method::kRho1: return "rho1";
-    }
-    return "?";
-}
-
 void ObjectiveStats::merge(const ObjectiveStats& o) {
-    n_valid += o.n_valid;
-    n_kept += o.n_kept;
-    n_sensitive += o.n_sensitive;
-    n_kept_only_sensitive += o.n_kept_only_sensitive;
-    sum_tau += o.sum_tau;
-    n_tau += o.n_tau;
-    n_samples += o.n_samples;
-    w_min = std::min(w_min, o.w_min);
-    w_max = std::max(w_max, o.w_max);
-    w_sum += o.w_sum;
-    conf_sum_sensitive += o.conf_sum_sensitive;
-    conf_sum_plain += o.conf_sum_plain;
-    nll_sum_valid += o.nll_sum_valid;
-    tok_w_sum += o.tok_w_sum;
-    kl_sum += o.kl_sum;
+#define CUSET_STATS_MERGE(type, member, index, merge, init) member = merge_##merge(member, o.member);
+    CUSET_OBJECTIVE_STATS(CUSET_STATS_MERGE)
+#undef CUSET_STATS_MERGE
 }
-
-namespace {
-
-double ratio(double a, int64_t b) { return b > 0 ? a / static_cast<double>(b) : kNaN; }
-
-// Every field of `s` with its index in the buffer: the one list to_buffer and from_buffer walk.
-template <class Stats, class Visit>
-void for_each_field(Stats& s, Visit visit) {
-    using F = ObjectiveStats::Field;
-    visit(F::kNValid, s.n_valid);
-    visit(F::kNKept, s.n_kept);
-    visit(F::kNSensitive, s.n_sensitive);
-    visit(F::kNKeptOnlySensitive, s.n_kept_only_sensitive);
-    visit(F::kSumTau, s.sum_tau);
-    visit(F::kNTau, s.n_tau);
-    visit(F::kNSamples, s.n_samples);
-    visit(F::kWMin, s.w_min);
-    visit(F::kWMax, s.w_max);
-    visit(F::kWSum, s.w_sum);
-    visit(F::kConfSumSensitive, s.conf_sum_sensitive);
-    visit(F::kConfSumPlain, s.conf_sum_plain);
-    visit(F::kNllSumValid, s.nll_sum_valid);
-    visit(F::kTokWSum, s.tok_w_sum);
-    visit(F::kKlSum, s.kl_sum);
-}
-
-}  // namespace
 
 std::vector<double> ObjectiveStats::to_buffer() const {
     std::vector<double> v(kFields);
-    for_each_field(*this, [&](Field f, const auto& x) { v[f] = static_cast<double>(x); });
+#define CUSET_STATS_TO(type, member, index, merge, init) v[index] = static_cast<double>(member);
+    CUSET_OBJECTIVE_STATS(CUSET_STATS_TO)
+#undef CUSET_STATS_TO
     return v;
 }
 
 ObjectiveStats ObjectiveStats::from_buffer(const double* v) {
     ObjectiveStats s;
-    for_each_field(s, [&](Field f, auto& x) { x = static_cast<std::decay_t<decltype(x)>>(v[f]); });
+#define CUSET_STATS_FROM(type, member, index, merge, init) s.member = static_cast<type>(v[index]);
+    CUSET_OBJECTIVE_STATS(CUSET_STATS_FROM)
+#undef CUSET_STATS_FROM
     return s;
 }
 
@@ -732,7 +715,8 @@ double ObjectiveStats::kl_mean() const { return ratio(kl_sum, n_valid); }
 
 CusetTokenWeights cuset_token_weights(const at::Tensor& conf, const at::Tensor& sensitive,
                                       const std::vector<int64_t>& counts, const ObjectiveOptions& opts) {
-    if (opts.method != Method::kCuset) throw RuntimeFailure("cuset_token_weights: the options are not method cuset's");
+    if (method_row(opts.method).mask != TokenMask::kCuset)
+        throw RuntimeFailure("cuset_token_weights: the options are not method cuset's");
     if (opts.mask_confidence && opts.threshold_mode == ThresholdMode::kBatchQuantile)
         throw UsageError("CuSeT token weights take a per-sequence or fixed threshold: objective.mask.threshold.mode "
                          "sample_quantile or fixed, not batch_quantile");
@@ -771,26 +755,34 @@ CusetTokenWeights cuset_token_weights(const at::Tensor& conf, const at::Tensor& 
 }
 
 Objective::Objective(ObjectiveOptions opts) : opts_(std::move(opts)) {
-    // The ranges of objective.* are checked once, by the configuration schema (core/config.cpp).
-    // Options built in code skip that; a region window below one token has no meaning, so the
-    // window is checked here too, against the schema's own bounds (one set of bounds).
-    config_check_range("objective.region.window", static_cast<double>(opts_.window));
-    config_check_range("objective.eaft.k", static_cast<double>(opts_.eaft_k));
-    config_check_range("objective.rho1.keep_fraction", opts_.rho1_keep_fraction);
+    // The objective's own bounds: a region window of at least one token, EAFT's k of at least 2
+    // (ln 1 = 0), a rho1 share that keeps tokens. A configuration's values meet the same ranges on
+    // load (app/config_schema.cpp); options built in code meet them here.
+    constexpr int64_t kWindowMax = int64_t{1} << 24, kEaftKMax = int64_t{1} << 20;
+    if (opts_.window < 1 || opts_.window > kWindowMax)
+        throw UsageError(strprintf("objective: region window %lld is out of range [1, %lld]",
+                                   static_cast<long long>(opts_.window), static_cast<long long>(kWindowMax)));
+    if (opts_.eaft_k < 2 || opts_.eaft_k > kEaftKMax)
+        throw UsageError(strprintf("objective: eaft k %lld is out of range [2, %lld]", static_cast<long long>(opts_.eaft_k),
+                                   static_cast<long long>(kEaftKMax)));
+    if (!(opts_.rho1_keep_fraction >= 1e-6 && opts_.rho1_keep_fraction <= 1.0))  // NaN is out of every range
+        throw UsageError(strprintf("objective: rho1 keep fraction %g is out of range [1e-06, 1]", opts_.rho1_keep_fraction));
 }
 
 bool Objective::needs_two_passes() const {
-    return (opts_.method == Method::kCuset && opts_.mask_confidence &&
-            opts_.threshold_mode == ThresholdMode::kBatchQuantile) ||
-           opts_.method == Method::kRho1;
+    switch (method_row(opts_.method).pass) {
+        case StepPass::kNone: return false;
+        case StepPass::kConfidenceQuantile:
+            return opts_.mask_confidence && opts_.threshold_mode == ThresholdMode::kBatchQuantile;
+        case StepPass::kExcessLoss: return true;
+    }
+    return false;
 }
 
 at::Tensor Objective::step_scores(const at::Tensor& hidden, const at::Tensor& lm_head,
                                   const MicroBatchTargets& t) const {
-    if (opts_.method != Method::kRho1) return confidences(hidden, lm_head, t);
-    if (!t.reference_prob.defined() || t.reference_prob.sizes() != t.labels.sizes())
-        throw RuntimeFailure("objective: method rho1 needs the reference model's [B, T] target "
-                             "probabilities (objective.rho1.reference_scores)");
+    if (method_row(opts_.method).pass != StepPass::kExcessLoss) return confidences(hidden, lm_head, t);
+    check_reference_prob(opts_, t);
     at::NoGradGuard no_grad;
     const int64_t D = lm_head.size(-1);
     at::Tensor y = t.labels.reshape({-1}).to(hidden.device());  // [N]
@@ -801,7 +793,7 @@ at::Tensor Objective::step_scores(const at::Tensor& hidden, const at::Tensor& lm
 }
 
 double Objective::step_threshold(const at::Tensor& all_scores) const {
-    if (opts_.method != Method::kRho1) return quantile_linear(all_scores, opts_.q);
+    if (method_row(opts_.method).pass != StepPass::kExcessLoss) return quantile_linear(all_scores, opts_.q);
     if (!all_scores.defined() || all_scores.numel() == 0) throw RuntimeFailure("step_threshold: no scores");
     at::Tensor v = std::get<0>(at::sort(all_scores.reshape({-1}).to(at::kDouble).to(at::kCPU), /*dim=*/0,
                                         /*descending=*/true));
@@ -825,9 +817,7 @@ at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm
 at::Tensor Objective::confidences(const at::Tensor& hidden, const at::Tensor& lm_head,
                                   const MicroBatchTargets& t) const {
     if (!opts_.cached_confidence) return confidences(hidden, lm_head, t.labels);
-    if (!t.confidence.defined() || t.confidence.sizes() != t.labels.sizes())
-        throw RuntimeFailure("objective: confidence.source is cached but the micro-batch has no "
-                             "[B, T] confidence tensor");
+    check_cached_confidence(t);
     at::Tensor y = t.labels.reshape({-1}).to(t.confidence.device());
     at::Tensor idx = at::nonzero(y != kIgnoreIndex).squeeze(1);
     return t.confidence.reshape({-1}).index_select(0, idx).to(at::kDouble);

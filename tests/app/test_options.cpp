@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuset/app/options.h"
-#include "cuset/core/config.h"
+#include "cuset/app/config_schema.h"
 #include "cuset/core/error.h"
 #include "cuset/model/device.h"
 #include "cuset/train/objective.h"
@@ -25,18 +25,18 @@ TEST(AppOptions, ObjectiveOptionsFromConfig) {
     EXPECT_EQ(cuset::objective_options_from(cfg).window, 256);
     EXPECT_EQ(cuset::objective_options_from(cfg).q, 0.2);
     cfg.objective.method = "focal";
-    cfg.objective.confidence_source = "cached";
-    cfg.objective.mask_confidence = false;
-    cfg.objective.mask_sensitivity = false;
-    cfg.objective.drop_weight = 0.25;
-    cfg.objective.threshold_mode = "batch_quantile";
-    cfg.objective.threshold_q = 0.3;
-    cfg.objective.threshold_value = 0.6;
-    cfg.objective.region_enabled = false;
-    cfg.objective.region_window = 64;
-    cfg.objective.region_alpha = 2.0;
-    cfg.objective.focal_gamma = 3.0;
-    cfg.objective.chunk_size = 0;
+    cfg.objective.loss.cached_confidence = true;
+    cfg.objective.loss.mask_confidence = false;
+    cfg.objective.loss.mask_sensitivity = false;
+    cfg.objective.loss.drop_weight = 0.25;
+    cfg.objective.loss.threshold_mode = ThresholdMode::kBatchQuantile;
+    cfg.objective.loss.q = 0.3;
+    cfg.objective.loss.threshold_value = 0.6;
+    cfg.objective.loss.region_enabled = false;
+    cfg.objective.loss.window = 64;
+    cfg.objective.loss.alpha = 2.0;
+    cfg.objective.loss.focal_gamma = 3.0;
+    cfg.objective.loss.chunk_size = 0;
     ObjectiveOptions o = cuset::objective_options_from(cfg);
     EXPECT_EQ(o.method, Method::kFocal);
     EXPECT_TRUE(o.cached_confidence);
@@ -52,10 +52,10 @@ TEST(AppOptions, ObjectiveOptionsFromConfig) {
     EXPECT_EQ(o.focal_gamma, 3.0);
     EXPECT_EQ(o.chunk_size, 0);
     cfg.objective.method = "eaft";
-    cfg.objective.eaft_alpha = 0.5;
-    cfg.objective.eaft_k = 7;
-    cfg.objective.asft_alpha = 0.25;
-    cfg.objective.rho1_keep_fraction = 0.3;
+    cfg.objective.loss.eaft_alpha = 0.5;
+    cfg.objective.loss.eaft_k = 7;
+    cfg.objective.loss.asft_alpha = 0.25;
+    cfg.objective.loss.rho1_keep_fraction = 0.3;
     o = cuset::objective_options_from(cfg);
     EXPECT_EQ(o.method, Method::kEaft);
     EXPECT_EQ(o.eaft_alpha, 0.5);
@@ -82,8 +82,8 @@ TEST(AppOptions, TextPipelineOptionsFromConfig) {
     cfg.data.templ.user = "Q: {content}\n";
     cfg.data.templ.end_of_turn = "</s>";
     cfg.tagger.device_functions = false;
-    cfg.data.skip_invalid = true;
-    cfg.data.invalid_utf8 = "replace";
+    cfg.data.load.skip_invalid = true;
+    cfg.data.load.replace_invalid_utf8 = true;
     cuset::TextOptions t = cuset::text_options_from(cfg);
     EXPECT_EQ(t.tokenizer, "models/base");
     EXPECT_EQ(t.chat_format.format, "custom");
@@ -207,7 +207,7 @@ TEST(AppOptions, TrainerSectionsFromConfig) {
     cfg.data.packing = true;
     cfg.data.group_by_length = true;
     cfg.data.shuffle = false;
-    cfg.data.cache_dir = "cache";
+    cfg.data.tokenize.cache_dir = "cache";
     cfg.data.chat_format = "chatml";
     cfg.checkpoint.every = 6;
     cfg.checkpoint.keep_last = 3;
@@ -306,11 +306,11 @@ TEST(AppOptions, CommandOptionsFromConfig) {
     cfg.log.progress = "always";
     cfg.generate.max_new_tokens = 77;
     cfg.generate.n = 4;
-    cfg.generate.temperature = 0.7;
-    cfg.generate.top_k = 5;
-    cfg.generate.top_p = 0.9;
-    cfg.generate.min_p = 0.05;
-    cfg.generate.repetition_penalty = 1.1;
+    cfg.generate.sampling.temperature = 0.7;
+    cfg.generate.sampling.top_k = 5;
+    cfg.generate.sampling.top_p = 0.9;
+    cfg.generate.sampling.min_p = 0.05;
+    cfg.generate.sampling.repetition_penalty = 1.1;
     cfg.generate.seed = 99;
     cfg.generate.batch_size = 2;
     cfg.generate.stop = "[\"\\n\\n\"]";
@@ -345,8 +345,8 @@ TEST(AppOptions, CommandOptionsFromConfig) {
     cfg.data.eval = "b.jsonl";
     cfg.data.max_seq_len = 300;
     cfg.data.truncation = "drop";
-    cfg.data.cache_dir = "";
-    cfg.objective.chunk_size = 64;
+    cfg.data.tokenize.cache_dir = "";
+    cfg.objective.loss.chunk_size = 64;
     cfg.train.micro_batch_size = 6;
     const cuset::ScoreSetup s = cuset::score_setup_from(cfg);
     EXPECT_EQ(s.model, "m");
@@ -388,12 +388,12 @@ TEST(AppOptions, CommandOptionsFromConfig) {
     cfg.eval.gen_timeout_s = 13;
     cfg.eval.compare_timeout_s = 14;
     cfg.eval.emulate_timeout_s = 15;
-    cfg.eval.sandbox.enabled = false;
-    cfg.eval.sandbox.cpu_s = 16;
-    cfg.eval.sandbox.memory_mb = 17;
-    cfg.eval.sandbox.file_mb = 18;
-    cfg.eval.sandbox.processes = 19;
-    cfg.eval.sandbox.open_files = 20;
+    cfg.eval.contain = false;
+    cfg.eval.limits.cpu_s = 16;
+    cfg.eval.limits.memory_mb = 17;
+    cfg.eval.limits.file_mb = 18;
+    cfg.eval.limits.processes = 19;
+    cfg.eval.limits.open_files = 20;
     cfg.eval.gpu_name = "H200";
     const cuset::eval::JudgeSettings j = cuset::judge_settings_from(cfg);
     EXPECT_EQ(j.nvcc, "/opt/nvcc");
@@ -449,10 +449,10 @@ TEST(AppOptions, SpeedupRewardNeedsTheGpuJudge) {
     EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge_while_sampling);
     EXPECT_FALSE(cuset::grpo_steps_options_from(cfg).rollout.judge.runner.speedup.enabled) << "weight 0: no timing";
     EXPECT_EQ(cuset::grpo_steps_options_from(cfg).rollout.rewards.unjudged, cuset::judge::UnjudgedReward::kFail);
-    cfg.objective.grpo.reward_unjudged = "skip";
+    cfg.objective.grpo.reward.unjudged = cuset::judge::UnjudgedReward::kSkip;
     EXPECT_EQ(cuset::grpo_steps_options_from(cfg).rollout.rewards.unjudged, cuset::judge::UnjudgedReward::kSkip);
-    cfg.objective.grpo.reward_speedup = 0.5;
-    cfg.objective.grpo.reward_speedup_cap = 4;
+    cfg.objective.grpo.reward.speedup = 0.5;
+    cfg.objective.grpo.reward.speedup_cap = 4;
     cfg.objective.grpo.speedup_warmup = 2;
     cfg.objective.grpo.speedup_repeats = 7;
     for (const char* judge : {"compile", "emulate"}) {

@@ -1,5 +1,6 @@
-// Configuration schema: defaults, file values, --set overrides and every class of bad input,
-// through the library API (the binary-level checks are in test_cli.cpp).
+// The configuration engine (core/config.h) over a schema of its own: defaults, a file and --set
+// overrides, the type, range and choice checks with their positions, the closest key, a section's
+// switch, printing and hashing. The application's schema is tested in tests/app/test_config_schema.cpp.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -10,27 +11,76 @@
 #include "cuset/core/error.h"
 #include "test_util.h"
 
-using cuset::Config;
+using cuset::ConfigKey;
+using cuset::ConfigKind;
+using cuset::ConfigSchema;
+using cuset::ConfigValue;
 using cuset::UsageError;
-using cuset::test::scratch_dir;
-using cuset::test::write_file;
 
 namespace {
 
-std::string write_yaml(const std::string& name, const std::string& text) {
-    // ctest runs the cases of this program in parallel processes: a folder per process and call.
-    static int calls = 0;
-    std::string dir = scratch_dir("config-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(calls++));
-    std::string path = dir + "/c.yaml";
-    write_file(path, text);
-    return path;
+struct Toy {
+    int64_t steps = 0;
+    double rate = 0;
+    bool fast = false;
+    std::string name;
+    std::string mode;
+    bool cache_enabled = false;
+    int64_t cache_size = 0;
+    std::string note;
+};
+
+template <class T>
+ConfigKey& add(ConfigSchema& s, const std::string& path, ConfigKind kind, T Toy::*member, ConfigValue fallback,
+               const std::string& help) {
+    ConfigKey k;
+    k.path = path;
+    k.kind = kind;
+    k.default_value = std::move(fallback);
+    k.help = help;
+    k.get = [member](const void* root) -> ConfigValue { return static_cast<const Toy*>(root)->*member; };
+    k.set = [member](void* root, const ConfigValue& v) { static_cast<Toy*>(root)->*member = std::get<T>(v); };
+    return s.add(std::move(k));
 }
 
-// The UsageError message for loading `text`, or "" when it loads.
-std::string load_error(const std::string& text, const std::vector<cuset::Override>& sets = {}) {
-    std::string path = write_yaml("err", text);
+const ConfigSchema& toy_schema() {
+    static const ConfigSchema s = [] {
+        ConfigSchema t;
+        ConfigKey& steps = add(t, "run.steps", ConfigKind::kInt, &Toy::steps, int64_t{10}, "optimizer steps");
+        steps.lo = 1;
+        steps.hi = 1000;
+        ConfigKey& rate = add(t, "run.rate", ConfigKind::kDouble, &Toy::rate, 0.5, "a rate");
+        rate.lo = 0;
+        rate.hi = 1;
+        add(t, "run.fast", ConfigKind::kBool, &Toy::fast, false, "go fast");
+        add(t, "out.name", ConfigKind::kString, &Toy::name, std::string("x"), "a name");
+        add(t, "out.mode", ConfigKind::kEnum, &Toy::mode, std::string("plain"), "how").choices = {"plain", "fancy"};
+        add(t, "out.cache.enabled", ConfigKind::kBool, &Toy::cache_enabled, true, "cache on");
+        add(t, "out.cache.size", ConfigKind::kInt, &Toy::cache_size, int64_t{4}, "cache size").hashed_while =
+            "out.cache.enabled";
+        add(t, "out.note", ConfigKind::kString, &Toy::note, std::string(""), "not hashed").hashed = false;
+        return t;
+    }();
+    return s;
+}
+
+std::string write_yaml(const std::string& text) {
+    static int calls = 0;
+    std::string dir = cuset::test::scratch_dir("config-engine-" + std::to_string(::getpid()) + "-" + std::to_string(calls++));
+    cuset::test::write_file(dir + "/t.yaml", text);
+    return dir + "/t.yaml";
+}
+
+Toy read(const std::string& text, const std::vector<cuset::Override>& sets = {}) {
+    Toy t;
+    toy_schema().set_defaults(&t);
+    toy_schema().read(&t, text.empty() ? "" : write_yaml(text), sets);
+    return t;
+}
+
+std::string read_error(const std::string& text, const std::vector<cuset::Override>& sets = {}) {
     try {
-        cuset::config_load(path, sets);
+        read(text, sets);
     } catch (const UsageError& e) {
         return e.what();
     }
@@ -39,190 +89,71 @@ std::string load_error(const std::string& text, const std::vector<cuset::Overrid
 
 }  // namespace
 
-TEST(Config, DefaultsFollowMethodSpec) {
-    Config c = cuset::config_load("", {});
-    // The defaults of docs/method.md.
-    EXPECT_EQ(c.objective.method, "cuset");
-    EXPECT_EQ(c.objective.confidence_source, "online");
-    EXPECT_EQ(c.objective.threshold_mode, "sample_quantile");
-    EXPECT_DOUBLE_EQ(c.objective.threshold_q, 0.2);
-    EXPECT_DOUBLE_EQ(c.objective.drop_weight, 0.0);
-    EXPECT_TRUE(c.objective.mask_confidence);
-    EXPECT_TRUE(c.objective.mask_sensitivity);
-    EXPECT_EQ(c.objective.region_window, 256);
-    EXPECT_DOUBLE_EQ(c.objective.region_alpha, 1.0);
-    EXPECT_DOUBLE_EQ(c.objective.focal_gamma, 2.0);
-    EXPECT_TRUE(c.tagger.device_functions);
-    EXPECT_EQ(c.analysis.window, 64);
-    EXPECT_DOUBLE_EQ(c.analysis.low_threshold, 0.5);
-    EXPECT_DOUBLE_EQ(c.analysis.overlap, 0.5);
-    EXPECT_EQ(c.analysis.bins, 20);
+TEST(ConfigEngine, DefaultsFileAndOverridesInOrder) {
+    Toy d = read("");
+    EXPECT_EQ(d.steps, 10);
+    EXPECT_EQ(d.rate, 0.5);
+    EXPECT_EQ(d.name, "x");
+    EXPECT_TRUE(d.cache_enabled);
+    Toy t = read("run:\n  steps: 20\n  fast: yes\nout:\n  mode: fancy\n  cache: off\n",
+                 {cuset::override_parse("run.steps=30"), cuset::override_parse("out.name='a=b'"),
+                  cuset::override_parse("run.steps=40")});
+    EXPECT_EQ(t.steps, 40);
+    EXPECT_TRUE(t.fast);
+    EXPECT_EQ(t.mode, "fancy");
+    EXPECT_FALSE(t.cache_enabled);  // a section's switch
+    EXPECT_EQ(t.name, "a=b");
 }
 
-TEST(Config, FileValuesAndNestedSections) {
-    std::string path = write_yaml("file", R"(
-model:
-  path: /models/x
-objective:
-  method: sft
-  mask:
-    threshold:
-      mode: fixed
-      value: 0.7
-  region:
-    alpha: 0.25
-train:
-  micro_batch_size: 8
-  lr: 3e-4
-  decay_norm_and_bias: yes
-)");
-    Config c = cuset::config_load(path, {});
-    EXPECT_EQ(c.model.path, "/models/x");
-    EXPECT_EQ(c.objective.method, "sft");
-    EXPECT_EQ(c.objective.threshold_mode, "fixed");
-    EXPECT_DOUBLE_EQ(c.objective.threshold_value, 0.7);
-    EXPECT_DOUBLE_EQ(c.objective.region_alpha, 0.25);
-    EXPECT_EQ(c.train.micro_batch_size, 8);
-    EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
-    EXPECT_TRUE(c.train.decay_norm_and_bias);
-    EXPECT_EQ(c.source_file, path);
+TEST(ConfigEngine, BadValuesNameTheKeyAndWhere) {
+    std::string e = read_error("run:\n  steps: many\n");
+    EXPECT_NE(e.find("t.yaml:2:10: key 'run.steps' expects an integer in [1, 1e+03], got 'many'"), std::string::npos) << e;
+    e = read_error("run:\n  rate: 2\n");
+    EXPECT_NE(e.find("key 'run.rate' = 2 is out of range [0, 1]"), std::string::npos) << e;
+    e = read_error("out:\n  mode: odd\n");
+    EXPECT_NE(e.find("expects one of plain, fancy"), std::string::npos) << e;
+    e = read_error("", {cuset::override_parse("run.fast=maybe")});
+    EXPECT_NE(e.find("--set run.fast: key 'run.fast' expects a boolean"), std::string::npos) << e;
+    e = read_error("", {cuset::override_parse("out=1")});
+    EXPECT_NE(e.find("'out' is a section, not a key"), std::string::npos) << e;
+    e = read_error("- 1\n");
+    EXPECT_NE(e.find("the top level must be a mapping of sections (run:, out:, ...)"), std::string::npos) << e;
+    EXPECT_THROW(cuset::override_parse("no-equals"), UsageError);
 }
 
-TEST(Config, OverridesApplyAfterFileInOrder) {
-    std::string path = write_yaml("ovr", "train:\n  lr: 0.1\n");
-    Config c = cuset::config_load(path, {cuset::override_parse("train.lr=0.5"),
-                                         cuset::override_parse("objective.region.enabled=false"),
-                                         cuset::override_parse("train.lr=0.25"),
-                                         cuset::override_parse("data.system_prompt='a=b'")});
-    EXPECT_DOUBLE_EQ(c.train.lr, 0.25);
-    EXPECT_FALSE(c.objective.region_enabled);
-    EXPECT_EQ(c.data.system_prompt, "a=b");
+TEST(ConfigEngine, UnknownKeysGetTheClosestOne) {
+    std::string e = read_error("run:\n  stesp: 3\n");
+    EXPECT_NE(e.find("t.yaml:2:3: unknown key 'run.stesp' (did you mean 'run.steps'?)"), std::string::npos) << e;
+    e = read_error("rnu:\n  rate: 0.1\n");
+    EXPECT_NE(e.find("unknown key 'rnu.rate' (did you mean 'run.rate'?)"), std::string::npos) << e;
+    EXPECT_EQ(toy_schema().closest_key("out.cache.sise"), "out.cache.size");
+    EXPECT_EQ(toy_schema().closest_key("something.else.entirely"), "");
 }
 
-TEST(Config, UnknownKeyNamesPathLineAndClosestKey) {
-    std::string msg = load_error("objective:\n  mask:\n    treshold:\n      q: 0.3\n");
-    EXPECT_NE(msg.find("c.yaml:3:5"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'objective.mask.treshold.q'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("did you mean 'objective.mask.threshold.q'"), std::string::npos) << msg;
+TEST(ConfigEngine, PrintsEveryKeyWithItsHelp) {
+    Toy t = read("");
+    EXPECT_EQ(toy_schema().to_yaml(&t),
+              "run:\n"
+              "  steps: 10                                     # optimizer steps\n"
+              "  rate: 0.5                                     # a rate\n"
+              "  fast: false                                   # go fast\n"
+              "out:\n"
+              "  name: \"x\"                                     # a name\n"
+              "  mode: \"plain\"                                 # how\n"
+              "  cache:\n"
+              "    enabled: true                               # cache on\n"
+              "    size: 4                                     # cache size\n"
+              "  note: \"\"                                      # not hashed\n");
 }
 
-TEST(Config, UnknownTopLevelSection) {
-    std::string msg = load_error("trian:\n  lr: 0.1\n");
-    EXPECT_NE(msg.find("unknown key 'trian.lr'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("did you mean 'train.lr'"), std::string::npos) << msg;
-}
-
-TEST(Config, WrongTypeNamesKeyLineAndExpectedType) {
-    std::string msg = load_error("train:\n  micro_batch_size: four\n");
-    EXPECT_NE(msg.find("c.yaml:2:21"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'train.micro_batch_size' expects an integer"), std::string::npos) << msg;
-    EXPECT_NE(load_error("train:\n  micro_batch_size: 1.5\n").find("expects an integer"),
-              std::string::npos);
-    EXPECT_NE(load_error("model:\n  activation_checkpointing: maybe\n").find("expects a boolean"),
-              std::string::npos);
-    EXPECT_NE(load_error("objective:\n  method: magic\n").find("one of cuset, sft, dft, focal"),
-              std::string::npos);
-    EXPECT_NE(load_error("train:\n  lr: [1, 2]\n").find("got a list"), std::string::npos);
-}
-
-TEST(Config, OutOfRangeNamesRange) {
-    std::string msg = load_error("objective:\n  mask:\n    threshold:\n      q: 1.5\n");
-    EXPECT_NE(msg.find("'objective.mask.threshold.q' = 1.5 is out of range [0, 1]"),
-              std::string::npos)
-        << msg;
-    msg = load_error("train:\n  grad_accum: 0\n");
-    EXPECT_NE(msg.find("'train.grad_accum' = 0 is out of range [1,"), std::string::npos) << msg;
-}
-
-TEST(Config, MalformedYamlHasLineAndColumn) {
-    std::string msg = load_error("train:\n  lr: 0.1\n   bad: [\n");
-    EXPECT_NE(msg.find("malformed YAML"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("c.yaml:"), std::string::npos) << msg;
-}
-
-TEST(Config, UnreadableFile) {
-    try {
-        cuset::config_load("/nonexistent/dir/x.yaml", {});
-        FAIL() << "expected an error";
-    } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("cannot read '/nonexistent/dir/x.yaml'"),
-                  std::string::npos);
-    }
-}
-
-TEST(Config, SetIsTypeCheckedLikeTheFile) {
-    try {
-        cuset::config_load("", {cuset::override_parse("train.lr=fast")});
-        FAIL();
-    } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("--set train.lr: key 'train.lr' expects a number"),
-                  std::string::npos)
-            << e.what();
-    }
-    try {
-        cuset::config_load("", {cuset::override_parse("objective.regoin.alpha=1")});
-        FAIL();
-    } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("did you mean 'objective.region.alpha'"),
-                  std::string::npos)
-            << e.what();
-    }
-    EXPECT_THROW(cuset::override_parse("no-equals-sign"), UsageError);
-}
-
-TEST(Config, CrossKeyRules) {
-    EXPECT_NE(load_error("objective:\n  confidence:\n    source: cached\n")
-                  .find("'objective.confidence.cache'"),
-              std::string::npos);
-    EXPECT_NE(load_error("train:\n  warmup_steps: 5\n  warmup_ratio: 0.1\n").find("use one"),
-              std::string::npos);
-    EXPECT_NE(load_error("train:\n  device: gpu\n").find("'train.device'"), std::string::npos);
-    EXPECT_NE(load_error("data:\n  chat_template_kwargs: 'enable_thinking'\n").find("'data.chat_template_kwargs' expects a JSON object"),
-              std::string::npos);
-    EXPECT_NE(load_error("data:\n  chat_template_kwargs: '[1]'\n").find("'data.chat_template_kwargs'"), std::string::npos);
-}
-
-TEST(Config, OpenAiBackendNeedsAServerAndAModelName) {
-    EXPECT_NE(load_error("generate:\n  backend: openai\n  served_model: m\n").find("'generate.url' must name"),
-              std::string::npos);
-    EXPECT_NE(load_error("generate:\n  backend: openai\n  url: 127.0.0.1:8000/v1\n  served_model: m\n")
-                  .find("'generate.url' must be an http:// or https:// URL, got '127.0.0.1:8000/v1'"),
-              std::string::npos);
-    EXPECT_NE(load_error("generate:\n  backend: openai\n  url: http://h:1/v1\n").find("'generate.served_model'"),
-              std::string::npos);
-    EXPECT_NE(load_error("generate:\n  backend: vllm\n").find("'generate.backend'"), std::string::npos);
-    EXPECT_NE(load_error("generate:\n  concurrency: 0\n").find("'generate.concurrency'"), std::string::npos);
-    EXPECT_EQ(load_error("generate:\n  backend: openai\n  url: https://h/v1\n  served_model: m\n"), "");
-    EXPECT_EQ(load_error("generate:\n  url: not checked when local\n"), "");
-}
-
-TEST(Config, PrintedYamlLoadsBackToTheSameConfig) {
-    Config a = cuset::config_load("", {cuset::override_parse("train.lr=0.00012345"),
-                                       cuset::override_parse("data.system_prompt=say \"hi\"\n"),
-                                       cuset::override_parse("objective.method=focal")});
-    std::string text = cuset::config_to_yaml(a);
-    std::string path = write_yaml("roundtrip", text);
-    Config b = cuset::config_load(path, {});
-    EXPECT_EQ(cuset::config_to_yaml(b), text);
-    EXPECT_EQ(cuset::config_hash(a), cuset::config_hash(b));
-    EXPECT_DOUBLE_EQ(b.train.lr, 0.00012345);
-    EXPECT_EQ(b.data.system_prompt, "say \"hi\"\n");
-}
-
-TEST(Config, HashIgnoresBookkeepingButNotTraining) {
-    Config a = cuset::config_load("", {});
-    Config b = cuset::config_load("", {cuset::override_parse("log.every=7"),
-                                       cuset::override_parse("run.name=x"),
-                                       cuset::override_parse("train.device=cpu")});
-    Config c = cuset::config_load("", {cuset::override_parse("objective.region.alpha=2")});
-    EXPECT_EQ(cuset::config_hash(a), cuset::config_hash(b));
-    EXPECT_NE(cuset::config_hash(a), cuset::config_hash(c));
-}
-
-TEST(Config, ShippedConfigsLoad) {
-    for (const char* name : {"demo", "qwen7b", "qwen7b-8x24gb", "qwen32b", "deepseek-coder-6.7b", "seed-coder-8b",
-                             "qwen3-4b"}) {
-        std::string path = std::string(CUSET_SOURCE_DIR) + "/configs/" + name + ".yaml";
-        EXPECT_NO_THROW(cuset::config_load(path, {})) << path;
-    }
+TEST(ConfigEngine, HashSkipsUnhashedKeysAndSwitchedOffOnes) {
+    const ConfigSchema& s = toy_schema();
+    Toy a = read(""), b = read("", {cuset::override_parse("out.note=hello")});
+    EXPECT_EQ(s.hash(&a), s.hash(&b));
+    Toy c = read("", {cuset::override_parse("out.cache.size=5")});
+    EXPECT_NE(s.hash(&a), s.hash(&c));
+    Toy off4 = read("", {cuset::override_parse("out.cache.enabled=false")});
+    Toy off5 = read("", {cuset::override_parse("out.cache.enabled=false"), cuset::override_parse("out.cache.size=5")});
+    EXPECT_EQ(s.hash(&off4), s.hash(&off5));
+    EXPECT_EQ(s.hash(&a).size(), 16u);
 }

@@ -147,6 +147,24 @@ class Planted(unittest.TestCase):
         self.expect_failure(f"bench/bench_tagger.cpp:{n}: includes \"cuset/tagger/no_such.h\", which exists nowhere",
                             f"tests/core/test_config.cpp:{m}: includes \"no_such_helper.h\", which exists nowhere")
 
+    # The configuration's schema is the application's: of the libraries, only app and cli (and
+    # their tests) include it; every other library takes its typed options.
+    def test_schema_header_below_the_application(self):
+        n = self.plant_include("src/train/trainer.cpp", '#include "cuset/app/config_schema.h"')
+        m = self.plant_include("include/cuset/core/log.h", '#include "cuset/app/config_schema.h"')
+        k = self.plant_include("tests/train/test_objective.cpp", '#include "cuset/app/config_schema.h"')
+        self.expect_failure(f"src/train/trainer.cpp:{n}: train includes cuset/app/config_schema.h (app), against "
+                            "the map",
+                            f"include/cuset/core/log.h:{m}: core includes cuset/app/config_schema.h (app), against "
+                            "the map",
+                            f"tests/train/test_objective.cpp:{k}: a test of train includes cuset/app/config_schema.h "
+                            "(app)")
+
+    def test_schema_header_in_the_application_and_the_commands(self):
+        self.plant_include("src/app/options.cpp", '#include "cuset/app/config_schema.h"')
+        self.plant_include("src/cli/cmd_train.cpp", '#include "cuset/app/config_schema.h"')
+        self.expect_no_new()
+
     def test_folder_that_is_no_library(self):
         self.write("include/cuset/nolib/x.h", "#pragma once\n")
         self.expect_failure("include/cuset/nolib/x.h: folder 'nolib' is no library")

@@ -36,7 +36,7 @@ TEST(TrainerState, JsonRoundTrip) {
     s.epoch = 1;
     s.step_in_epoch = 3;
     s.total_steps = 40;
-    s.tokens = 98765;
+    s.targets_trained = 98765;
     s.config_hash = "abc";
     s.data_hash = "def";
     s.history.push_back({{"step", 10}, {"eval_loss", 1.5}});

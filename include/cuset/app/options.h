@@ -8,7 +8,7 @@
 
 #include "cuset/analysis/analyze.h"
 #include "cuset/analysis/score.h"
-#include "cuset/core/config.h"
+#include "cuset/app/config_schema.h"
 #include "cuset/data/data.h"
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"

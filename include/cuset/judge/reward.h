@@ -1,4 +1,4 @@
-// The reward of a judged program, for reinforcement learning on the judge (train/grpo.h): a
+// The reward of a judged program, for reinforcement learning on the judge (rl/grpo.h): a
 // weighted sum of what the judge established, stage by stage, each counted only where the judge
 // ran that stage. What is the task's fault (gen-failed, task-error: the same for every completion
 // of the task) gives no reward at all (NaN: the completion is left out of its group's baseline).

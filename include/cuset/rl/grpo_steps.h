@@ -2,7 +2,7 @@
 // takes the next tasks_per_step tasks of a seeded order of the task file, splits them over the
 // ranks (a task's group never splits), samples G completions per task from the current policy
 // (generate/generator.h, all of a rank's completions decoded as one batch), judges and scores them
-// (rl/rollout.h: the contained judge, judge/reward.h) and takes the GRPO step (train/grpo_step.h).
+// (rl/rollout.h: the contained judge, judge/reward.h) and takes the GRPO step (rl/grpo_step.h).
 // Every completion's verdict and reward goes to rewards.jsonl in the run folder (rank 0; rank r >
 // 0 writes rewards-rank<r>.jsonl), so that a run can be audited for reward hacking.
 //
@@ -20,7 +20,7 @@
 #include "cuset/generate/generator.h"
 #include "cuset/rl/rollout.h"
 #include "cuset/rl/token_weights.h"
-#include "cuset/train/grpo_step.h"
+#include "cuset/rl/grpo_step.h"
 #include "cuset/train/step_source.h"
 
 namespace cuset::rl {

@@ -2,7 +2,7 @@
 // the task's CUDABench prompt (the system and user messages eval sends, rendered by the model's
 // chat format with its generation prompt), their programs judged by the one judge (eval/judge.h,
 // contained), each verdict turned into a reward (judge/reward.h), and the padded tensors
-// train/grpo_step.h takes. A record per completion (task, sample, status, reward, tokens) lets a
+// rl/grpo_step.h takes. A record per completion (task, sample, status, reward, tokens) lets a
 // run be audited for reward hacking.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include "cuset/generate/generator.h"
 #include "cuset/judge/reward.h"
 #include "cuset/text/chat_format.h"
-#include "cuset/train/grpo_step.h"
+#include "cuset/rl/grpo_step.h"
 
 namespace cuset::rl {
 

@@ -2,7 +2,7 @@
 // completion token gets CuSeT's coefficient w_i m(i,t) (docs/method.md sec. 2-3): m keeps a token
 // the policy is confident about (its probability at or above the completion's threshold) or that
 // the tagger marks CUDA-sensitive, w_i up-weights a completion by its hardest region. The
-// coefficients take the completion mask's place in the loss and its normaliser (train/grpo.h).
+// coefficients take the completion mask's place in the loss and its normaliser (rl/grpo.h).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "cuset/model/model.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/tokenizer.h"
-#include "cuset/train/grpo_step.h"
+#include "cuset/rl/grpo_step.h"
 #include "cuset/train/objective.h"
 
 namespace cuset::rl {

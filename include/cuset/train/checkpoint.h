@@ -27,7 +27,7 @@ struct TrainerState {
     int64_t epoch = 0;            // epoch of the next step (0-based)
     int64_t step_in_epoch = 0;    // steps of that epoch already completed
     int64_t total_steps = 0;      // planned optimizer steps of the run
-    int64_t tokens = 0;           // valid target tokens trained on so far
+    int64_t targets_trained = 0;  // trainable target tokens trained on so far
     int64_t skipped_steps = 0;    // steps skipped (non-finite loss or no kept token)
     int64_t bad_in_row = 0;       // consecutive non-finite steps at the time of saving
     int64_t global_batch = 0;     // rows per optimizer step over all ranks

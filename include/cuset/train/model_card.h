@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuset/train/checkpoint.h"
-#include "cuset/train/trainer.h"
+#include "cuset/train/train_options.h"
 
 namespace cuset {
 

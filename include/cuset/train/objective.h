@@ -15,10 +15,10 @@
 #include <ATen/core/Tensor.h>
 
 #include "cuset/model/lm_head.h"  // kIgnoreIndex, token_nll
+#include "cuset/train/method.h"   // Method and its row: what the objective does per method
 
 namespace cuset {
 
-enum class Method { kSft, kCuset, kDft, kFocal, kEaft, kAsft, kRho1 };
 enum class ThresholdMode { kSampleQuantile, kFixed, kBatchQuantile };
 
 struct ObjectiveOptions {
@@ -48,8 +48,6 @@ struct ObjectiveOptions {
     int64_t chunk_size = 1024;  // tokens per lm_head+loss chunk; 0 = full logits (reference path)
 };
 
-const char* method_name(Method m);
-
 struct MicroBatchTargets {
     at::Tensor labels;        // [B, T] int64: target of position t (already shifted), -100 = not valid
     at::Tensor sensitive;     // [B, T] bool: s(i,t) of that target; undefined = all false
@@ -71,35 +69,43 @@ struct SampleWeight {
     int64_t n_valid = 0;
 };
 
+// Every statistic of ObjectiveStats, once: X(type, member, index, merge, initial value), `merge`
+// how two values combine (sum, min, max). The struct's members, its buffer's indices, merge() and
+// the buffer's conversions are all made from this list.
+#define CUSET_OBJECTIVE_STATS(X)                                                                           \
+    X(int64_t, n_valid, kNValid, sum, 0)                      /* valid target tokens */                    \
+    X(int64_t, n_kept, kNKept, sum, 0)                        /* valid tokens the mask keeps (m = 1) */    \
+    X(int64_t, n_sensitive, kNSensitive, sum, 0)              /* valid tokens with s = 1 */                \
+    X(int64_t, n_kept_only_sensitive, kNKeptOnlySensitive, sum, 0) /* kept although c < tau, as s = 1 */   \
+    X(double, sum_tau, kSumTau, sum, 0.0)                     /* per-sample thresholds (cuset mask) */     \
+    X(int64_t, n_tau, kNTau, sum, 0)                          /* samples that have a threshold */          \
+    X(int64_t, n_samples, kNSamples, sum, 0)                  /* samples with a valid token */             \
+    X(double, w_min, kWMin, min, std::numeric_limits<double>::infinity())   /* per-sample weights */       \
+    X(double, w_max, kWMax, max, -std::numeric_limits<double>::infinity())                                 \
+    X(double, w_sum, kWSum, sum, 0.0)                                                                      \
+    X(double, conf_sum_sensitive, kConfSumSensitive, sum, 0.0) /* c over sensitive valid tokens */         \
+    X(double, conf_sum_plain, kConfSumPlain, sum, 0.0)        /* c over non-sensitive valid tokens */      \
+    X(double, nll_sum_valid, kNllSumValid, sum, 0.0)          /* l over valid tokens (unweighted) */       \
+    X(double, tok_w_sum, kTokWSum, sum, 0.0)  /* m g over valid tokens (g: 1, c, (1-c)^gamma, EAFT's) */   \
+    X(double, kl_sum, kKlSum, sum, 0.0)       /* KL(pi_ref || pi_theta) over valid tokens (asft) */
+
 // Counters for the trainer's log, summed over a micro-batch; merge() adds two (micro-batches,
 // steps, ranks). Samples are counted only when they have at least one valid token.
 struct ObjectiveStats {
-    int64_t n_valid = 0;                // valid target tokens
-    int64_t n_kept = 0;                 // valid tokens the mask keeps (m = 1)
-    int64_t n_sensitive = 0;            // valid tokens with s = 1
-    int64_t n_kept_only_sensitive = 0;  // kept although c < tau, because s = 1
-    double sum_tau = 0.0;               // sum of per-sample thresholds (cuset mask only)
-    int64_t n_tau = 0;                  // samples that have a threshold
-    int64_t n_samples = 0;              // samples with a valid token
-    double w_min = std::numeric_limits<double>::infinity();
-    double w_max = -std::numeric_limits<double>::infinity();
-    double w_sum = 0.0;                 // per-sample weights
-    double conf_sum_sensitive = 0.0;    // sum of c over sensitive valid tokens
-    double conf_sum_plain = 0.0;        // sum of c over non-sensitive valid tokens
-    double nll_sum_valid = 0.0;         // sum of l over valid tokens (unweighted)
-    double tok_w_sum = 0.0;             // sum over valid tokens of the per-token method weight g
-                                        // (1, c, (1-c)^gamma, the EAFT weight; 0 for a dropped rho1 token)
-    double kl_sum = 0.0;                // sum over valid tokens of KL(pi_ref || pi_theta) (asft)
+#define CUSET_STATS_MEMBER(type, member, index, merge, init) type member = init;
+    CUSET_OBJECTIVE_STATS(CUSET_STATS_MEMBER)
+#undef CUSET_STATS_MEMBER
 
     void merge(const ObjectiveStats& o);
 
     // The statistics as one flat buffer of doubles, field f at index f (the sums over ranks, and
     // the objective's one transfer of them from the device); integer counts are exact below 2^53.
+#define CUSET_STATS_INDEX(type, member, index, merge, init) index,
     enum Field : size_t {
-        kNValid, kNKept, kNSensitive, kNKeptOnlySensitive, kSumTau, kNTau, kNSamples, kWMin, kWMax, kWSum,
-        kConfSumSensitive, kConfSumPlain, kNllSumValid, kTokWSum, kKlSum,
+        CUSET_OBJECTIVE_STATS(CUSET_STATS_INDEX)
         kFields  // the buffer's size
     };
+#undef CUSET_STATS_INDEX
     std::vector<double> to_buffer() const;             // [kFields]
     static ObjectiveStats from_buffer(const double* v);  // v[0, kFields)
 
@@ -166,9 +172,9 @@ public:
                            const MicroBatchTargets& t) const;
     double step_threshold(const at::Tensor& all_scores) const;
 
-    bool needs_two_passes() const;  // batch_quantile, rho1
-    bool needs_reference_model() const { return opts_.method == Method::kAsft; }
-    bool needs_reference_scores() const { return opts_.method == Method::kRho1; }
+    bool needs_two_passes() const;  // the method's StepPass, when it applies (batch_quantile, rho1)
+    bool needs_reference_model() const { return method_row(opts_.method).reference_model; }
+    bool needs_reference_scores() const { return method_row(opts_.method).reference_scores; }
     const ObjectiveOptions& options() const { return opts_; }
 
 private:

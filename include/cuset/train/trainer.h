@@ -1,143 +1,114 @@
-// The training job behind `cuset-train [train] --config X`: run folder, data to batches, the
-// model, the objective's exact step normalisation, AdamW, evaluation, metrics, checkpoints,
-// resume and signals. Data parallelism enters through `Comm` (single process by default).
+// The training job behind `cuset-train [train] --config X` as a type a test drives in-process:
+// run folder and resume (train/run_folder.h), data to batches, the model with its LoRA adapters,
+// the memory check, AdamW or ZeRO, the objective's exact step normalisation (train_step.h), a
+// StepSource's steps instead (GRPO), evaluation (evaluation.h), metrics and the summary
+// (metrics_log.h), checkpoints (checkpoint_writer.h) and signals. Data parallelism enters through
+// `Comm` (single process by default). The dry run is train/dry_run.h's.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cuset/data/batching.h"
 #include "cuset/data/dataset.h"
-#include "cuset/model/device.h"
 #include "cuset/model/lora.h"
+#include "cuset/model/model.h"
+#include "cuset/train/checkpoint.h"
+#include "cuset/train/checkpoint_writer.h"
 #include "cuset/train/comm.h"
+#include "cuset/train/dry_run.h"  // train_dry_run, which the train command calls beside train_run
+#include "cuset/train/evaluation.h"
+#include "cuset/train/metrics_log.h"
 #include "cuset/train/objective.h"
+#include "cuset/train/optim.h"
 #include "cuset/train/step_source.h"
+#include "cuset/train/train_options.h"
 
 namespace cuset {
 
-// train.*: the optimisation and its schedule.
-struct OptimizeOptions {
-    int64_t seed = 1234;              // data order, LoRA initialisation, dropout (every rank from it)
-    int64_t micro_batch_size = 4;     // rows per forward
-    int64_t grad_accum = 1;           // micro-batches per step
-    int64_t epochs = 1;
-    int64_t max_steps = 0;            // > 0 overrides epochs
-    double lr = 2e-5;                 // peak learning rate
-    std::string schedule = "cosine";  // constant | linear | cosine
-    int64_t warmup_steps = 0;         // > 0 overrides warmup_ratio
-    double warmup_ratio = 0.0;
-    double min_lr_ratio = 0.0;
-    double weight_decay = 0.0;
-    bool decay_norm_and_bias = false;
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    double grad_clip = 1.0;           // 0 = off
-    int64_t eval_every = 0;           // steps; 0 = only before and after training
-    int64_t max_bad_steps = 5;        // non-finite steps in a row before the run stops
+class Trainer {
+public:
+    explicit Trainer(TrainOptions opts, const Comm& comm = Comm());
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    // The whole job: begin(), step() until done(), end(). Returns 0 or throws cuset::Error
+    // (StoppedBySignal after saving on SIGINT/SIGTERM, RuntimeFailure after too many non-finite
+    // steps, ...). Every rank calls each of these.
+    int run();
+
+    // The run folder and the checkpoint to resume, the data, the model and optimizer (the state
+    // of the checkpoint on resume), the objective, the plan of steps, metrics.jsonl, and the
+    // evaluation before training of a fresh run.
+    void begin();
+    // Every planned step taken.
+    bool done() const { return state_.step >= state_.total_steps; }
+    // One optimizer step with its metrics line, an evaluation every train.eval_every steps and a
+    // checkpoint every checkpoint.every steps; after a signal, a checkpoint and StoppedBySignal.
+    void step();
+    // The evaluation after training, the last checkpoint, summary.json.
+    void end();
+    // A checkpoint of the steps taken so far (its model card rewritten when it exists already).
+    void save_checkpoint();
+
+    const TrainerState& state() const { return state_; }
+    Decoder& model() { return model_; }
+    const std::string& run_dir() const { return opts_.run.dir; }
+
+private:
+    void open_run();
+    void load_data();
+    std::string load_model();
+    void attach_lora();
+    void build_model_and_optimizer();
+    void check_memory(const std::vector<OptimParam>& params);
+    void build_objective();
+    std::vector<std::vector<float>> load_score_probs(const std::string& file, bool check_model, const char* what) const;
+    void plan_steps();
+    void log_plan() const;
+    void restore();
+    StepReport data_step();
+    StepReport source_step();
+    StepContext step_context();
+    void account(const StepReport& r);
+    bool stop_agreed() const;
+    void fail_if_untrained() const;
+    void eval_and_record(const char* when);
+    const std::vector<Row>& rows_for_epoch(int64_t epoch);
+
+    TrainOptions opts_;
+    Comm comm_;
+    c10::Device device_;
+    c10::ScalarType dtype_;
+    std::string resume_from_;  // the checkpoint the run continues ("" = a fresh run)
+    TextPipeline pipe_;
+    PreparedData train_, eval_;
+    std::string data_hash_;
+    int64_t train_n_samples_ = 0;
+    Decoder model_ = nullptr;
+    std::optional<LoraOptions> lora_;  // model.lora.enabled: the attached adapters' options
+    Decoder reference_ = nullptr;      // run_needs_reference_model(): the frozen initial model
+    std::unique_ptr<Objective> objective_;
+    std::unique_ptr<Objective> eval_objective_;
+    std::vector<std::vector<float>> cached_probs_;     // [sample][t] p(token t) from a score file
+    std::vector<std::vector<float>> reference_probs_;  // [sample][t] p_ref(token t): the reference scores
+    std::shared_ptr<StepSource> steps_;  // opts_.steps: steps that make their own batches (null = SFT)
+    std::unique_ptr<Optimizer> optim_;
+    ScheduleOptions schedule_;
+    OrderOptions order_;
+    int64_t global_batch_ = 0;
+    int32_t pad_id_ = 0;
+    TrainerState state_;
+    int64_t cached_epoch_ = -1;
+    std::vector<Row> cached_rows_;  // the rows of cached_epoch_
+    CheckpointWriter checkpoints_;
+    MetricsLog metrics_;
 };
 
-// data.* of batching: the two splits, their length rule and their order.
-struct BatchingOptions {
-    std::string train;                     // JSONL of the training split
-    std::string eval;                      // "" = no evaluation
-    int64_t max_seq_len = 2048;
-    std::string truncation = "truncate";   // truncate | drop
-    bool packing = false;
-    bool group_by_length = false;
-    bool shuffle = true;
-    TokenizeOptions tokenize;              // data.cache_dir, log.progress
-};
-
-// checkpoint.*
-struct CheckpointOptions {
-    int64_t every = 0;          // steps; 0 = only at the end
-    int64_t keep_last = 2;      // complete checkpoints kept
-    int64_t max_shard_mb = 4096;
-};
-
-// log.* of the training loop.
-struct TrainLogOptions {
-    int64_t every = 1;              // steps per metrics line
-    std::string progress = "auto";  // auto | always | never
-    bool sample_weights = false;    // per-sample weight and hardest window in the log (debug)
-    bool tensorboard = false;       // TensorBoard event files in the run folder (rank 0)
-};
-
-// distributed.* the trainer itself uses (the process group is train/distributed.h's).
-struct ShardingOptions {
-    int64_t zero_stage = 0;          // 0 replicas | 1 optimizer state | 2 + gradients | 3 + weights
-    bool offload_optimizer = false;  // masters, moments and the update on the CPU (stages 1-3)
-    double bucket_mb = 25.0;         // all-reduce / reduce-scatter bucket size
-};
-
-// The model trained and the files of the objective.
-struct TrainModelOptions {
-    std::string path;                       // model.path: the Hugging Face folder trained
-    std::string dtype = "auto";             // model.dtype as configured (the model card says it)
-    bool activation_checkpointing = false;
-    bool lora = false;                      // model.lora.enabled: train adapters (TrainOptions::lora)
-    std::string adapter;                    // model.lora.path: start from this adapter; "" = new
-    std::string method = "cuset";           // objective.method as named (metrics, summary, card)
-    std::string confidence_cache;           // objective.confidence.cache: score file of `cached`
-    std::string rho1_reference_scores;      // objective.rho1.reference_scores
-    std::string tasks;                      // objective.grpo.tasks: an input of a GRPO run
-    std::string chat_format;                // data.chat_format as named (the model card says it)
-};
-
-// The run as the application layer resolved it: its folder and its configuration's text and
-// hashes, which the trainer writes into the run folder and its checkpoints and checks on resume.
-struct RunRecord {
-    std::string dir;              // the run folder
-    std::string config_yaml;      // the resolved configuration (config.yaml of run and checkpoints)
-    std::string config_hash;      // the hash a resumed checkpoint must match
-    std::string schedule_hash;    // the hash with the schedule length neutralised (--extend)
-    // The schedule-neutral hash of a checkpoint's config.yaml (throws cuset::Error when it cannot
-    // be read): what --extend compares with schedule_hash.
-    std::function<std::string(const std::string& config_yaml_file)> schedule_hash_of;
-};
-
-struct TrainOptions {
-    std::string resume;  // "" = fresh run, "auto" = newest complete checkpoint if any, else a path
-    // With resume: the configuration may differ from the checkpoint's in the schedule length
-    // (train.max_steps / train.epochs) only; the run continues from the checkpoint's exact state
-    // (weights, AdamW moments, data position, generators) under the new length. The learning-rate
-    // schedule is recomputed for the new length, so the result is not bit-identical to a run
-    // configured that long from the start (except with a schedule that does not depend on it).
-    bool extend = false;
-    // The command that started this session, for the checkpoints' model card ("" = not recorded).
-    std::string command_line;
-
-    // The typed options of the run, built by the application layer from the configuration
-    // (app/options.h).
-    RunRecord run;
-    OptimizeOptions train;        // train.*
-    BatchingOptions data;         // data.* of batching
-    CheckpointOptions checkpoint; // checkpoint.*
-    TrainLogOptions log;          // log.*
-    ShardingOptions distributed;  // distributed.* of the optimizer and gradients
-    TrainModelOptions model;      // model.* and the objective's files
-    TextOptions text;             // the text pipeline (tokenizer, chat format, tagger, data loading)
-    ObjectiveOptions objective;   // objective.*
-    LoraOptions lora;             // model.lora.*, used when model.lora.enabled
-    Runtime runtime;              // device, dtype and CPU threads of this rank
-    // Steps that make their own batches (objective.method grpo: rl/grpo_steps.h) instead of the
-    // SFT data and objective; null = supervised fine-tuning on data.train.
-    std::shared_ptr<StepSource> steps;
-};
-
-// Runs the job of `opts`; returns the process exit code (0) or throws cuset::Error
-// (StoppedBySignal after saving on SIGINT/SIGTERM, RuntimeFailure after too many non-finite
-// steps, ...).
+// Runs the job of `opts` (Trainer::run); returns the process exit code (0) or throws cuset::Error.
 int train_run(const TrainOptions& opts, const Comm& comm = Comm());
-
-// `--dry-run`: checks what a run would read without training — the model folder (config and
-// every safetensors header, no weights loaded), the tokenizer and chat format, the data files —
-// and logs a summary with the memory plan in opts.runtime's dtype (the dtype the run computes in).
-// Throws the same errors a run would.
-void train_dry_run(const TrainOptions& opts);
 
 }  // namespace cuset

@@ -1,5 +1,5 @@
-// One GRPO optimizer step (train/grpo_step.h).
-#include "cuset/train/grpo_step.h"
+// One GRPO optimizer step (rl/grpo_step.h).
+#include "cuset/rl/grpo_step.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-// One GRPO optimizer step from scored completions (train/grpo.h's arithmetic on the model): the
+// One GRPO optimizer step from scored completions (rl/grpo.h's arithmetic on the model): the
 // group advantages of the step's rewards, then for each micro-batch the completions'
 // log-probabilities under the policy (and the reference model for the KL term), the loss,
 // backward; the gradient averaged over ranks (as data-parallel training averages it), clipped by
@@ -13,7 +13,7 @@
 
 #include "cuset/model/model.h"
 #include "cuset/train/comm.h"
-#include "cuset/train/grpo.h"
+#include "cuset/rl/grpo.h"
 #include "cuset/train/optim.h"
 
 namespace cuset {

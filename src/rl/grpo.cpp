@@ -1,5 +1,5 @@
-// GRPO's advantages and policy-gradient loss (train/grpo.h).
-#include "cuset/train/grpo.h"
+// GRPO's advantages and policy-gradient loss (rl/grpo.h).
+#include "cuset/rl/grpo.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-// train/grpo: the policy-gradient loss, its gradient and its clip and KL statistics equal TRL's
+// rl/grpo: the policy-gradient loss, its gradient and its clip and KL statistics equal TRL's
 // GRPOTrainer._compute_loss on fixed tensors (tests/golden/grpo.py: every loss_type, with and
 // without the KL term, token- and sequence-level ratios, asymmetric and two-sided clipping,
 // accumulation, dapo's generation-batch normaliser); the advantages against hand-worked groups.
@@ -13,7 +13,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/model/safetensors_torch.h"
-#include "cuset/train/grpo.h"
+#include "cuset/rl/grpo.h"
 #include "tensor_check.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// train/grpo_step: one GRPO optimizer step on the demo model (data/tiny-coder, fp32) from fixed
+// rl/grpo_step: one GRPO optimizer step on the demo model (data/tiny-coder, fp32) from fixed
 // completions and rewards. Invariants that need no reference (the loss and its gradient are
 // checked against transformers + TRL in test_grpo.cpp): steps raise the log-probability of the
 // rewarded completions and lower that of the others; groups whose rewards are all equal carry no
@@ -13,7 +13,7 @@
 #include "cuset/core/error.h"
 #include "cuset/model/lora.h"
 #include "cuset/model/model.h"
-#include "cuset/train/grpo_step.h"
+#include "cuset/rl/grpo_step.h"
 #include "cuset/train/optim.h"
 #include "tensor_check.h"
 #include "test_util.h"
