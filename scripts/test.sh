@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Sets up if needed (scripts/setup.sh), then runs the whole test suite.
+# Sets up if needed (scripts/setup.sh), then runs the whole test suite, then (with no arguments)
+# the unit tests of the libraries that read hostile input again under AddressSanitizer and
+# UndefinedBehaviorSanitizer (scripts/sanitize.sh). Extra arguments go to ctest, and then the
+# sanitizer stage is left out (CUSET_SANITIZE_STAGE=1 keeps it, =0 leaves it out in any case).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 scripts/setup.sh
+stage="${CUSET_SANITIZE_STAGE:-$([[ $# -eq 0 ]] && echo 1 || echo 0)}"
 ctest --test-dir "${CUSET_BUILD_DIR:-build}" --output-on-failure -j "${CUSET_TEST_JOBS:-2}" "$@"
+if [[ "$stage" == 1 ]]; then
+  scripts/sanitize.sh
+fi

@@ -44,14 +44,9 @@ TextOptions text_options_from(const Config& cfg, const std::string& model) {
 ObjectiveOptions objective_options_from(const Config& cfg) {
     const ObjectiveKeys& k = cfg.objective;
     ObjectiveOptions o = k.loss;
-    if (k.method == "sft") o.method = Method::kSft;
-    else if (k.method == "cuset") o.method = Method::kCuset;
-    else if (k.method == "dft") o.method = Method::kDft;
-    else if (k.method == "focal") o.method = Method::kFocal;
-    else if (k.method == "eaft") o.method = Method::kEaft;
-    else if (k.method == "asft") o.method = Method::kAsft;
-    else if (k.method == "rho1") o.method = Method::kRho1;
-    else throw UsageError("objective.method: unknown method '" + k.method + "'");
+    const std::optional<Method> m = method_named(k.method);  // the table's names (train/method.h)
+    if (!m) throw UsageError("objective.method: unknown method '" + k.method + "'");
+    o.method = *m;
     return o;
 }
 
@@ -202,8 +197,6 @@ DataShowOptions data_show_options_from(const Config& cfg, DataShowOptions o) {
 DataCheckOptions data_check_options_from(const Config& cfg, DataCheckOptions o) {
     o.max_seq_len = cfg.data.max_seq_len;
     o.drop_too_long = cfg.data.truncation == "drop";
-    o.contain = cfg.eval.contain;
-    o.limits = cfg.eval.limits;
     return o;
 }
 

@@ -9,17 +9,22 @@
 
 #include "commands.h"
 #include "cuset/app/options.h"
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/file_tree.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
+#include "cuset/core/signals.h"
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"
-#include "cuset/core/atomic_file.h"
 #include "cuset/databuild/build_run.h"
 #include "cuset/databuild/module_tasks.h"
+#include "cuset/databuild/program_check.h"
 #include "cuset/databuild/task_set.h"
+#include "cuset/eval/cudabench.h"
 #include "cuset/eval/eval_run.h"
+#include "cuset/model/lora.h"
 
 namespace cuset::cli {
 
@@ -65,6 +70,7 @@ int run_build(const BuildCli& b) {
 
     databuild::BuildOptions o;
     o.tasks_file = b.tasks;
+    o.candidates_file = b.candidates;
     o.out = b.out;
     o.samples = b.samples;
     o.rounds = b.rounds;
@@ -80,12 +86,13 @@ int run_build(const BuildCli& b) {
     const TextPipeline pipe = text_pipeline_from(text);
     o.tokenizer = pipe.tokenizer.get();
 
+    databuild::build_output_check(o);  // before any source reads or writes a file
+
     std::unique_ptr<databuild::CandidateSource> source;
     if (!b.candidates.empty()) {
         source = std::make_unique<databuild::FileCandidates>(b.candidates, all);
         o.source_key = "candidates " + hash_file(b.candidates);
     } else {
-        std::filesystem::create_directories(b.out);
         GenerateRequest g;
         g.model = b.model;
         source = std::make_unique<databuild::ModelCandidates>(generate_request_from(cfg, g), text, runtime_from(cfg),
@@ -112,6 +119,31 @@ struct TasksCli {
     int64_t jobs = 0;
 };
 
+// A tasks file is written only when `data tasks FILE` would accept it (every record a task, no
+// duplicate id, no line over the record limit): InputError naming the line, and nothing written.
+void check_tasks_before_writing(const std::string& jsonl, const std::string& out) {
+    try {
+        eval::parse_tasks(jsonl, out);
+    } catch (const InputError& e) {
+        throw InputError(std::string("data tasks: the tasks made would not load (") + e.what() + "); " + out +
+                         " not written");
+    }
+}
+
+// SIGINT/SIGTERM during `data tasks`: the judge's commands are killed, its work folder removed,
+// and the command ends with 75 (run it again: it keeps no partial state).
+StopSignalOptions tasks_stop_signals() {
+    StopSignalOptions o;
+    o.first_message = "cuset-train: stopping data tasks (the judge's commands are killed)\n";
+    o.second_exits = false;  // the work folder is removed on the way out
+    return o;
+}
+
+StoppedBySignal tasks_stopped(const std::string& what) {
+    return StoppedBySignal(strprintf("data tasks: stopped by signal %d; %s; run the command again", signals_received(),
+                                     what.c_str()));
+}
+
 int run_tasks(const TasksCli& t) {
     ConfigCli c = t.cfg;
     if (!t.python.empty()) c.sets.push_back("eval.python=" + t.python);
@@ -130,6 +162,7 @@ int run_tasks(const TasksCli& t) {
         const databuild::SftTasks s = databuild::tasks_from_sft(t.from_sft, data_load_options_from(cfg));
         for (const std::string& why : s.skipped_why) log_warn("data tasks: skipped %s", why.c_str());
         if (s.converted == 0) throw InputError(t.from_sft + ": no sample with a fenced program to make a task of");
+        check_tasks_before_writing(s.jsonl, t.out);
         atomic_write(t.out, s.jsonl, "tasks file");
         log_info("data tasks: %lld task(s) from %s -> %s (%lld sample(s) skipped)", static_cast<long long>(s.converted),
                  t.from_sft.c_str(), t.out.c_str(), static_cast<long long>(s.skipped));
@@ -141,22 +174,19 @@ int run_tasks(const TasksCli& t) {
         eval::JudgeOptions o = judge_options_from(cfg, judge::JudgeMode::kCompile, work, /*keep_work=*/false);
         o.runner.python = judge::find_python(judge_settings_from(cfg).python, "eval.python");
         eval::judge_work_dir_create(work, "data tasks");
-        struct RemoveWork {
-            std::string dir;
-            ~RemoveWork() {
-                std::error_code ec;
-                std::filesystem::remove_all(dir, ec);
-            }
-        } remove_work{work};
+        const RemoveTreeGuard remove_work(work);
         log_info("data tasks: each module's gen.py runs with %s (%s)", o.runner.python.executable.c_str(),
                  o.runner.python.origin.c_str());
         judge::Runner runner(o.runner);
+        const StopSignalScope stop(tasks_stop_signals());
         const databuild::ModuleTasks m =
             databuild::tasks_from_modules(t.from_modules, runner, t.jobs > 0 ? static_cast<int>(t.jobs) : o.jobs);
+        if (signals_stop_requested()) throw tasks_stopped(t.out + " not written");
         for (const std::string& p : m.problems) std::fprintf(stderr, "%s\n", p.c_str());
         if (!m.problems.empty())
             throw InputError(t.from_modules + ": " + std::to_string(m.problems.size()) + " module(s) cannot be made into " +
                              "tasks (listed above); " + t.out + " not written");
+        check_tasks_before_writing(m.jsonl, t.out);
         atomic_write(t.out, m.jsonl, "tasks file");
         log_info("data tasks: %lld task(s) from %s -> %s", static_cast<long long>(m.converted), t.from_modules.c_str(),
                  t.out.c_str());
@@ -185,16 +215,17 @@ int run_tasks(const TasksCli& t) {
                 break;
             }
     eval::judge_work_dir_create(work, "data tasks");
-    struct RemoveWork {
-        std::string dir;
-        ~RemoveWork() {
-            std::error_code ec;
-            std::filesystem::remove_all(dir, ec);
-        }
-    } remove_work{work};
+    const RemoveTreeGuard remove_work(work);
     Progress progress("check", static_cast<int64_t>(tasks.size()), "tasks", progress_bar_wanted(cfg.log.progress));
     o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
-    const databuild::TaskCheck r = databuild::tasks_check(tasks, o);
+    const StopSignalScope stop(tasks_stop_signals());
+    databuild::TaskCheck r;
+    try {
+        r = databuild::tasks_check(tasks, o);
+    } catch (const StoppedBySignal&) {
+        throw tasks_stopped("no verdict written");
+    }
+    if (signals_stop_requested()) throw tasks_stopped("no verdict written");
     progress.finish();
     if (!r.notice.empty()) log_warn("data tasks: %s", r.notice.c_str());
     for (const databuild::TaskProblem& p : r.problems)
@@ -209,6 +240,19 @@ int run_tasks(const TasksCli& t) {
     return r.problems.empty() ? 0 : static_cast<int>(ExitCode::kBadInput);
 }
 
+// `data check`: its programs go through the judge's runner, contained as eval.sandbox.* says.
+int run_check(const Config& cfg, const DataCheckOptions& c, databuild::ProgramCheckOptions pc) {
+    DataCheckOptions o = data_check_options_from(cfg, c);
+    const eval::JudgeSettings js = judge_settings_from(cfg);
+    pc.run = o.run;
+    pc.progress_bar = progress_bar_wanted(o.progress);
+    pc.contain = js.contain;
+    pc.limits = js.limits;
+    databuild::JudgeProgramChecker programs(pc);
+    o.programs = &programs;
+    return data_check(o, text_options_from(cfg)).rejected > 0 ? static_cast<int>(ExitCode::kBadInput) : 0;
+}
+
 }  // namespace
 
 Command add_data_command(CLI::App& root) {
@@ -216,6 +260,7 @@ Command add_data_command(CLI::App& root) {
     data->require_subcommand(1);
 
     auto c = std::make_shared<DataCheckOptions>();
+    auto pc = std::make_shared<databuild::ProgramCheckOptions>();
     auto check_level = std::make_shared<std::string>("info");
     CLI::App* check = data->add_subcommand(
         "check", "validate FILE sample by sample (schema, UTF-8, empty fields, duplicates, token lengths, "
@@ -223,9 +268,9 @@ Command add_data_command(CLI::App& root) {
     check->add_option("FILE", c->input, "JSONL data file (never modified)")->required();
     check->add_flag("--compile", c->compile, "compile each sample's ```cuda program with nvcc");
     check->add_flag("--run", c->run, "build and run each program on the GPU (exit code 0 = pass); implies --compile");
-    check->add_option("--jobs,-j", c->jobs, "parallel nvcc/program processes (default: number of cores)")
+    check->add_option("--jobs,-j", pc->jobs, "parallel nvcc/program processes (default: number of cores)")
         ->check(non_negative_integer());
-    check->add_option("--timeout", c->timeout_s, "seconds per compile and per run before the process group is killed")
+    check->add_option("--timeout", pc->timeout_s, "seconds per compile and per run before the process group is killed")
         ->capture_default_str();
     check->add_option("--against", c->against,
                       "benchmark tasks (JSONL, e.g. CUDABench-Set.jsonl): reject samples that share a long n-gram with one");
@@ -235,8 +280,8 @@ Command add_data_command(CLI::App& root) {
     check->add_option("--report", c->report, "write the per-sample JSON report to this file");
     check->add_option("--config,-c", c->config, "configuration for the tokenizer, chat format and data.* keys");
     check->add_option("--tokenizer", c->tokenizer, "tokenizer folder or file (overrides the configuration's)");
-    check->add_option("--nvcc", c->nvcc, "nvcc to use (default: PATH, then /usr/local/cuda/bin/nvcc)");
-    check->add_option("--nvcc-flags", c->nvcc_flags, "flags for nvcc")->capture_default_str();
+    check->add_option("--nvcc", pc->nvcc, "nvcc to use (default: PATH, then /usr/local/cuda/bin/nvcc)");
+    check->add_option("--nvcc-flags", pc->nvcc_flags, "flags for nvcc")->capture_default_str();
     check->add_option("--progress", c->progress, "progress bar: auto, always or never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     check->add_option("--log-level", *check_level, "trace, debug, info, warn or error")
@@ -314,8 +359,7 @@ Command add_data_command(CLI::App& root) {
                     std::vector<Override> overrides;  // --tokenizer names model.tokenizer
                     if (!c->tokenizer.empty()) overrides.push_back({"model.tokenizer", c->tokenizer});
                     const Config cfg = config_load(c->config, overrides);
-                    return data_check(data_check_options_from(cfg, *c), text_options_from(cfg)).rejected > 0 ? static_cast<int>(ExitCode::kBadInput)
-                                                                                     : 0;
+                    return run_check(cfg, *c, *pc);
                 }
                 log_init("info");
                 std::vector<Override> overrides;

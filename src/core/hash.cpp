@@ -92,15 +92,4 @@ std::string hash_model_dir(const std::string& dir) {
     return h.hex();
 }
 
-std::string hash_model_with_adapter(const std::string& model_dir, const std::string& adapter_dir) {
-    const std::string base = hash_model_dir(model_dir);
-    if (adapter_dir.empty()) return base;
-    return Hasher()
-        .add(base)
-        .add("lora")
-        .add(hash_model_dir(adapter_dir))
-        .add(hash_file((fs::path(adapter_dir) / "adapter_config.json").string()))
-        .hex();
-}
-
 }  // namespace cuset

@@ -38,13 +38,22 @@ off_t complete_prefix(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+// A journal is cuset's own file: a symbolic link (appends would go to the file it names), a file
+// with other hard links, or anything but a regular file is refused, never followed or written.
+void require_own_file(const std::string& path, const std::string& what) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return;  // missing: the writer makes it
+    const std::string move = "; cuset-train writes this file itself: move it away";
+    if (S_ISLNK(st.st_mode)) throw InputError(what + " " + path + ": a symbolic link" + move);
+    if (!S_ISREG(st.st_mode)) throw InputError(what + " " + path + ": not a regular file" + move);
+    if (st.st_nlink > 1) throw InputError(what + " " + path + ": a file with other hard links" + move);
+}
+
 std::vector<std::string> read_journal(const std::string& path, const std::string& what) {
     std::vector<std::string> lines;
     std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    if (ec || !fs::exists(st)) return lines;
-    if (!fs::is_regular_file(st))
-        throw InputError(what + " " + path + ": not a regular file; move it away (it is written by cuset-train)");
+    if (!fs::exists(fs::symlink_status(path, ec))) return lines;
+    require_own_file(path, what);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(what + " " + path + ": cannot be read: " + std::strerror(errno));
     std::string line;
@@ -59,10 +68,9 @@ JournalWriter::JournalWriter(const std::string& path, const std::string& what) :
     std::error_code ec;
     const fs::path parent = fs::path(path).parent_path();
     if (!parent.empty()) fs::create_directories(parent, ec);
-    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
-        throw InputError(what + " " + path + ": not a regular file; move it away (it is written by cuset-train)");
+    require_own_file(path, what);
     const off_t keep = complete_prefix(path, what);
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) throw RuntimeFailure(what + " " + path + ": cannot be opened for appending: " + std::strerror(errno));
     struct stat s {};
     if (::fstat(fd_, &s) == 0 && s.st_size > keep) {

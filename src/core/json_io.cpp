@@ -64,8 +64,4 @@ nlohmann::json json_read_file(const std::string& path, const std::string& what) 
     return json_parse(read_input_file(path, what), path);
 }
 
-nlohmann::ordered_json ordered_json_read_file(const std::string& path, const std::string& what) {
-    return json_parse<nlohmann::ordered_json>(read_input_file(path, what), path);
-}
-
 }  // namespace cuset

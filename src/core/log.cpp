@@ -74,15 +74,6 @@ void log_add_file(const std::string& path) {
     spdlog::default_logger()->flush_on(spdlog::level::info);
 }
 
-void log_close_file() {
-    std::lock_guard<std::mutex> lock(g_sink_mutex);
-    if (!g_file_sink) return;
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), g_file_sink), sinks.end());
-    g_file_sink->flush();
-    g_file_sink.reset();
-}
-
 bool log_enabled(LogLevel level) { return spdlog::default_logger()->should_log(to_spd(level)); }
 
 void log_write(LogLevel level, const std::string& message) {

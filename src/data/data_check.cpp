@@ -1,6 +1,6 @@
-// `cuset-train data check`: sample-by-sample validation of a JSONL file, nvcc compilation and GPU
-// runs of the fenced programs through the judge's runner (contained, in parallel, with a
-// wall-clock timeout), the filtered file and the JSON report. Reading samples for training is data.cpp's job, not this file's.
+// `cuset-train data check`: sample-by-sample validation of a JSONL file, the fenced programs
+// compiled (and run) through the command's ProgramChecker, the filtered file and the JSON report.
+// Reading samples for training is data.cpp's job, not this file's.
 #include "cuset/data/data_check.h"
 
 #include <unistd.h>
@@ -36,8 +36,6 @@
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/data/decontaminate.h"
-#include "cuset/judge/runner.h"
-#include "cuset/judge/toolchain.h"
 #include "cuset/tagger/tagger.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
@@ -56,12 +54,7 @@ struct Finding {
     std::string message;
 };
 
-struct StepResult {
-    std::string status = "skipped";  // pass | fail | timeout | skipped
-    double seconds = 0;
-    int exit_code = 0;     // of the process, when it exited
-    std::string message;   // first error line (compile) or last output line (run)
-};
+using StepResult = ProgramStep;
 
 struct Sample {
     int64_t line = 0;      // 1-based line in the input
@@ -74,7 +67,6 @@ struct Sample {
     int64_t n_tokens = -1, n_response_tokens = -1;
     uint32_t tag_bits = 0;
     bool tagged = false;
-    std::string program;
     StepResult compile, run;
 
     bool ok() const { return rejected.empty(); }
@@ -141,140 +133,9 @@ void mark_duplicates(std::vector<Sample>& samples) {
     }
 }
 
-// ---------------------------------------------------------------- programs, through the judge
+// ---------------------------------------------------------------- programs
 
 std::string clip(const std::string& s, size_t n = 300) { return utf8_sanitize(s, n); }
-
-std::vector<std::string> split_lines(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    std::string l;
-    while (std::getline(in, l)) {
-        if (!l.empty() && l.back() == '\r') l.pop_back();
-        lines.push_back(l);
-    }
-    return lines;
-}
-
-// A temporary folder, removed with everything in it when this goes out of scope.
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "cuset-check-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) throw RuntimeFailure("cannot create a temporary folder " + tmpl);
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
-
-std::vector<std::string> split_words(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string w;
-    while (ss >> w) out.push_back(w);
-    return out;
-}
-
-StepResult step_of(const judge::StageReport& st, bool program) {
-    StepResult r;
-    if (!st.ran) return r;
-    r.seconds = st.seconds;
-    if (st.timed_out) {
-        r.status = "timeout";
-        return r;
-    }
-    if (st.ok) {
-        r.status = "pass";
-        return r;
-    }
-    r.status = "fail";
-    r.exit_code = st.signal ? 128 + st.signal : st.exit_code;
-    if (st.signal != 0)
-        r.message = strprintf("killed by signal %d%s%s", st.signal, st.line.empty() ? "" : ": ", st.line.c_str());
-    else if (st.line.empty())
-        r.message = strprintf("exit status %d, no output", st.exit_code);
-    else
-        r.message = program ? strprintf("exit status %d: %s", st.exit_code, st.line.c_str()) : st.line;
-    return r;
-}
-
-// Compiles (and runs) the samples' programs through the judge's runner, `jobs` at a time.
-// Returns what contained them (judge::Runner::containment()).
-std::string compile_and_run(std::vector<Sample>& samples, const std::vector<size_t>& todo, const judge::RunnerOptions& ro,
-                            int jobs, double timeout_s, bool bar) {
-    // SIGINT/SIGTERM only raise a flag while programs run, so the runner kills them.
-    StopSignalOptions quiet;
-    quiet.second_exits = false;
-    StopSignalScope stop_signals(quiet);
-    judge::Runner runner(ro);
-    std::atomic<size_t> next{0}, done{0};
-    std::atomic<int64_t> n_pass{0}, n_fail{0};
-    std::mutex err_mu;
-    std::string failure;
-    auto worker = [&] {
-        for (;;) {
-            if (signals_stop_requested()) return;
-            const size_t k = next.fetch_add(1);
-            if (k >= todo.size()) return;
-            Sample& s = samples[todo[k]];
-            try {
-                const judge::Verdict v = runner.judge(s.program, nullptr, strprintf("L%lld", (long long)s.line));
-                s.compile = step_of(v.compile, false);
-                s.run = step_of(v.run, true);
-                if (s.compile.status == "timeout") {
-                    s.compile.message = strprintf("still running after %gs; killed", timeout_s);
-                    s.rejected.push_back({"compile_timeout", "nvcc " + s.compile.message});
-                } else if (s.compile.status == "fail") {
-                    s.rejected.push_back({"compile_error", s.compile.message});
-                } else if (s.run.status == "timeout") {
-                    s.run.message = strprintf("still running after %gs; killed", timeout_s);
-                    s.rejected.push_back({"run_timeout", "program " + s.run.message});
-                } else if (s.run.status == "fail") {
-                    s.rejected.push_back({"run_failed", s.run.message});
-                }
-                ++(s.compile.status == "pass" ? n_pass : n_fail);
-            } catch (const std::exception& e) {
-                std::lock_guard<std::mutex> lock(err_mu);
-                if (failure.empty()) failure = e.what();
-                next.store(todo.size());
-                return;
-            }
-            ++done;
-        }
-    };
-    Progress progress(ro.mode == judge::JudgeMode::kGpu ? "compile+run" : "compile", static_cast<int64_t>(todo.size()),
-                      "samples", bar);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(todo.size(), 1)))); ++i)
-        threads.emplace_back(worker);
-    for (;;) {
-        const size_t d = done.load();
-        progress.update(static_cast<int64_t>(d), strprintf("%lld passed, %lld failed", (long long)n_pass.load(),
-                                                           (long long)n_fail.load()));
-        bool stop = d >= todo.size() || signals_received() != 0;
-        {
-            std::lock_guard<std::mutex> lock(err_mu);
-            stop = stop || !failure.empty();
-        }
-        if (stop) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    for (std::thread& t : threads) t.join();
-    if (int sig = signals_received()) {
-        progress.finish("interrupted");
-        throw RuntimeFailure(strprintf("data check interrupted by signal %d; compiles stopped", sig));
-    }
-    if (!failure.empty()) throw RuntimeFailure("data check: " + failure);
-    progress.finish(strprintf("%lld passed, %lld failed", (long long)n_pass.load(), (long long)n_fail.load()));
-    return runner.containment();
-}
 
 // ---------------------------------------------------------------- statistics and output
 
@@ -420,8 +281,7 @@ void check_options(const DataCheckOptions& o) {
         if (!p->empty()) refuse_output_equal_to_input(*p, {o.input, o.against}, "data check");
     if (!o.out.empty() && !o.report.empty() && same_file(o.out, o.report))
         throw UsageError("--out and --report name the same file " + o.out);
-    if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))  // NaN and inf included
-        throw UsageError("--timeout must be a positive number of seconds");
+    if ((o.compile || o.run) && !o.programs) throw UsageError("data check: --compile/--run without the tools to compile with");
 }
 
 // 1. Records: UTF-8, JSON, schema, empty fields.
@@ -504,41 +364,12 @@ void measure_samples(std::vector<Sample>& samples, const TextSetup& text, const 
     scan.finish();
 }
 
-// 4. Compile (and with --run, run) the programs of the samples still standing. Returns the
-// report's "compile" and "run" parts (run null without --run).
-std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataCheckOptions& o,
-                                       const std::string& nvcc) {
-    json compile_info = nullptr, run_info = nullptr;
-    judge::RunnerOptions ro;
-    ro.nvcc = nvcc;
-    ro.nvcc_flags = split_words(o.nvcc_flags);
-    ro.program_name = "program";
-    ro.compile_timeout_s = ro.run_timeout_s = o.timeout_s;
-    ro.contain = o.contain;
-    ro.limits = o.limits;
-    const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    TempDir work;
-    ro.work_dir = work.path();
-    ProcessOptions vo;
-    vo.argv = {nvcc, "--version"};
-    vo.timeout_s = 60;
-    vo.merge_stderr = true;
-    ProcessResult v = process_run(vo);
-    if (!v.ok()) throw UsageError("--compile: " + nvcc + " --version failed; is it a working nvcc?");
-    std::string version;
-    for (const std::string& l : split_lines(v.out))
-        if (l.find("release") != std::string::npos) version = "nvcc " + l.substr(l.rfind(' ') + 1);
-    std::string gpu_how;
-    const bool gpu = o.run && judge::gpu_present(&gpu_how);
-    if (o.run) {
-        if (gpu) {
-            ro.mode = judge::JudgeMode::kGpu;
-            ro.nvcc_flags.push_back("-arch=native");
-        } else {
-            std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n", gpu_how.c_str());
-        }
-    }
+// 4. Compile (and with --run, run) the programs of the samples still standing, through
+// o.programs, and turn their steps into verdicts. Returns the report's "compile" and "run" parts
+// (run null without --run).
+std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataCheckOptions& o) {
     std::vector<size_t> todo;
+    std::vector<std::string> programs, labels;
     for (size_t i = 0; i < samples.size(); ++i) {
         Sample& s = samples[i];
         if (!s.ok()) continue;
@@ -551,16 +382,28 @@ std::pair<json, json> compile_programs(std::vector<Sample>& samples, const DataC
             s.rejected.push_back({"no_program", "no ```cuda code block with a program to compile"});
             continue;
         }
-        s.program = std::move(program);
         todo.push_back(i);
+        programs.push_back(std::move(program));
+        labels.push_back(strprintf("L%lld", (long long)s.line));
     }
-    std::string flags_text;
-    for (const std::string& f : ro.nvcc_flags) flags_text += (flags_text.empty() ? "" : " ") + f;
-    compile_info = {{"nvcc", nvcc}, {"version", version}, {"flags", flags_text},
-                    {"jobs", jobs}, {"timeout_s", o.timeout_s}};
-    if (o.run) run_info = {{"gpu", gpu}, {"probe", gpu_how}};
-    compile_info["containment"] = compile_and_run(samples, todo, ro, jobs, o.timeout_s, progress_bar_wanted(o.progress));
-    return {compile_info, run_info};
+    const std::vector<ProgramSteps> steps = o.programs->check(programs, labels);
+    if (steps.size() != todo.size()) throw RuntimeFailure("data check: the program checker answered for " +
+                                                          std::to_string(steps.size()) + " of " +
+                                                          std::to_string(todo.size()) + " programs");
+    for (size_t k = 0; k < todo.size(); ++k) {
+        Sample& s = samples[todo[k]];
+        s.compile = steps[k].compile;
+        s.run = steps[k].run;
+        if (s.compile.status == "timeout")
+            s.rejected.push_back({"compile_timeout", "nvcc " + s.compile.message});
+        else if (s.compile.status == "fail")
+            s.rejected.push_back({"compile_error", s.compile.message});
+        else if (s.run.status == "timeout")
+            s.rejected.push_back({"run_timeout", "program " + s.run.message});
+        else if (s.run.status == "fail")
+            s.rejected.push_back({"run_failed", s.run.message});
+    }
+    return {o.programs->compile_info(), o.run ? o.programs->run_info() : json(nullptr)};
 }
 
 // 5. The verdicts over the samples: the summary, the counts the report and the console give, the
@@ -705,7 +548,8 @@ void print_summary(const DataCheckOptions& o, const TextSetup& text, const Tally
         std::printf("  compile (%s, %s, %d jobs, timeout %gs): %lld passed, %lld failed, %lld timed out\n",
                     compile_info.at("version").get<std::string>().c_str(),
                     compile_info.at("flags").get<std::string>().c_str(), compile_info.at("jobs").get<int>(),
-                    o.timeout_s, (long long)t.c_pass, (long long)t.c_fail, (long long)t.c_timeout);
+                    compile_info.at("timeout_s").get<double>(), (long long)t.c_pass, (long long)t.c_fail,
+                    (long long)t.c_timeout);
     if (o.run && run_info.at("gpu").get<bool>())
         std::printf("  run (%s): %lld passed, %lld failed, %lld timed out\n",
                     run_info.at("probe").get<std::string>().c_str(), (long long)t.r_pass, (long long)t.r_fail,
@@ -736,10 +580,9 @@ void print_summary(const DataCheckOptions& o, const TextSetup& text, const Tally
 
 DataCheckSummary data_check(const DataCheckOptions& o, const TextOptions& text_options) {
     check_options(o);
-    // nvcc is looked for before any work, so a missing compiler fails fast.
+    // The tools are checked before any work, so a missing compiler fails fast.
     const bool compile = o.compile || o.run;  // --run builds first
-    std::string nvcc;
-    if (compile) nvcc = judge::find_nvcc(o.nvcc, "--nvcc");
+    if (compile) o.programs->prepare();
 
     int64_t n_lines = 0;
     std::vector<Sample> samples = read_samples(o.input, &n_lines);
@@ -749,7 +592,7 @@ DataCheckSummary data_check(const DataCheckOptions& o, const TextOptions& text_o
     const TextSetup text = load_text(o, text_options);
     measure_samples(samples, text, text_options.tagger, o, progress_bar_wanted(o.progress));
     json compile_info = nullptr, run_info = nullptr;
-    if (compile) std::tie(compile_info, run_info) = compile_programs(samples, o, nvcc);
+    if (compile) std::tie(compile_info, run_info) = compile_programs(samples, o);
 
     const Tally t = tally(samples, n_lines, compile, o.run);
     const json rep = report_of(o, text, t, against_info, compile_info, run_info, compile);

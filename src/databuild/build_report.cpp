@@ -51,7 +51,9 @@ std::string build_html(const nlohmann::ordered_json& b) {
              "</td><td class=num>" + text_of(t["kept"]) + "</td><td>";
         int k = 0;
         for (const auto& chain : t["samples"]) {
-            h += "s" + std::to_string(++k) + ":";
+            h += 's';
+            h += std::to_string(++k);
+            h += ':';
             for (const auto& a : chain) {
                 const std::string st = a["status"].get<std::string>();
                 const char* cls = (st == "pass" || st == "compiled") ? "pass" : (st == "unjudged" || st == "gen-failed" ||

@@ -106,6 +106,20 @@ std::string repair_turn(const std::string& status, const std::string& error) {
     }
 }
 
+void build_output_check(const BuildOptions& opts) {
+    const fs::path out = opts.out;
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+        throw UsageError("data build: --out '" + opts.out + "' is a file; name a folder (it receives train.jsonl, "
+                         "build.jsonl, build.json and build.html)");
+    // No file the build writes is one it reads, through any link.
+    const std::vector<std::string> inputs = {opts.tasks_file, opts.candidates_file, opts.against};
+    for (const char* name :
+         {"train.jsonl", "build.json", "build.html", "build.jsonl", "build-settings.json", "generations.jsonl"})
+        refuse_output_equal_to_input((out / name).string(), inputs, "data build");
+    eval::judge_work_dir_check((out / "work").string(), inputs, "data build");
+}
+
 BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& source, const BuildOptions& opts) {
     if (opts.out.empty()) throw UsageError("data build: no output folder (--out DIR)");
     if (opts.samples < 1) throw UsageError("--samples must be at least 1");
@@ -120,10 +134,8 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
     const std::string pass_name = judge::status_name(pass_status);
 
     const fs::path out = opts.out;
-    for (const char* name : {"train.jsonl", "build.json", "build.html", "build.jsonl", "build-settings.json"})
-        refuse_output_equal_to_input((out / name).string(), {opts.tasks_file, opts.against}, "data build");
+    build_output_check(opts);
     const std::string work = (out / "work").string();
-    eval::judge_work_dir_check(work, {opts.tasks_file, opts.against}, "data build");
     fs::create_directories(out);
     check_settings((out / "build-settings.json").string(), settings_of(tasks, opts));
     AttemptLog log((out / "build.jsonl").string());

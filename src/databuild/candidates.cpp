@@ -10,6 +10,7 @@
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
 #include "cuset/core/journal.h"
 #include "cuset/core/log.h"
 #include "cuset/databuild/attempt_log.h"
@@ -41,8 +42,9 @@ int64_t positive_int(const json& rec, const char* key, const std::string& at) {
 FileCandidates::FileCandidates(const std::string& path, const std::vector<eval::Task>& tasks) : path_(path) {
     std::set<std::string> ids;
     for (const eval::Task& t : tasks) ids.insert(t.id_text);
-    std::ifstream in(path, std::ios::binary);
-    if (!in || fs::is_directory(path)) throw InputError("cannot read candidates file '" + path + "'");
+    // A regular file only (a FIFO or a device is refused before it is read), each line at most
+    // kMaxRecordBytes.
+    LineReader in(path, "candidates file");
     std::string text;
     int64_t line = 0;
     auto add = [&](AttemptKey k, std::string response, const std::string& at) {
@@ -50,8 +52,8 @@ FileCandidates::FileCandidates(const std::string& path, const std::vector<eval::
             throw InputError(at + ": a second answer for task " + k.task + ", sample " + std::to_string(k.sample) +
                              ", round " + std::to_string(k.round));
     };
-    while (std::getline(in, text)) {
-        ++line;
+    while (in.next(text)) {
+        line = in.line_no();
         if (!text.empty() && text.back() == '\r') text.pop_back();
         if (text.find_first_not_of(" \t") == std::string::npos) continue;
         const std::string at = path + ":" + std::to_string(line);
@@ -88,7 +90,6 @@ FileCandidates::FileCandidates(const std::string& path, const std::vector<eval::
                 throw InputError(at + ": \"" + r + "\" must be a string or null");
         }
     }
-    if (in.bad()) throw InputError("error reading candidates file '" + path + "'");
 }
 
 std::vector<Answer> FileCandidates::answer(const std::vector<Request>& requests) {
@@ -112,7 +113,10 @@ ModelCandidates::ModelCandidates(GenerateRequest generate, TextOptions text, Run
         if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("response") ||
             !j["response"].is_string())
             continue;
-        cached_[j["id"].get<std::string>()] = {j["response"].get<std::string>(), j.value("generated_tokens", int64_t{-1})};
+        const bool counted = j.contains("generated_tokens") && j["generated_tokens"].is_number_integer();
+        if (j.contains("generated_tokens") && !counted) continue;  // a hand edit: generated again
+        cached_[j["id"].get<std::string>()] = {j["response"].get<std::string>(),
+                                               counted ? j["generated_tokens"].get<int64_t>() : int64_t{-1}};
     }
 }
 

@@ -1,7 +1,7 @@
 // The CUDA-to-C++ rewrite of the CPU emulator (cuset/emu/transform.h): hand-written scanners that
-// reproduce the original Python rewrite's regular expressions in amortised linear time (memoised
-// next-match finders, scans that never cross the text a previous match consumed), counting their
-// work so that a caller can cancel a rewrite.
+// reproduce the regular expressions of the reference rewrite (tests/golden/emu_transform.py) in
+// amortised linear time (memoised next-match finders, scans that never cross the text a previous
+// match consumed), counting their work so that a caller can cancel a rewrite.
 #include "cuset/emu/transform.h"
 
 #include <algorithm>
@@ -169,7 +169,7 @@ NextFinder<Pred> next_finder(const std::string& s, Work& w, Pred pred) {
     return NextFinder<Pred>(s, w, pred);
 }
 
-// CRLF and lone CR to LF (Python's universal newlines, with which the original read its input).
+// CRLF and lone CR to LF (Python's universal newlines, with which the reference read its input).
 std::string normalise_newlines(std::string_view in, Work& w) {
     std::string out;
     out.reserve(in.size());
@@ -196,7 +196,7 @@ std::string blank_metadata(std::string s, Work& w) {
 }
 
 // The code mask of s, in one pass. A `/*` comment ends at the first `*/` found from its own start
-// (so `/*/` is a whole comment, as in the original); escapes in literals skip the next character.
+// (so `/*/` is a whole comment, as in the reference); escapes in literals skip the next character.
 std::vector<uint8_t> code_mask(const std::string& s, Work& w) {
     const size_t n = s.size();
     std::vector<uint8_t> mask(n, 1);
@@ -231,7 +231,7 @@ std::vector<uint8_t> code_mask(const std::string& s, Work& w) {
 }
 
 // The end of the declarator that starts at a in s[a, b): the next `,` outside (), [], {}, <> (one
-// depth counter over all of them, kept across the declarators, as the original), or b.
+// depth counter over all of them, kept across the declarators, as the reference), or b.
 size_t declarator_end(const std::string& s, size_t a, size_t b, long& depth, Work& w) {
     for (; a < b; ++a, w.step()) {
         const char c = s[a];
@@ -259,7 +259,7 @@ std::string first_declared_name(const std::string& w, Work& work) {
     return "";
 }
 
-// After each static `__shared__` declaration in code, poison its variables: the original's
+// After each static `__shared__` declaration in code, poison its variables: the reference's
 // `__shared__\s+(?!.*\(\))([^;{}()]*?);` matches, skipped when they start in a comment or a
 // literal or follow `extern`. Every search starts past the previous one's start and each finder
 // is memoised, so the stage is linear.
@@ -336,7 +336,7 @@ Code poison_static_shared(Code in, Work& w) {
     return out.take();
 }
 
-// The original's `extern\s+__shared__\s+([\w\s:<>]+?)\s+(\w+)\s*\[\s*\]\s*;` replaced by
+// The reference's `extern\s+__shared__\s+([\w\s:<>]+?)\s+(\w+)\s*\[\s*\]\s*;` replaced by
 // `\1* \2 = (\1*)cuemu::dyn_smem();`, with its backtracking reproduced, for matches that start in
 // code (such a match holds no comment or literal). The lazy type [b1, e) grows inside the run of
 // type characters that starts at b1 until `\s+(\w+)\s*\[` matches at e; that `[` can only be the
@@ -443,7 +443,7 @@ Code rewrite_extern_shared(Code in, Work& w) {
     return out.take();
 }
 
-// The original's `<fn>\(\s*\((?:const\s+)?void\s*\*\)\s*(\w+)\s*,` replaced by
+// The reference's `<fn>\(\s*\((?:const\s+)?void\s*\*\)\s*(\w+)\s*,` replaced by
 // `cuemu::launch_args(<coop>, \1,`, for matches in code.
 Code rewrite_launch_call(Code in, const std::string& fn, const char* coop, Work& w) {
     const std::string& s = in.s;
@@ -512,7 +512,7 @@ size_t kernel_start(const std::string& s, size_t end, size_t floor, Work& w) {
 }
 
 // The `)` closing the `(` at i; string literals are skipped (character literals and comments are
-// not, as in the original).
+// not, as in the reference).
 size_t matching_paren(const std::string& s, size_t i, Work& w) {
     const size_t start = i, n = s.size();
     long depth = 0;

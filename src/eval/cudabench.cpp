@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -287,41 +288,67 @@ std::string python_str(const ojson& v) { return python_str_inner(v, true); }
 
 // Tasks and results files are read line by line from a regular file only (a FIFO would block, a
 // device never end), each line at most kMaxRecordBytes (core/input_file.h).
+namespace {
+
+// One line of a tasks file (`text`, without its newline) as a task, or nothing for a blank line;
+// `ids` collects the ids seen so far.
+std::optional<Task> task_of_line(std::string text, const std::string& path, int64_t line, std::set<std::string>& ids) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.find_first_not_of(" \t") == std::string::npos) return std::nullopt;
+    std::string at = where(path, line);
+    const ojson rec = json_parse<ojson>(text, at);
+    if (!rec.is_object()) throw InputError(at + ": a task must be a JSON object");
+    Task t;
+    const ojson& id = need_field(rec, "id", at);
+    if (!id.is_number_integer() && !id.is_string()) throw InputError(at + ": task id must be an integer or a string");
+    t.id = json_parse(id.dump(), at);
+    t.id_text = id.is_string() ? id.get<std::string>() : id.dump();
+    if (!ids.insert(t.id_text).second) throw InputError(at + ": duplicate task id " + t.id_text);
+    t.task_name = need_string(rec, "task_name", at);
+    t.task_description = rec.contains("task_description") && rec["task_description"].is_string()
+                             ? rec["task_description"].get<std::string>() : "";
+    t.inputs = need_specs(rec, "inputs", at);
+    t.outputs = need_specs(rec, "outputs", at);
+    if (rec.contains("gpu") && !rec["gpu"].is_null()) t.gpu = python_str_inner(rec["gpu"], true);
+    t.bench_cu = need_string(rec, "bench.cu", at);
+    t.gen_py = need_string(rec, "gen.py", at);
+    t.compare_py = need_string(rec, "compare.py", at);
+    for (int l = 0; l < 3; ++l) {
+        std::string key = "level" + std::to_string(l + 1) + "_prompt";
+        t.level_prompt[l] = need_string(rec, key.c_str(), at);
+    }
+    t.file = path;
+    t.line = line;
+    return t;
+}
+
+}  // namespace
+
 std::vector<Task> load_tasks(const std::string& path) {
     LineReader in(path, "tasks file");
     std::vector<Task> tasks;
     std::set<std::string> ids;
     std::string text;
+    while (in.next(text))
+        if (std::optional<Task> t = task_of_line(std::move(text), path, in.line_no(), ids)) tasks.push_back(std::move(*t));
+    if (tasks.empty()) throw InputError(path + ": no tasks");
+    return tasks;
+}
+
+std::vector<Task> parse_tasks(const std::string& jsonl, const std::string& path) {
+    std::vector<Task> tasks;
+    std::set<std::string> ids;
     int64_t line = 0;
-    while (in.next(text)) {
-        line = in.line_no();
-        if (!text.empty() && text.back() == '\r') text.pop_back();
-        if (text.find_first_not_of(" \t") == std::string::npos) continue;
-        std::string at = where(path, line);
-        const ojson rec = json_parse<ojson>(text, at);
-        if (!rec.is_object()) throw InputError(at + ": a task must be a JSON object");
-        Task t;
-        const ojson& id = need_field(rec, "id", at);
-        if (!id.is_number_integer() && !id.is_string()) throw InputError(at + ": task id must be an integer or a string");
-        t.id = json_parse(id.dump(), at);
-        t.id_text = id.is_string() ? id.get<std::string>() : id.dump();
-        if (!ids.insert(t.id_text).second) throw InputError(at + ": duplicate task id " + t.id_text);
-        t.task_name = need_string(rec, "task_name", at);
-        t.task_description = rec.contains("task_description") && rec["task_description"].is_string()
-                                 ? rec["task_description"].get<std::string>() : "";
-        t.inputs = need_specs(rec, "inputs", at);
-        t.outputs = need_specs(rec, "outputs", at);
-        if (rec.contains("gpu") && !rec["gpu"].is_null()) t.gpu = python_str_inner(rec["gpu"], true);
-        t.bench_cu = need_string(rec, "bench.cu", at);
-        t.gen_py = need_string(rec, "gen.py", at);
-        t.compare_py = need_string(rec, "compare.py", at);
-        for (int l = 0; l < 3; ++l) {
-            std::string key = "level" + std::to_string(l + 1) + "_prompt";
-            t.level_prompt[l] = need_string(rec, key.c_str(), at);
-        }
-        t.file = path;
-        t.line = line;
-        tasks.push_back(std::move(t));
+    for (size_t pos = 0; pos < jsonl.size();) {
+        size_t end = jsonl.find('\n', pos);
+        if (end == std::string::npos) end = jsonl.size();
+        ++line;
+        if (end - pos > kMaxRecordBytes)
+            throw InputError(where(path, line) + ": a line longer than " + std::to_string(kMaxRecordBytes) +
+                             " bytes (the most one record may have)");
+        if (std::optional<Task> t = task_of_line(jsonl.substr(pos, end - pos), path, line, ids))
+            tasks.push_back(std::move(*t));
+        pos = end + 1;
     }
     if (tasks.empty()) throw InputError(path + ": no tasks");
     return tasks;

@@ -13,6 +13,7 @@
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/journal.h"
+#include "cuset/core/log.h"
 #include "cuset/core/signals.h"
 
 namespace cuset::eval {
@@ -77,10 +78,11 @@ std::optional<SampleStatus> status_of(const std::string& name) {
 }
 
 // The verdicts of a journal by key. A line that is not one of ours (another version, a hand
-// edit) is skipped: its sample is judged again.
+// edit: bad JSON, a missing or mistyped field) is skipped: its sample is judged again.
 std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
     std::map<std::string, SampleResult> out;
-    for (const std::string& line : read_journal(path, "judge journal")) {
+    int64_t skipped = 0;
+    for (const std::string& line : read_journal(path, "judge journal")) try {
         nlohmann::json j = json_depth_problem(line).empty() ? nlohmann::json::parse(line, nullptr, false) : nlohmann::json();
         if (!j.is_object() || !j.contains("key") || !j["key"].is_string() || !j.contains("status") ||
             !j["status"].is_string() || !j.contains("sample") || !j["sample"].is_number_integer())
@@ -100,7 +102,12 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
         if (j.contains("speedup") && j["speedup"].is_number()) s.speedup = j["speedup"].get<double>();
         s.speedup_note = j.value("speedup_note", std::string());
         out[j["key"].get<std::string>()] = std::move(s);
+    } catch (const nlohmann::json::exception&) {  // a field of another type
+        ++skipped;
     }
+    if (skipped > 0)
+        log_warn("%s: %lld line(s) with a field of the wrong type skipped (their samples are judged again)", path.c_str(),
+                 static_cast<long long>(skipped));
     return out;
 }
 

@@ -18,6 +18,7 @@
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
+#include "cuset/core/utf8_text.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generator.h"
@@ -260,7 +261,19 @@ void generate_output_write(const GenerateRequest& req, const std::vector<PromptR
             j["generated_tokens"] = s.tokens;
             j["finish_reason"] = s.finish;
             j["seconds"] = s.seconds;
-            out.write(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+            std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+            // Every line is one this command's readers accept (kMaxRecordBytes): an answer that
+            // would pass it (a served model's 200 MB body) is cut, and says so.
+            for (size_t keep = s.text.size() / 2; line.size() >= kMaxRecordBytes; keep /= 2) {
+                j["response"] = utf8_sanitize(s.text, keep);
+                j["finish_reason"] = "cut";
+                line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+            }
+            if (j["finish_reason"] == "cut")
+                log_warn("generate: the answer of prompt %s, sample %lld, is cut to %zu bytes (a record may have at most %zu)",
+                         records[p].id.c_str(), static_cast<long long>(k), j["response"].get<std::string>().size(),
+                         kMaxRecordBytes);
+            out.write(line + "\n");
             ++sum.samples;
             if (s.tokens > 0) sum.generated_tokens += s.tokens;
         }

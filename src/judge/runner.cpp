@@ -704,33 +704,32 @@ struct Runner::Impl {
         return inputs;
     }
 
-    // The median wall time of `binary`'s timed runs (SpeedupOptions), each in a fresh folder
-    // `dir`/timing with a copy of the binary and the task's inputs; nullopt when a run fails
-    // (`why` says how). One timing at a time in this runner.
+    // The median wall time of `binary`'s timed runs (judge/timing.h), each in a fresh folder
+    // `dir`/timing with a copy of the binary and the task's inputs (nothing a run leaves reaches
+    // the next); nullopt when a run fails (`why` says how). One timing at a time in this runner.
     std::optional<double> time_runs(const fs::path& binary, const Generated& gen, const fs::path& dir, double timeout_s,
                                     std::string* why) {
         const std::vector<SandboxMount> inputs = input_mounts(gen);
         const fs::path box = dir / "timing";
-        std::vector<double> times;
         std::lock_guard<std::mutex> lock(timing_mu);
-        for (int i = 0; i < o.speedup.warmup + o.speedup.repeats; ++i) {
-            remove_tree(box);
-            std::error_code ec;
-            fs::create_directories(box / "data", ec);
-            fs::copy_file(binary, box / binary.filename(), ec);
-            if (ec) throw RuntimeFailure("judge: cannot copy " + binary.string() + ": " + ec.message());
-            Ran r = run({"./" + binary.filename().string()}, box, inputs, timeout_s, kRunLogCap, true, true, 0.001);
-            if (!r.ok()) {
-                *why = "timing run " + std::to_string(i + 1) + ": " + ending(r, timeout_s);
+        const std::optional<double> median = median_of_timed_runs(
+            o.speedup,
+            [&](int, std::string* how) -> std::optional<double> {
                 remove_tree(box);
-                return std::nullopt;
-            }
-            if (i >= o.speedup.warmup) times.push_back(r.seconds);
-        }
+                std::error_code ec;
+                fs::create_directories(box / "data", ec);
+                fs::copy_file(binary, box / binary.filename(), ec);
+                if (ec) throw RuntimeFailure("judge: cannot copy " + binary.string() + ": " + ec.message());
+                Ran r = run({"./" + binary.filename().string()}, box, inputs, timeout_s, kRunLogCap, true, true, 0.001);
+                if (!r.ok()) {
+                    *how = ending(r, timeout_s);
+                    return std::nullopt;
+                }
+                return r.seconds;
+            },
+            why);
         remove_tree(box);
-        std::sort(times.begin(), times.end());
-        const size_t n = times.size();
-        return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+        return median;
     }
 
     // The reference solution's median run time, built and timed once per task in this runner.
@@ -784,7 +783,7 @@ struct Runner::Impl {
             v.speedup_note = why;
             return;
         }
-        v.speedup = *ref / std::max(*mine, 1e-6);
+        v.speedup = speedup_of(*ref, *mine);
     }
 
     // compare.py on the outputs a program left in `box`: a fresh folder, the reference files

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/hash.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/model/safetensors_torch.h"
@@ -383,6 +384,17 @@ double activation_memory_checkpointed(const ModelConfig& c, c10::ScalarType dtyp
     const double chunk = static_cast<double>(loss_chunk > 0 ? std::min<int64_t>(loss_chunk, batch * seq) : batch * seq);
     const double loss = 3.0 * chunk * c.vocab_size * 4.0;
     return kept + layer + loss;
+}
+
+std::string hash_model_with_adapter(const std::string& model_dir, const std::string& adapter_dir) {
+    const std::string base = hash_model_dir(model_dir);
+    if (adapter_dir.empty()) return base;
+    return Hasher()
+        .add(base)
+        .add("lora")
+        .add(hash_model_dir(adapter_dir))
+        .add(hash_file((fs::path(adapter_dir) / "adapter_config.json").string()))
+        .hex();
 }
 
 }  // namespace cuset

@@ -15,6 +15,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
+#include "cuset/core/journal.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
@@ -54,7 +55,8 @@ std::vector<size_t> pass_order(uint64_t seed, size_t n, int64_t pass) {
 // past its last checkpoint), replaced atomically; a line that is not a record ends the cut there.
 void cut_rewards(const std::string& path, int64_t step) {
     std::error_code ec;
-    if (!fs::exists(path, ec)) return;
+    if (!fs::exists(fs::symlink_status(path, ec))) return;
+    require_own_file(path, "rewards file");
     std::ifstream in(path);
     std::string kept, line;
     int64_t dropped = 0;
@@ -149,9 +151,67 @@ void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Co
     NamedTensors t;
     for (const auto& [name, field] : kBatchTensors)
         if ((held_.*field).defined()) t.emplace_back(name, held_.*field);
+    // Its identity, verified on resume: the generation it was sampled for, the checkpoint's step,
+    // the rank and the number of ranks, the task file.
     safetensors_save(rollout_file(dir, comm.rank), t,
-                     {{"generation", std::to_string(held_generation_)}, {"world", std::to_string(comm.world)}});
+                     {{"generation", std::to_string(held_generation_)},
+                      {"step", std::to_string(steps_taken)},
+                      {"rank", std::to_string(comm.rank)},
+                      {"world", std::to_string(comm.world)},
+                      {"tasks", data_hash_}});
 }
+
+namespace {
+
+// A generation batch read back from a checkpoint is the one this resumed step trains on, and its
+// tensors are well formed: InputError naming the file and what differs, never a silent use.
+void check_generation_batch(const std::string& f, const std::map<std::string, std::string>& meta,
+                            const std::map<std::string, std::string>& want, const std::map<std::string, at::Tensor>& t,
+                            int64_t vocab) {
+    for (const auto& [key, value] : want) {
+        const auto it = meta.find(key);
+        if (it == meta.end() || it->second != value)
+            throw InputError(f + ": a generation batch of " + key + " " + (it == meta.end() ? "(none)" : it->second) +
+                             ", but the step resumed from this checkpoint needs " + key + " " + value +
+                             ": the checkpoint's files do not belong together; resume from another checkpoint");
+    }
+    auto bad = [&](const std::string& what) {
+        throw InputError(f + ": " + what + " (a damaged generation batch; resume from another checkpoint)");
+    };
+    const at::Tensor& ids = t.at("completion_ids");
+    if (ids.dim() != 2) bad("completion_ids is not [N, T]");
+    const int64_t n = ids.size(0), len = ids.size(1);
+    auto want_shape = [&](const char* name, std::vector<int64_t> shape, c10::ScalarType dtype) {
+        const auto it = t.find(name);
+        if (it == t.end()) return;
+        if (it->second.sizes().vec() != shape || it->second.scalar_type() != dtype)
+            bad(std::string(name) + " is " + c10::toString(it->second.scalar_type()) + " " +
+                c10::str(it->second.sizes()) + ", not " + c10::toString(dtype) + " " + c10::str(at::IntArrayRef(shape)));
+    };
+    const int64_t p = t.at("prompt_ids").dim() == 2 ? t.at("prompt_ids").size(1) : -1;
+    want_shape("prompt_ids", {n, p}, at::kLong);
+    want_shape("prompt_mask", {n, p}, at::kLong);
+    want_shape("completion_ids", {n, len}, at::kLong);
+    want_shape("completion_mask", {n, len}, at::kLong);
+    want_shape("rewards", {n}, at::kFloat);
+    want_shape("old_logps", {n, len}, at::kFloat);
+    want_shape("token_weights", {n, len}, at::kFloat);
+    for (const char* name : {"prompt_ids", "completion_ids"}) {
+        const at::Tensor& x = t.at(name);
+        if (x.numel() > 0 && (x.min().item<int64_t>() < 0 || x.max().item<int64_t>() >= vocab))
+            bad(std::string(name) + " holds token ids outside the model's vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+    for (const char* name : {"prompt_mask", "completion_mask"}) {
+        const at::Tensor& m = t.at(name);
+        if (!at::logical_or(m == 0, m == 1).all().item<bool>()) bad(std::string(name) + " holds values other than 0 and 1");
+    }
+    if (const auto it = t.find("old_logps"); it != t.end()) {
+        const at::Tensor real = it->second.masked_select(t.at("completion_mask").to(at::kBool));
+        if (!at::isfinite(real).all().item<bool>()) bad("old_logps is not finite on completion tokens");
+    }
+}
+
+}  // namespace
 
 void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::string& resumed_from) {
     grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, 0, ctx.comm.rank, ctx.comm.world);  // its split rule, checked now
@@ -204,7 +264,14 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
             if (it != t.end()) held_.*field = it->second;
         }
         held_generation_ = (resumed_step - 1) / o_.num_iterations;
+        check_generation_batch(f, meta,
+                               {{"generation", std::to_string(held_generation_)},
+                                {"step", std::to_string(resumed_step)},
+                                {"rank", std::to_string(ctx.comm.rank)},
+                                {"tasks", data_hash_}},
+                               t, ctx.model->config().vocab_size);
     }
+    require_own_file(rewards_path_, "rewards file");
     rewards_.open(rewards_path_, std::ios::app);
     if (!rewards_) throw RuntimeFailure("cannot write " + rewards_path_);
 }

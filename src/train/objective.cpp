@@ -581,7 +581,7 @@ at::Tensor numerator_fused(const ObjectiveOptions& o, const ValidRows& r, const 
                            Terms& terms) {
     FusedRun run{&plan, &weigher, o.chunk_size,
                  at::GradMode::is_enabled() && r.h.requires_grad(),
-                 at::GradMode::is_enabled() && lm_head.requires_grad(), {}, &o};
+                 at::GradMode::is_enabled() && lm_head.requires_grad(), {}, &o, {}, {}};
     if (reference) {
         run.ref_h = r.ref_h;
         run.ref_w = reference->lm_head.detach();

@@ -317,8 +317,9 @@ TEST(Config, DefaultsMeetTheirRows) {
                                                                : std::get<double>(k.default_value);
             EXPECT_TRUE(v >= k.lo && v <= k.hi) << k.path;
         }
-        if (k.kind == cuset::ConfigKind::kEnum)
+        if (k.kind == cuset::ConfigKind::kEnum) {
             EXPECT_EQ(std::count(k.choices.begin(), k.choices.end(), std::get<std::string>(k.default_value)), 1) << k.path;
+        }
     }
 }
 

@@ -412,10 +412,7 @@ TEST(AppOptions, CommandOptionsFromConfig) {
     EXPECT_EQ(j.limits.open_files, 20);
     const cuset::DataCheckOptions check = cuset::data_check_options_from(cfg, cuset::DataCheckOptions{});
     EXPECT_EQ(check.max_seq_len, 300);
-    EXPECT_TRUE(check.drop_too_long);
-    EXPECT_FALSE(check.contain);
-    EXPECT_EQ(check.limits.memory_mb, 17);
-    EXPECT_EQ(check.limits.open_files, 20);
+    EXPECT_TRUE(check.drop_too_long);  // its programs' containment is the judge's settings above
 
     cuset::eval::EvalRequest ecmd;
     ecmd.model = "ckpt";

@@ -5,6 +5,7 @@
 // metrics line but its timings.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/app/options.h"
+#include "cuset/core/error.h"
+#include "cuset/core/signals.h"
 #include "cuset/model/model.h"
 #include "cuset/train/trainer.h"
 #include "test_util.h"
@@ -114,3 +117,47 @@ TEST_P(TrainerParts, ResumedInProcessEqualsTheStraightRun) {
 // sft and cuset, and asft with its frozen reference model (the method table's reference column).
 INSTANTIATE_TEST_SUITE_P(Methods, TrainerParts, ::testing::Values("sft", "cuset", "asft"),
                          [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+// SIGTERM at a known step: the step in which it arrives is completed, a checkpoint is written,
+// StoppedBySignal (exit 75) names --resume auto, and the resumed run ends as the straight one did.
+// The signal is raised between steps 2 and 3, so no run can finish before it arrives.
+TEST(TrainerSignal, SigtermAtAKnownStepSavesAndTheResumedRunEqualsTheStraightRun) {
+    const std::string dir = cuset::test::scratch_dir("trainer-parts-sigterm");
+    cuset::Trainer straight(tiny_options(dir, "cuset", "straight"));
+    ASSERT_EQ(straight.run(), 0);
+
+    const cuset::TrainOptions cut_opts = tiny_options(dir, "cuset", "cut");
+    {
+        cuset::Trainer cut(cut_opts);
+        cut.begin();  // installs the SIGINT/SIGTERM handler
+        cut.step();
+        cut.step();
+        ASSERT_EQ(::raise(SIGTERM), 0);
+        try {
+            cut.step();
+            ADD_FAILURE() << "a step after SIGTERM did not stop the run";
+        } catch (const cuset::StoppedBySignal& e) {
+            EXPECT_EQ(e.code(), cuset::ExitCode::kSignal);
+            EXPECT_NE(std::string(e.what()).find("at step 3"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("--resume auto"), std::string::npos) << e.what();
+        }
+        cuset::signals_reset();
+        EXPECT_EQ(cut.state().step, 3);
+    }
+    int n_ckpt = 0;
+    for (const auto& e : fs::directory_iterator(dir + "/cut"))
+        n_ckpt += e.path().filename().string().rfind("checkpoint-", 0) == 0;
+    EXPECT_EQ(n_ckpt, 1);  // the one written on the signal
+    ASSERT_TRUE(fs::exists(dir + "/cut/checkpoint-0000003/trainer_state.json"));
+
+    cuset::TrainOptions resume_opts = cut_opts;
+    resume_opts.resume = "auto";
+    cuset::Trainer resumed(resume_opts);
+    ASSERT_EQ(resumed.run(), 0);
+    expect_same_weights(straight.model(), resumed.model());
+    const std::string a = dir + "/straight/checkpoint-0000006", b = dir + "/cut/checkpoint-0000006";
+    EXPECT_TRUE(read_file(a + "/model.safetensors") == read_file(b + "/model.safetensors")) << "final weights differ";
+    EXPECT_TRUE(cuset::test::safetensors_without_save_id(a + "/optimizer.safetensors") ==
+                cuset::test::safetensors_without_save_id(b + "/optimizer.safetensors"));
+    EXPECT_EQ(metrics_without_timings(dir + "/cut"), metrics_without_timings(dir + "/straight"));
+}

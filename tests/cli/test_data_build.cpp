@@ -7,8 +7,11 @@
 // by SIGTERM exits 75 and the same command then writes the same train.jsonl; `train` accepts the
 // output; with data/tiny-coder as the model every stage runs and reports. And `data tasks`: self-
 // checking pairs become tasks whose references the check judges (a wrong one is named, exit 3).
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -321,7 +324,10 @@ TEST(DataBuildCli, BadInputIsOneLineAndWritesNothing) {
         {q(dir + "/o2") + " --candidates " + q(dir + "/c.jsonl") + " --model data/tiny-coder", 2,
          "--candidates and --model exclude each other"},
         {q(dir + "/o3") + " --candidates " + q(dir + "/none.jsonl"), 3, "cannot read candidates file"},
+        // A FIFO would block the reader for ever: refused on its kind, before a byte is read.
+        {q(dir + "/o8") + " --candidates " + q(dir + "/fifo.jsonl"), 3, "fifo.jsonl' is a FIFO, not a regular file"},
     };
+    ASSERT_EQ(::mkfifo((dir + "/fifo.jsonl").c_str(), 0600), 0);
     for (const Case& c : cases) {
         auto r = run_cuset(base + c.args);
         EXPECT_EQ(r.exit_code, c.code) << c.args << "\n" << r.err;
@@ -333,5 +339,71 @@ TEST(DataBuildCli, BadInputIsOneLineAndWritesNothing) {
     auto r = run_cuset(base + q(dir + "/o4") + " --candidates " + q(dir + "/ok.jsonl") + " --keep fastest");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("--keep fastest needs run times measured on a GPU"), std::string::npos) << r.err;
-    for (const char* o : {"/o1", "/o2", "/o3", "/o4"}) EXPECT_FALSE(fs::exists(dir + o)) << o;
+    for (const char* o : {"/o1", "/o2", "/o3", "/o4", "/o8"}) EXPECT_FALSE(fs::exists(dir + o)) << o;
+
+    // An output that is an input, directly or through a link, is refused before anything is
+    // written: the candidates file as OUT/train.jsonl, the tasks file as OUT/build.json, and an
+    // --out that is a file. Every input keeps its bytes.
+    fs::create_directories(dir + "/o5");
+    const std::string candidates = read_file(dir + "/ok.jsonl");
+    write_file(dir + "/o5/train.jsonl", candidates);
+    fs::create_directories(dir + "/o6");
+    fs::create_symlink(tasks_path(), dir + "/o6/build.json");
+    const std::string tasks_bytes = read_file(tasks_path());
+    write_file(dir + "/o7", candidates);
+    const Case refused[] = {
+        {q(dir + "/o5") + " --candidates " + q(dir + "/o5/train.jsonl"), 2,
+         "the output '" + dir + "/o5/train.jsonl' is the input"},
+        {q(dir + "/o6") + " --candidates " + q(dir + "/ok.jsonl"), 2, "the output '" + dir + "/o6/build.json' is the input"},
+        {q(dir + "/o7") + " --candidates " + q(dir + "/ok.jsonl"), 2, "--out '" + dir + "/o7' is a file; name a folder"},
+    };
+    for (const Case& c : refused) {
+        auto rr = run_cuset(base + c.args);
+        EXPECT_EQ(rr.exit_code, c.code) << c.args << "\n" << rr.err;
+        EXPECT_NE(rr.err.find(c.message), std::string::npos) << rr.err;
+        EXPECT_EQ(cuset::test::count_of(rr.err, "\n"), 1) << rr.err;
+    }
+    EXPECT_EQ(read_file(dir + "/o5/train.jsonl"), candidates);
+    EXPECT_EQ(read_file(tasks_path()), tasks_bytes);
+    EXPECT_EQ(read_file(dir + "/o7"), candidates);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/o5"), fs::directory_iterator()), 1);  // train.jsonl alone
+}
+
+// SIGTERM while `data tasks --check` judges: exit 75 with one line that says to run it again, and
+// no work folder left in TMPDIR (the folder is watched appear, then the signal is sent while the
+// first of the four references compiles).
+TEST(DataTasksCli, SigtermDuringTheCheckExits75AndLeavesNoWorkFolder) {
+    const std::string dir = scratch_dir("data_tasks_sigterm");
+    const std::string tmp = dir + "/tmp";
+    fs::create_directories(tmp);
+    const std::string args = "data tasks " + q(tasks_path()) + " --check --judge compile --jobs 1 --set log.progress=never";
+    auto s = run_command("TMPDIR=" + q(tmp) + " '" + std::string(CUSET_BINARY) + "' " + args + " 2> " +
+                         q(dir + "/err") + " > /dev/null & pid=$!; for i in $(seq 1 1200); do ls " + q(tmp) +
+                         " | grep -q cuset-data-tasks && break; sleep 0.05; done; sleep 0.3; kill -TERM $pid; "
+                         "wait $pid; echo $?");
+    const std::string err = read_file(dir + "/err");
+    EXPECT_EQ(std::atoi(s.out.c_str()), 75) << s.out << err;
+    EXPECT_NE(err.find("data tasks: stopped by signal 15; no verdict written; run the command again"), std::string::npos)
+        << err;
+    EXPECT_TRUE(fs::is_empty(tmp)) << "a work folder is left in TMPDIR";
+}
+
+// `data tasks --from-sft` writes only a tasks file that `data tasks FILE` accepts: two samples
+// with one id would make two tasks with one id, which is refused (exit 3, naming the line of the
+// second) before anything is written.
+TEST(DataTasksCli, ATasksFileItsOwnCheckWouldRefuseIsNotWritten) {
+    const std::string dir = scratch_dir("data_tasks_dup");
+    std::string sft;
+    for (const char* op : {"2.0f * x[i]", "x[i] + x[i]"})
+        sft += json{{"id", "twice"}, {"prompt", "Double every element."}, {"response", fenced(self_checking(op))}}.dump() +
+               "\n";
+    write_file(dir + "/sft.jsonl", sft);
+    auto r = run_cuset("data tasks --from-sft " + q(dir + "/sft.jsonl") + " --out " + q(dir + "/tasks.jsonl"));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("the tasks made would not load (" + dir + "/tasks.jsonl:2: duplicate task id twice); " + dir +
+                         "/tasks.jsonl not written"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(cuset::test::count_of(r.err, "\n"), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/tasks.jsonl"));
 }

@@ -1,6 +1,6 @@
 // core/journal: lines read back in order; a torn last line (no newline: an append cut by a kill)
-// is dropped by the reader and cut off by the next writer; a path that is not a regular file is
-// an InputError naming it; a missing file is an empty journal.
+// is dropped by the reader and cut off by the next writer; a path that is not a regular file, a
+// symbolic link or a hard-linked file is an InputError naming it; a missing file is an empty journal.
 #include <filesystem>
 #include <fstream>
 
@@ -60,4 +60,27 @@ TEST(Journal, AFolderIsRefusedByName) {
         EXPECT_NE(std::string(e.what()).find("judge journal " + dir + ": not a regular file"), std::string::npos) << e.what();
     }
     EXPECT_THROW(JournalWriter(dir, "judge journal"), cuset::InputError);
+}
+
+// A journal is cuset's own file: a symbolic link to a user's file (with no final newline, which a
+// writer would cut as a torn line) and a hard link to it are refused by the reader and the writer,
+// and the user's file keeps every byte.
+TEST(Journal, ALinkToAnotherFileIsRefusedAndThatFileIsUntouched) {
+    const std::string dir = scratch_dir("journal_links");
+    const std::string user = dir + "/notes.txt";
+    write_file(user, "line one\nline two without newline");
+    fs::create_symlink(user, dir + "/judged.jsonl");
+    fs::create_hard_link(user, dir + "/hard.jsonl");
+    for (const char* name : {"/judged.jsonl", "/hard.jsonl"}) {
+        const std::string path = dir + name;
+        try {
+            read_journal(path, "judge journal");
+            ADD_FAILURE() << path << " was read as a journal";
+        } catch (const cuset::InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("cuset-train writes this file itself: move it away"), std::string::npos)
+                << e.what();
+        }
+        EXPECT_THROW(JournalWriter(path, "judge journal"), cuset::InputError) << path;
+    }
+    EXPECT_EQ(read_file(user), "line one\nline two without newline");
 }

@@ -412,6 +412,32 @@ TEST(EvalJudge, AJournalKeepsEachVerdictAndARerunJudgesOnlyWhatChanged) {
     EXPECT_EQ(judge_results(fixture_tasks(), {recs[1]}, o).from_journal, 0);
 }
 
+// A journal line whose fields have other types than the judge writes (a hand edit) is skipped and
+// its sample judged again; the others are taken.
+TEST(EvalJudge, AJournalLineWithAMistypedFieldIsJudgedAgain) {
+    std::string work = scratch_dir("eval_judge_journal_types");
+    const std::string journal = scratch_dir("eval_judge_journal_types_file") + "/judged.jsonl";
+    std::vector<ResultRecord> recs = reference_records(fixture_tasks());
+    JudgeOptions o = options(work);
+    o.journal = journal;
+    judge_results(fixture_tasks(), {recs[0], recs[1]}, o);
+    std::vector<std::string> lines = cuset::test::lines_of(journal);
+    ASSERT_EQ(lines.size(), 2u);
+    nlohmann::json j = nlohmann::json::parse(lines[0]);
+    j["compiled"] = "yes";
+    j["seconds"] = "fast";
+    std::ofstream(journal, std::ios::trunc) << j.dump() << "\n" << lines[1] << "\n";
+    const JudgeSummary again = judge_results(fixture_tasks(), {recs[0], recs[1]}, o);
+    EXPECT_EQ(again.from_journal, 1) << "the mistyped line's sample is judged again, the other is taken";
+    int judged = 0;
+    for (const TaskResult& t : again.tasks)
+        for (const SampleResult& r : t.samples) {
+            EXPECT_EQ(r.status, SampleStatus::kCompiled) << t.id_text;
+            ++judged;
+        }
+    EXPECT_EQ(judged, 2);
+}
+
 TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
     std::string work = scratch_dir("eval_judge_broken");
     ResultRecord r;

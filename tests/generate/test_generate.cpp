@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/core/error.h"
+#include "cuset/core/input_file.h"
 #include "cuset/data/dataset.h"
 #include "cuset/generate/generate_run.h"
 #include "cuset/generate/generator.h"
@@ -25,6 +26,7 @@
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/text/chat_format.h"
 #include "cuset/text/tokenizer.h"
+#include "../../src/generate/generate_output.h"  // the writer both backends share
 #include "model/model_rounding.h"
 #include "tensor_check.h"
 #include "test_util.h"
@@ -350,4 +352,35 @@ TEST(GeneratePrompt, RecordsParseAsDocumented) {
     EXPECT_NE(why.find("user turn"), std::string::npos) << why;
     EXPECT_FALSE(cuset::prompt_parse("{not json", &r, &why));
     EXPECT_NE(why.find("invalid JSON"), std::string::npos) << why;
+}
+
+// Every line `generate` writes is one its readers accept (a record of at most 64 MiB): an answer
+// larger than that (a served model's 70 MiB body) is cut at a character boundary and its
+// finish_reason says "cut"; an ordinary answer is written as it is.
+TEST(GenerateOutput, AnAnswerPastTheRecordLimitIsCutAndSaysSo) {
+    const std::string dir = cuset::test::scratch_dir("generate_output_cut");
+    cuset::GenerateRequest req;
+    req.out = dir + "/out.jsonl";
+    req.settings.n = 2;
+    cuset::PromptRecord rec;
+    rec.id = "big";
+    std::vector<std::vector<cuset::WrittenSample>> results(1, std::vector<cuset::WrittenSample>(2));
+    results[0][0].text = std::string(70u << 20, 'a') + "\xC3\xA9";
+    results[0][0].finish = "stop";
+    results[0][1].text = "small";
+    results[0][1].finish = "eos";
+    cuset::GenerateSummary sum;
+    cuset::generate_output_write(req, {rec}, results, /*greedy=*/false, 0, sum);
+    cuset::LineReader in(req.out, "generation output");
+    std::string line;
+    ASSERT_TRUE(in.next(line));
+    EXPECT_LT(line.size(), cuset::kMaxRecordBytes);
+    const nlohmann::json a = nlohmann::json::parse(line);
+    EXPECT_EQ(a["finish_reason"], "cut");
+    EXPECT_EQ(a["response"].get<std::string>().rfind("aaa", 0), 0u);
+    ASSERT_TRUE(in.next(line));
+    const nlohmann::json b = nlohmann::json::parse(line);
+    EXPECT_EQ(b["response"], "small");
+    EXPECT_EQ(b["finish_reason"], "eos");
+    EXPECT_FALSE(in.next(line));
 }

@@ -377,6 +377,8 @@ def read_cmake(root, rel_cmake, targets, errors):
             for a in args[1:]:
                 if a in values:
                     key = a
+                elif a == "SANITIZE":  # an option: ends the list before it
+                    key = None
                 elif key:
                     values[key].append(a)
             folder = values["DIR"][0] if values["DIR"] else "."

@@ -92,7 +92,9 @@ TEST(GrpoLoss, EqualsTrlForEveryLossType) {
         CUSET_EXPECT_NEAR(s.clipped_low / s.clip_units, c["clip_low"].get<double>(), 4e-5);
         CUSET_EXPECT_NEAR(s.clipped_high / s.clip_units, c["clip_high"].get<double>(), 4e-5);
         CUSET_EXPECT_NEAR(s.clipped_region / s.clip_units, c["clip_region"].get<double>(), 4e-5);
-        if (o.beta != 0) CUSET_EXPECT_NEAR(s.kl / s.tokens, c["kl"].get<double>(), 4e-5);
+        if (o.beta != 0) {
+            CUSET_EXPECT_NEAR(s.kl / s.tokens, c["kl"].get<double>(), 4e-5);
+        }
         EXPECT_GT(s.clipped_low + s.clipped_high, 0) << "the case exercises clipping";
     }
 }

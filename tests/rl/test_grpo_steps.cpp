@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -28,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/eval/cudabench.h"
+#include "cuset/model/safetensors.h"
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/rl/grpo_steps.h"
 #include "test_util.h"
@@ -280,7 +283,7 @@ TEST(GrpoSteps, ConfigurationRefusals) {
     };
     int i = 0;
     for (const Case& c : cases) {
-        const std::string cfg = grpo_config(dir, "c" + std::to_string(i++), kDemo, tasks, c.keys);
+        const std::string cfg = grpo_config(dir, "case-" + std::to_string(i++), kDemo, tasks, c.keys);
         auto r = run_cuset("--config " + cfg + " --run-name r");
         EXPECT_EQ(r.exit_code, 2) << c.key << ": " << r.err;
         EXPECT_NE(r.err.find(c.key), std::string::npos) << r.err;
@@ -545,6 +548,50 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
     auto e = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
     EXPECT_EQ(e.exit_code, 3) << e.err;
     EXPECT_NE(e.err.find("a generation batch of 2 rank(s), this run has 1"), std::string::npos) << e.err;
+
+    // A batch that is not the one this step trains on, or a damaged one, is bad input (exit 3,
+    // naming the file and what differs), never trained on: generation 1's batch (checkpoint 1)
+    // copied into checkpoint 3, token ids past the vocabulary, old_logps a column short, of
+    // another dtype, or NaN on completion tokens.
+    const auto saved = cuset::safetensors_load(dir + "/mu/checkpoint-0000003/grpo-rollout-rank0.safetensors", c10::kCPU);
+    const std::map<std::string, std::string> meta =
+        cuset::SafetensorsFile(dir + "/mu/checkpoint-0000003/grpo-rollout-rank0.safetensors").metadata();
+    struct Damage {
+        std::string what;
+        std::function<void(std::map<std::string, at::Tensor>&)> apply;
+        std::string message;
+    };
+    const std::vector<Damage> damages = {
+        {"generation 1's batch", nullptr,
+         "a generation batch of generation 0, but the step resumed from this checkpoint needs generation 1"},
+        {"ids past the vocabulary", [](auto& t) { t["completion_ids"][0][0].fill_(int64_t{1000000000}); },
+         "completion_ids holds token ids outside the model's vocabulary"},
+        {"old_logps a column short",
+         [](auto& t) { t["old_logps"] = t["old_logps"].narrow(1, 0, t["old_logps"].size(1) - 1).contiguous(); },
+         "old_logps is Float"},
+        {"old_logps as int32", [](auto& t) { t["old_logps"] = t["old_logps"].to(at::kInt); }, "old_logps is Int"},
+        {"old_logps NaN", [](auto& t) { t["old_logps"].fill_(std::nan("")); }, "old_logps is not finite on completion tokens"},
+    };
+    for (const Damage& dmg : damages) {
+        fs::remove_all(dir + "/d");
+        fs::create_directories(dir + "/d");
+        fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+        if (dmg.apply) {
+            std::map<std::string, at::Tensor> t;
+            for (const auto& [name, x] : saved) t[name] = x.clone();
+            dmg.apply(t);
+            cuset::NamedTensors out(t.begin(), t.end());
+            cuset::safetensors_save(batch, out, meta);
+        } else {
+            fs::copy_file(dir + "/mu/checkpoint-0000001/grpo-rollout-rank0.safetensors", batch,
+                          fs::copy_options::overwrite_existing);
+        }
+        auto r = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
+        EXPECT_EQ(r.exit_code, 3) << dmg.what << "\n" << r.err;
+        EXPECT_NE(r.err.find(batch + ": "), std::string::npos) << dmg.what << "\n" << r.err;
+        EXPECT_NE(r.err.find(dmg.message), std::string::npos) << dmg.what << "\n" << r.err;
+        EXPECT_FALSE(fs::exists(dir + "/d/checkpoint-0000004")) << dmg.what << ": trained on";
+    }
 }
 
 // Several ranks: two Gloo ranks with one task each against one process with both, the same

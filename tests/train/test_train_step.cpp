@@ -97,7 +97,10 @@ TEST(TrainStep, SftStepsEqualTransformersAndTorchAdamW) {
     for (int s = 0; s < kSteps; ++s) {
         std::vector<cuset::MicroBatch> micro;
         for (int m = 0; m < kMicro; ++m) {
-            std::string k = "s" + std::to_string(s) + "m" + std::to_string(m);
+            std::string k = "s";  // "s<step>m<micro>" (built by appends: GCC 12's -Wrestrict misfires on "s" + ...)
+            k += std::to_string(s);
+            k += 'm';
+            k += std::to_string(m);
             micro.push_back(micro_batch(g.at(k + ".input_ids"), g.at(k + ".attention_mask"), g.at(k + ".labels")));
         }
         so.step = s;

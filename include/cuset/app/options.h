@@ -80,7 +80,8 @@ TokenizeOptions tokenize_options_from(const Config& cfg);
 // data.truncation.
 DataShowOptions data_show_options_from(const Config& cfg, DataShowOptions command);
 
-// `command` with data.max_seq_len, data.truncation and eval.sandbox.*.
+// `command` with data.max_seq_len and data.truncation (its programs' containment, eval.sandbox.*,
+// is judge_settings_from's).
 DataCheckOptions data_check_options_from(const Config& cfg, DataCheckOptions command);
 
 // model.*, data.*, run.*, objective.chunk_size, train.micro_batch_size, data.cache_dir and

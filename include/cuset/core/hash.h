@@ -27,8 +27,5 @@ std::string hash_file(const std::string& path);
 // Hash identifying a model folder without reading its weights: config.json, the safetensors
 // index, and each weight file's size and header.
 std::string hash_model_dir(const std::string& dir);
-// The same for a base model with a PEFT LoRA adapter folder attached (`adapter_dir` empty: the
-// base's own hash): another model than the base, whose scores must not pass for the base's.
-std::string hash_model_with_adapter(const std::string& model_dir, const std::string& adapter_dir);
 
 }  // namespace cuset

@@ -11,6 +11,12 @@
 
 namespace cuset {
 
+// InputError "<what> PATH: a symbolic link; cuset-train writes this file itself: move it away"
+// when `path` exists and is not a regular file of its own: a symbolic link (appends would go to
+// the file it names), a file with other hard links, a folder, a FIFO or a device. A missing path
+// passes. The journals below, and every file cuset appends to, are checked so.
+void require_own_file(const std::string& path, const std::string& what);
+
 // The complete lines of `path` (without their newlines), in order; none when it does not exist.
 // A last line with no newline (a write cut by a kill) is left out. `what` names the file in
 // errors ("judge journal"): a path that exists but is not a regular file is an InputError.

@@ -56,6 +56,5 @@ std::string json_text(const Json& j, int indent = -1) {
 
 // The regular file `path` (read_input_file(), at most max_bytes) parsed as above; `where` is the path.
 nlohmann::json json_read_file(const std::string& path, const std::string& what);
-nlohmann::ordered_json ordered_json_read_file(const std::string& path, const std::string& what);
 
 }  // namespace cuset

@@ -21,9 +21,6 @@ void log_init(const std::string& level);
 // Also writes every message to `path` (appending; the run folder's train.log).
 void log_add_file(const std::string& path);
 
-// Stops writing to the log file (before its folder is renamed or removed).
-void log_close_file();
-
 bool log_enabled(LogLevel level);
 void log_write(LogLevel level, const std::string& message);
 

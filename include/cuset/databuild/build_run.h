@@ -29,6 +29,7 @@ TrainFormat train_format_parse(const std::string& name);  // UsageError for an u
 
 struct BuildOptions {
     std::string tasks_file;        // where the tasks came from (for the report and the resume check)
+    std::string candidates_file;   // --candidates ("" = a model answers): an input no output may be
     std::string out;               // output folder (required)
     int64_t samples = 1;           // K per task
     int64_t rounds = 1;            // R: attempts per sample at most (1 = no repair)
@@ -64,6 +65,10 @@ struct BuildSummary {
     double judge_seconds = 0;    // judging wall time summed over attempts
     nlohmann::ordered_json json; // build.json as written
 };
+
+// Refuses (UsageError) an output folder that is a file, or whose outputs or work folder would be
+// one of the inputs (tasks, candidates, decontamination set), through any link.
+void build_output_check(const BuildOptions& opts);
 
 // Runs the build of `tasks` with answers from `source`. Writes OUT/build.jsonl (appended per
 // attempt), OUT/train.jsonl, OUT/build.json and OUT/build.html (the last three atomically, at

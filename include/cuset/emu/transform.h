@@ -32,7 +32,7 @@ public:
 //     `const void*`) become `cuemu::launch_args(false, k,` and `cuemu::launch_args(true, k,`;
 //   - each launch `k<<<cfg>>>(args)`, `k` with its qualification and template arguments, becomes
 //     `cuemu::Launch(cfg).go([&]{ k(args); })`; cfg holds the 2 to 4 launch parameters.
-// These are the rules of the emulator's original Python rewrite, character for character
+// These are the rules of the reference rewrite (tests/golden/emu_transform.py), character for character
 // (whitespace and word characters are the ASCII ones), except that no rule starts a match inside a
 // comment or a string or character literal (one code mask, computed once in one pass, so text in
 // them is never rewritten; text in `#if 0` blocks is code to the rewrite) and that a launch's

@@ -43,6 +43,9 @@ struct Task {
 // Reads a tasks file. Blank lines are skipped; anything else that is not a complete task (bad
 // JSON, a missing or mistyped field, a duplicate id) is an InputError naming "<file>:<line>".
 std::vector<Task> load_tasks(const std::string& path);
+// The same checks on the text of a tasks file not yet written (`path` names it in messages): a
+// command that makes a tasks file checks it so before writing it.
+std::vector<Task> parse_tasks(const std::string& jsonl, const std::string& path);
 
 // Python's str() of a JSON value (strings as is at top level and in single quotes inside lists
 // and objects, True/False/None, ints, floats in repr form, "[a, b]", "{'k': v}").

@@ -25,6 +25,7 @@
 #include "cuset/core/error.h"
 #include "cuset/judge/sandbox.h"
 #include "cuset/judge/task_files.h"
+#include "cuset/judge/timing.h"
 #include "cuset/judge/toolchain.h"
 
 namespace cuset::judge {
@@ -75,17 +76,6 @@ struct Verdict {
     // measured, and `speedup_note` says why.
     std::optional<double> speedup;
     std::string speedup_note;
-};
-
-// The speed-up measure of a passing program against its task's reference solution (bench.cu):
-// both are run `warmup` times untimed, then `repeats` times timed, each run in a fresh folder
-// holding only its binary and the task's inputs (nothing a run leaves reaches the next), one
-// timed run at a time in a Runner, and their median wall times (start to exit, the CUDA context's
-// start included: CUDABench's programs are whole programs) compared.
-struct SpeedupOptions {
-    bool enabled = false;
-    int warmup = 1;
-    int repeats = 5;
 };
 
 // A task to check programs against: CUDABench's or one of cuset's own.

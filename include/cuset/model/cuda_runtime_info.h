@@ -12,7 +12,5 @@ int driver_version();
 int device_count();
 // Total memory of GPU `device` in bytes; 0 when it cannot be queried.
 long long device_total_memory(int device);
-// Launches a one-block kernel that writes a known pattern and checks it; false without a GPU.
-bool self_test();
 
 }  // namespace cuset::cuda

@@ -131,4 +131,9 @@ TrainingMemory training_memory(const ModelConfig& cfg, c10::ScalarType dtype, co
 double activation_memory_checkpointed(const ModelConfig& cfg, c10::ScalarType dtype, int64_t batch, int64_t seq,
                                       int64_t loss_chunk);
 
+// The identity of a base model with a PEFT LoRA adapter folder attached (core/hash.h's
+// hash_model_dir of both, and the adapter's adapter_config.json); `adapter_dir` empty: the base's
+// own hash. Another model than the base, whose scores must not pass for the base's.
+std::string hash_model_with_adapter(const std::string& model_dir, const std::string& adapter_dir);
+
 }  // namespace cuset
