@@ -105,6 +105,7 @@ std::string walk(const std::string& path, const struct stat& top_st, bool remove
                 if (child >= 0) ::close(child);
                 break;
             }
+            std::string child_name = name;  // `name` lives in dir's buffer, which closedir frees
             Level& cur = stack.back();
             if (stack.size() < kKeepOpen) {
                 cur.dir = dir;
@@ -112,7 +113,7 @@ std::string walk(const std::string& path, const struct stat& top_st, bool remove
                 ::closedir(dir);
                 cur.dir = nullptr;
             }
-            stack.push_back({name, es.st_dev, es.st_ino, nullptr});
+            stack.push_back({std::move(child_name), es.st_dev, es.st_ino, nullptr});
             dir = child_dir;
             continue;
         }

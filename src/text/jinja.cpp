@@ -53,14 +53,67 @@ struct Release {
         }
         draining = false;
     }
+    // The lists and dicts one render made (weakly held), so that the render can empty them when
+    // it ends: a template can make a cycle (`{% set ns.me = ns %}`, `l.append(l)`), which Python's
+    // collector frees and shared ownership alone never would.
+    struct Arena {
+        std::vector<std::pair<std::weak_ptr<void>, bool>> made;  // (container, is a list)
+        size_t compact_at = 1024;
+    };
     struct State {
         std::vector<std::shared_ptr<void>> pending;
         bool draining = false;
+        Arena* arena = nullptr;  // the current render's, if any
     };
     static State& state() {  // one per thread, shared by lists and dicts
         static thread_local State s;
         return s;
     }
+    static void made(const std::shared_ptr<void>& p, bool is_list) {
+        Arena* a = state().arena;
+        if (!a) return;
+        if (a->made.size() >= a->compact_at) {  // drop the freed ones: amortised O(1) per container
+            a->made.erase(std::remove_if(a->made.begin(), a->made.end(), [](const auto& m) { return m.first.expired(); }),
+                          a->made.end());
+            a->compact_at = std::max<size_t>(1024, 2 * a->made.size());
+        }
+        a->made.emplace_back(p, is_list);
+    }
+    // Empties every container of `a` still alive (what it held is released as above).
+    static void empty(Arena& a) {
+        for (auto& [w, is_list] : a.made) {
+            const std::shared_ptr<void> p = w.lock();
+            if (!p) continue;
+            if (is_list) {
+                List gone;
+                gone.swap(*static_cast<List*>(p.get()));
+            } else {
+                Dict& d = *static_cast<Dict*>(p.get());
+                std::vector<Dict::Item> gone;
+                gone.swap(d.items_);
+                d.by_string_.clear();
+                d.other_keys_.clear();
+            }
+        }
+        a.made.clear();
+    }
+};
+
+// While it lives, the lists and dicts made on this thread belong to one render, and are emptied
+// when it ends (the render's output holds none of them).
+class RenderArena {
+public:
+    RenderArena() : outer_(Release::state().arena) { Release::state().arena = &arena_; }
+    ~RenderArena() {
+        Release::state().arena = outer_;
+        Release::empty(arena_);
+    }
+    RenderArena(const RenderArena&) = delete;
+    RenderArena& operator=(const RenderArena&) = delete;
+
+private:
+    Release::Arena arena_;
+    Release::Arena* outer_;
 };
 }  // namespace detail
 
@@ -125,6 +178,7 @@ Value Value::list(List l) {
     Value v;
     v.kind_ = Kind::kList;
     v.p_ = std::shared_ptr<List>(new List(std::move(l)), &detail::Release::destroy<List>);
+    detail::Release::made(v.p_, true);
     return v;
 }
 Value Value::tuple(List l) {
@@ -137,6 +191,7 @@ Value Value::dict(Dict d) {
     Value v;
     v.kind_ = Kind::kDict;
     v.p_ = std::shared_ptr<Dict>(new Dict(std::move(d)), &detail::Release::destroy<Dict>);
+    detail::Release::made(v.p_, false);
     return v;
 }
 Value Value::namespace_(Dict d) {
@@ -1156,6 +1211,7 @@ Template::Template(const std::string& source, std::string name) : name_(std::mov
 }
 
 Output Template::render(const Value& context, const RenderLimits& limits) const {
+    const detail::RenderArena arena;  // declared first: emptied after the interpreter is gone
     detail::Interp in(name_, context, limits);
     return in.run(prog_->body);
 }
