@@ -3,11 +3,7 @@
 // Reading samples for training is data.cpp's job, not this file's.
 #include "cuset/data/data_check.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,10 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -29,9 +22,7 @@
 #include "cuset/core/input_file.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
-#include "cuset/core/process.h"
 #include "cuset/core/progress.h"
-#include "cuset/core/signals.h"
 #include "cuset/core/utf8_text.h"
 #include "cuset/data/data.h"
 #include "cuset/data/dataset.h"
@@ -54,8 +45,6 @@ struct Finding {
     std::string message;
 };
 
-using StepResult = ProgramStep;
-
 struct Sample {
     int64_t line = 0;      // 1-based line in the input
     std::string raw;       // the line as it is in the file (without the newline)
@@ -67,7 +56,7 @@ struct Sample {
     int64_t n_tokens = -1, n_response_tokens = -1;
     uint32_t tag_bits = 0;
     bool tagged = false;
-    StepResult compile, run;
+    ProgramStep compile, run;
 
     bool ok() const { return rejected.empty(); }
 };
@@ -462,7 +451,7 @@ Tally tally(const std::vector<Sample>& samples, int64_t n_lines, bool compile, b
         row["warnings"] = findings(s.warnings);
         if (s.n_tokens >= 0) row["tokens"] = {{"total", s.n_tokens}, {"response", s.n_response_tokens}};
         if (s.tagged) row["tags"] = {{"kernel", bool(s.tag_bits & kTagKernel)}, {"launch", bool(s.tag_bits & kTagLaunch)}};
-        auto step = [](const StepResult& r) {
+        auto step = [](const ProgramStep& r) {
             json j = {{"status", r.status}, {"seconds", std::round(r.seconds * 100) / 100}};
             if (r.status == "fail") j["exit_code"] = r.exit_code;
             if (!r.message.empty()) j["message"] = r.message;

@@ -90,11 +90,13 @@ void JudgeProgramChecker::prepare() {
     gpu_ = opts_.run && judge::gpu_present(&gpu_how);
     if (opts_.run && !gpu_)
         std::printf("notice: --run skipped: no GPU found (%s); programs are only compiled\n", gpu_how.c_str());
-    std::string flags = opts_.nvcc_flags;
-    if (gpu_) flags += (flags.empty() ? "" : " ") + std::string("-arch=native");
-    const int jobs = opts_.jobs > 0 ? opts_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    flags_ = split_words(opts_.nvcc_flags);
+    if (gpu_) flags_.push_back("-arch=native");
+    jobs_ = opts_.jobs > 0 ? opts_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::string flags;
+    for (const std::string& f : flags_) flags += (flags.empty() ? "" : " ") + f;
     compile_info_ = {{"nvcc", nvcc_}, {"version", nvcc_version_of(v.out)}, {"flags", flags},
-                     {"jobs", jobs},  {"timeout_s", opts_.timeout_s}};
+                     {"jobs", jobs_}, {"timeout_s", opts_.timeout_s}};
     run_info_ = opts_.run ? nlohmann::json{{"gpu", gpu_}, {"probe", gpu_how}} : nlohmann::json(nullptr);
 }
 
@@ -103,7 +105,7 @@ std::vector<ProgramSteps> JudgeProgramChecker::check(const std::vector<std::stri
     if (nvcc_.empty()) prepare();
     judge::RunnerOptions ro;
     ro.nvcc = nvcc_;
-    ro.nvcc_flags = split_words(compile_info_.at("flags").get<std::string>());
+    ro.nvcc_flags = flags_;
     ro.program_name = "program";
     ro.compile_timeout_s = ro.run_timeout_s = opts_.timeout_s;
     ro.contain = opts_.contain;
@@ -146,8 +148,7 @@ std::vector<ProgramSteps> JudgeProgramChecker::check(const std::vector<std::stri
     Progress progress(gpu_ ? "compile+run" : "compile", static_cast<int64_t>(programs.size()), "samples",
                       opts_.progress_bar);
     std::vector<std::thread> threads;
-    const int jobs = compile_info_.at("jobs").get<int>();
-    for (int i = 0; i < std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(programs.size(), 1)))); ++i)
+    for (int i = 0; i < std::max(1, std::min<int>(jobs_, static_cast<int>(std::max<size_t>(programs.size(), 1)))); ++i)
         threads.emplace_back(worker);
     for (;;) {
         const size_t d = done.load();

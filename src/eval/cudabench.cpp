@@ -286,8 +286,6 @@ std::string json_scalar_python(const nlohmann::json& v) {
 
 std::string python_str(const ojson& v) { return python_str_inner(v, true); }
 
-// Tasks and results files are read line by line from a regular file only (a FIFO would block, a
-// device never end), each line at most kMaxRecordBytes (core/input_file.h).
 namespace {
 
 // One line of a tasks file (`text`, without its newline) as a task, or nothing for a blank line;
@@ -324,6 +322,8 @@ std::optional<Task> task_of_line(std::string text, const std::string& path, int6
 
 }  // namespace
 
+// Tasks and results files are read line by line from a regular file only (a FIFO would block, a
+// device never end), each line at most kMaxRecordBytes (core/input_file.h).
 std::vector<Task> load_tasks(const std::string& path) {
     LineReader in(path, "tasks file");
     std::vector<Task> tasks;

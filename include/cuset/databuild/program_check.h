@@ -40,6 +40,8 @@ public:
 private:
     ProgramCheckOptions opts_;
     std::string nvcc_;
+    std::vector<std::string> flags_;  // nvcc's flags (with -arch=native for a run on the GPU)
+    int jobs_ = 1;
     bool gpu_ = false;
     nlohmann::json compile_info_ = nullptr, run_info_ = nullptr;
 };
