@@ -19,6 +19,7 @@
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"
 #include "cuset/databuild/build_run.h"
+#include "cuset/databuild/kernelbench_tasks.h"
 #include "cuset/databuild/module_tasks.h"
 #include "cuset/databuild/program_check.h"
 #include "cuset/databuild/task_set.h"
@@ -114,10 +115,21 @@ int run_build(const BuildCli& b) {
 
 struct TasksCli {
     ConfigCli cfg;
-    std::string file, from_sft, from_modules, out, judge = "auto", python;
+    std::string file, from_sft, from_modules, from_kernelbench, out, judge = "auto", python;
+    std::string prompt_option, precision;  // --from-kernelbench's; "" = not given
+    std::vector<int> levels;
     bool check = false;
     int64_t jobs = 0;
 };
+
+// --from-kernelbench's options from the command line (KernelBench's defaults: one_shot, fp32).
+databuild::KernelBenchOptions kernelbench_options_from(const TasksCli& t) {
+    databuild::KernelBenchOptions o;
+    if (!t.prompt_option.empty()) o.option = *databuild::kernelbench_option_named(t.prompt_option);
+    if (!t.precision.empty()) o.precision = *databuild::kernelbench_precision_named(t.precision);
+    o.levels = t.levels;
+    return o;
+}
 
 // A tasks file is written only when `data tasks FILE` would accept it (every record a task, no
 // duplicate id, no line over the record limit): InputError naming the line, and nothing written.
@@ -151,8 +163,17 @@ int run_tasks(const TasksCli& t) {
     std::string tasks_file = t.file;
     if (!t.from_sft.empty() && !t.from_modules.empty())
         throw UsageError("data tasks: give either --from-sft or --from-modules, not both");
-    const std::string from = t.from_sft.empty() ? t.from_modules : t.from_sft;
-    const char* from_flag = t.from_sft.empty() ? "--from-modules" : "--from-sft";
+    if (!t.from_kernelbench.empty() && (!t.from_sft.empty() || !t.from_modules.empty()))
+        throw UsageError("data tasks: give either --from-kernelbench or --from-sft/--from-modules, not both");
+    if (t.from_kernelbench.empty() && (!t.prompt_option.empty() || !t.precision.empty() || !t.levels.empty()))
+        throw UsageError("data tasks: --levels, --prompt-option and --precision are for --from-kernelbench");
+    if (!t.from_kernelbench.empty() && t.check)
+        throw UsageError("data tasks: --check does not apply to --from-kernelbench (its tasks have no reference program "
+                         "to judge)");
+    const std::string from = !t.from_kernelbench.empty() ? t.from_kernelbench : t.from_sft.empty() ? t.from_modules : t.from_sft;
+    const char* from_flag = !t.from_kernelbench.empty() ? "--from-kernelbench"
+                            : t.from_sft.empty()        ? "--from-modules"
+                                                        : "--from-sft";
     if (!from.empty()) {
         if (t.out.empty()) throw UsageError(std::string("data tasks: ") + from_flag + " needs --out TASKS.jsonl");
         if (!t.file.empty()) throw UsageError(std::string("data tasks: give either a tasks FILE or ") + from_flag + ", not both");
@@ -191,10 +212,22 @@ int run_tasks(const TasksCli& t) {
         log_info("data tasks: %lld task(s) from %s -> %s", static_cast<long long>(m.converted), t.from_modules.c_str(),
                  t.out.c_str());
         tasks_file = t.out;
+    } else if (!t.from_kernelbench.empty()) {
+        const databuild::KernelBenchTasks k = databuild::tasks_from_kernelbench(t.from_kernelbench, kernelbench_options_from(t));
+        for (const std::string& p : k.problems) std::fprintf(stderr, "%s\n", p.c_str());
+        if (!k.problems.empty())
+            throw InputError(t.from_kernelbench + ": " + std::to_string(k.problems.size()) + " problem(s) cannot be made into " +
+                             "tasks (listed above); " + t.out + " not written");
+        check_tasks_before_writing(k.jsonl, t.out);
+        atomic_write(t.out, k.jsonl, "tasks file");
+        log_info("data tasks: %lld KernelBench task(s) from %s -> %s", static_cast<long long>(k.converted),
+                 t.from_kernelbench.c_str(), t.out.c_str());
+        tasks_file = t.out;
     } else if (t.file.empty()) {
-        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE / --from-modules PATH with --out TASKS.jsonl");
+        throw UsageError("data tasks: give a tasks FILE to check, or --from-sft FILE / --from-modules PATH / "
+                         "--from-kernelbench DIR with --out TASKS.jsonl");
     } else if (!t.out.empty()) {
-        throw UsageError("data tasks: --out is for --from-sft and --from-modules");
+        throw UsageError("data tasks: --out is for --from-sft, --from-modules and --from-kernelbench");
     }
     const std::vector<eval::Task> tasks = eval::load_tasks(tasks_file);  // every record well formed, or one line
     if (!t.check) {
@@ -333,8 +366,8 @@ Command add_data_command(CLI::App& root) {
 
     auto to = std::make_shared<TasksCli>();
     CLI::App* tasks = data->add_subcommand(
-        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft) or "
-                 "PyTorch modules (--from-modules), "
+        "tasks", "task files in CUDABench's format: make one from self-checking prompt/response pairs (--from-sft), "
+                 "PyTorch modules (--from-modules) or a KernelBench checkout (--from-kernelbench), "
                  "check one (every record; --check: every reference solution passes the judge); exit 3 on a bad task");
     add_config_options(tasks, to->cfg);
     tasks->add_option("FILE", to->file, "tasks file (JSONL) to check");
@@ -343,7 +376,19 @@ Command add_data_command(CLI::App& root) {
     tasks->add_option("--from-modules", to->from_modules,
                       "a KernelBench-style PyTorch module (.py: class Model, get_inputs, get_init_inputs) or a folder of "
                       "them: each becomes a task whose gen.py runs the module on seeded inputs");
-    tasks->add_option("--out", to->out, "the tasks file --from-sft or --from-modules writes");
+    tasks->add_option("--from-kernelbench", to->from_kernelbench,
+                      "a KernelBench checkout (or its KernelBench folder): each problem of level1 .. level4 becomes a "
+                      "task with the prompt KernelBench's own builder makes");
+    tasks->add_option("--levels", to->levels, "--from-kernelbench: only these levels (default: every level folder)")
+        ->delimiter(',')->check(CLI::Range(1, 4));
+    tasks->add_option("--prompt-option", to->prompt_option,
+                      "--from-kernelbench: KernelBench's prompt option, one_shot (its default) or zero_shot")
+        ->check(CLI::IsMember({"one_shot", "zero_shot"}));
+    tasks->add_option("--precision", to->precision,
+                      "--from-kernelbench: KernelBench's precision, fp32 (its default), fp16 or bf16 (the prompt's note "
+                      "and the tolerance)")
+        ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+    tasks->add_option("--out", to->out, "the tasks file --from-sft, --from-modules or --from-kernelbench writes");
     tasks->add_flag("--check", to->check, "judge every task's reference solution (gen.py, the program, compare.py)");
     tasks->add_option("--judge", to->judge, "gpu | emulate | compile (default: gpu where one is present, else compile)")
         ->check(CLI::IsMember({"auto", "gpu", "emulate", "compile"}));
