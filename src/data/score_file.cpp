@@ -40,10 +40,11 @@ json header_to_json(const ScoreHeader& h) {
 }
 
 ScoreHeader header_from_json(const json& j, const std::string& where) {
-    if (j.value("format", "") != "cuset-scores")
+    if (!j.is_object() || !j.contains("format") || j["format"] != "cuset-scores")
         throw InputError(where + ": not a cuset score file (write one with `cuset-train score`)");
-    if (j.value("version", -1) != kVersion)
-        throw InputError(where + ": score file version " + std::to_string(j.value("version", -1)) +
+    const int64_t version = JsonFields(j, where).integer_or("version", -1);
+    if (version != kVersion)
+        throw InputError(where + ": score file version " + std::to_string(version) +
                          " is not supported (this build reads version " + std::to_string(kVersion) +
                          "); score the data again with `cuset-train score`");
     ScoreHeader h;
@@ -128,8 +129,12 @@ ScoreFile::ScoreFile(const std::string& path) : path_(path) {
         throw InputError("score index '" + path + ".idx' is missing (score files come in pairs: FILE and FILE.idx)");
     const json idx = json_read_file(path + ".idx", "score index");
     header_ = header_from_json(idx, path + ".idx");
-    ids_ = idx.value("ids", std::vector<std::string>{});
-    offsets_ = idx.value("offsets", std::vector<uint64_t>{});
+    try {
+        ids_ = idx.value("ids", std::vector<std::string>{});
+        offsets_ = idx.value("offsets", std::vector<uint64_t>{});
+    } catch (const json::exception&) {
+        throw InputError(path + ".idx: \"ids\" must be a list of strings and \"offsets\" a list of byte offsets");
+    }
     if (ids_.size() != offsets_.size() || static_cast<int64_t>(ids_.size()) != header_.n_samples)
         throw InputError(path + ".idx: ids, offsets and n_samples disagree");
     std::ifstream bin(path, std::ios::binary);

@@ -77,9 +77,27 @@ std::optional<SampleStatus> status_of(const std::string& name) {
     return std::nullopt;
 }
 
-// The verdicts of a journal by key. A line that is not one of ours (another version, a hand
-// edit: bad JSON, a missing or mistyped field) is skipped: its sample is judged again.
-std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
+// Whether a judge in `mode` can reach `s`: compile-only judging ends at "compiled"; a judge that
+// runs programs never stops there.
+bool status_possible(SampleStatus s, JudgeMode mode) {
+    switch (s) {
+        case SampleStatus::kCompiled:
+            return mode == JudgeMode::kCompile;
+        case SampleStatus::kNoCode:
+        case SampleStatus::kCompileError:
+        case SampleStatus::kCompileTimeout:
+            return true;
+        case SampleStatus::kUnjudged:
+            return mode == JudgeMode::kEmulate;
+        default:
+            return mode != JudgeMode::kCompile;
+    }
+}
+
+// The verdicts of a journal by key, for a judge in `mode`. A line that is not one of ours
+// (another version, a hand edit: bad JSON, a missing or mistyped field, a status this judge
+// cannot reach) is skipped: its sample is judged again.
+std::map<std::string, SampleResult> read_verdicts(const std::string& path, JudgeMode mode) {
     std::map<std::string, SampleResult> out;
     int64_t skipped = 0;
     for (const std::string& line : read_journal(path, "judge journal")) try {
@@ -89,6 +107,10 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
             continue;
         std::optional<SampleStatus> st = status_of(j["status"].get<std::string>());
         if (!st) continue;
+        if (!status_possible(*st, mode)) {
+            ++skipped;
+            continue;
+        }
         SampleResult s;
         s.index = j["sample"].get<int>();
         s.status = *st;
@@ -106,7 +128,9 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path) {
         ++skipped;
     }
     if (skipped > 0)
-        log_warn("%s: %lld line(s) with a field of the wrong type skipped (their samples are judged again)", path.c_str(),
+        log_warn("%s: %lld line(s) with a field of the wrong type or a status this judge cannot reach skipped (their "
+                 "samples are judged again)",
+                 path.c_str(),
                  static_cast<long long>(skipped));
     return out;
 }
@@ -166,7 +190,7 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
     const int64_t total = static_cast<int64_t>(jobs.size());
     std::unique_ptr<JournalWriter> journal;
     if (!opts.journal.empty()) {  // the samples a stopped run judged are not judged again
-        std::map<std::string, SampleResult> known = read_verdicts(opts.journal);
+        std::map<std::string, SampleResult> known = read_verdicts(opts.journal, opts.runner.mode);
         std::vector<Job> left;
         for (Job& j : jobs) {
             auto k = known.find(j.key);

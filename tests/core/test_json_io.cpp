@@ -127,6 +127,41 @@ TEST(JsonParse, ErrorsAreOneLineCusetErrorsNamingWhere) {
 
 // Random values of random depth, dumped by nlohmann (one line or indented): the parse gives the
 // value back when it is at most kJsonMaxDepth deep, and a depth error otherwise.
+// The typed reader: each field of the type asked, else one InputError naming where and the key.
+TEST(JsonFields, TypedFieldsAndOneLineErrors) {
+    const nlohmann::json j = nlohmann::json::parse(
+        R"({"id": 7, "name": "x", "n": 3, "big": 18446744073709551615, "f": 1.5, "b": true, "nul": null, "s": "3"})");
+    const cuset::JsonFields f(j, "gen.jsonl:4");
+    EXPECT_EQ(f.id("id"), "7");
+    EXPECT_EQ(f.id("name"), "x");
+    EXPECT_EQ(f.string("name"), "x");
+    EXPECT_EQ(f.integer("n"), 3);
+    EXPECT_EQ(f.integer_or("absent", -1), -1);
+    EXPECT_EQ(f.integer_or("nul", -1), -1);  // null is absent
+    EXPECT_DOUBLE_EQ(f.number_or("f", 0), 1.5);
+    EXPECT_DOUBLE_EQ(f.number_or("n", 0), 3.0);
+    EXPECT_TRUE(f.boolean_or("b", false));
+    EXPECT_FALSE(f.opt_string("nul").has_value());
+    EXPECT_FALSE(f.has("nul"));
+    auto message = [&](auto&& read) -> std::string {
+        try {
+            read();
+        } catch (const cuset::InputError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_EQ(message([&] { f.integer_or("s", 0); }), "gen.jsonl:4: \"s\" must be an integer");
+    EXPECT_EQ(message([&] { f.integer_or("f", 0); }), "gen.jsonl:4: \"f\" must be an integer");
+    EXPECT_EQ(message([&] { f.integer_or("big", 0); }), "gen.jsonl:4: \"big\" must be an integer of 64 bits");
+    EXPECT_EQ(message([&] { f.string("n"); }), "gen.jsonl:4: \"n\" must be a string");
+    EXPECT_EQ(message([&] { f.string("absent"); }), "gen.jsonl:4: \"absent\" must be a string");
+    EXPECT_EQ(message([&] { f.id("f"); }), "gen.jsonl:4: \"f\" must be an integer or a string");
+    EXPECT_EQ(message([&] { f.boolean_or("n", false); }), "gen.jsonl:4: \"n\" must be true or false");
+    EXPECT_EQ(message([&] { f.number_or("name", 0); }), "gen.jsonl:4: \"name\" must be a number");
+    EXPECT_EQ(message([&] { cuset::JsonFields(nlohmann::json::array(), "x.jsonl:1"); }), "x.jsonl:1: expected a JSON object");
+}
+
 TEST(JsonParseFuzz, RandomNestingRoundTripsOrIsRefused) {
     std::mt19937_64 g(20261202);
     for (int c = 0; c < 600; ++c) {

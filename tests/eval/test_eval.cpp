@@ -438,6 +438,31 @@ TEST(EvalJudge, AJournalLineWithAMistypedFieldIsJudgedAgain) {
     EXPECT_EQ(judged, 2);
 }
 
+// A verdict is taken from the journal only where the judge that reads it could have reached it: a
+// line of the right key (task, program, settings) that says "pass" under the compile-only judge
+// (which stops at "compiled") is a forgery or another judge's, and its sample is judged again.
+TEST(EvalJudge, AJournalVerdictThisJudgeCannotReachIsJudgedAgain) {
+    std::string work = scratch_dir("eval_judge_journal_mode");
+    const std::string journal = scratch_dir("eval_judge_journal_mode_file") + "/judged.jsonl";
+    std::vector<ResultRecord> recs = reference_records(fixture_tasks());
+    recs[0].codes[0] = std::string("int main( {\n");
+    JudgeOptions o = options(work);
+    o.journal = journal;
+    judge_results(fixture_tasks(), {recs[0]}, o);
+    std::vector<std::string> lines = cuset::test::lines_of(journal);
+    ASSERT_EQ(lines.size(), 1u);
+    nlohmann::json j = nlohmann::json::parse(lines[0]);
+    ASSERT_EQ(j["status"], "compile-error");
+    j["status"] = "pass";
+    j["compiled"] = true;
+    j["ran"] = true;
+    j["functional"] = true;
+    std::ofstream(journal, std::ios::trunc) << j.dump() << "\n";
+    const JudgeSummary again = judge_results(fixture_tasks(), {recs[0]}, o);
+    EXPECT_EQ(again.from_journal, 0);
+    EXPECT_EQ(again.tasks[0].samples[0].status, SampleStatus::kCompileError);
+}
+
 TEST(EvalJudge, BrokenProgramGivesItsErrorLineAndAHangingCompileTimesOut) {
     std::string work = scratch_dir("eval_judge_broken");
     ResultRecord r;

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +55,31 @@ template <typename Json>
 std::string json_text(const Json& j, int indent = -1) {
     return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
+
+// The typed reader of one parsed record: each field is read as the type the file's schema gives
+// it, and a field of another type (or a required one missing) is an InputError in one line,
+// "<where>: \"<key>\" must be <type>" (`where` names the file and line), never the parser
+// library's type_error. Absent and null are the same for the optional getters.
+class JsonFields {
+public:
+    // InputError "<where>: expected a JSON object" when `j` is not one.
+    JsonFields(const nlohmann::json& j, std::string where);
+    bool has(const char* key) const;  // present and not null
+    std::string string(const char* key) const;
+    std::optional<std::string> opt_string(const char* key) const;
+    int64_t integer(const char* key) const;
+    int64_t integer_or(const char* key, int64_t fallback) const;
+    double number_or(const char* key, double fallback) const;
+    bool boolean_or(const char* key, bool fallback) const;
+    // An id: an integer or a string, as text (an integer as its decimal digits).
+    std::string id(const char* key) const;
+    const std::string& where() const { return where_; }
+
+private:
+    [[noreturn]] void wrong(const char* key, const char* type) const;
+    const nlohmann::json& j_;
+    std::string where_;
+};
 
 // The regular file `path` (read_input_file(), at most max_bytes) parsed as above; `where` is the path.
 nlohmann::json json_read_file(const std::string& path, const std::string& what);
