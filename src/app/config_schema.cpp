@@ -486,6 +486,10 @@ void add_eval_keys(Table& t) {
     bookkeeping(t.add("eval.nvcc", CUSET_MEMBER(eval.nvcc), "nvcc", "CUDA compiler of the judged programs"));
     bookkeeping(t.add("eval.gpu_name", CUSET_MEMBER(eval.gpu_name), "NVIDIA GeForce RTX 4090",
                       "GPU named in the prompts; empty = each task's gpu field"));
+    bookkeeping(range(t.add("eval.turns", CUSET_MEMBER(eval.turns), 1,
+                            "attempts per sample: a failed program's verdict goes back as the next user turn, up to "
+                            "this many turns (1 = no repair turns; eval --turns)"),
+                      1, 64));
     bookkeeping(range(t.add("eval.jobs", CUSET_MEMBER(eval.jobs), 2, "samples judged at once"), 1, 1024));
     bookkeeping(range(t.add("eval.compile_timeout_s", CUSET_MEMBER(eval.compile_timeout_s), 60.0,
                             "nvcc limit per program (CUDABench: 60)"),

@@ -240,6 +240,7 @@ eval::JudgeOptions judge_options_from(const Config& cfg, eval::JudgeMode mode, c
 eval::EvalRequest eval_request_from(const Config& cfg, eval::EvalRequest o) {
     o.run_dir = run_dir_of(cfg);
     o.gpu_name = cfg.eval.gpu_name;
+    o.turns = cfg.eval.turns;
     o.progress = cfg.log.progress;
     o.generate = generate_request_from(cfg, GenerateRequest{});
     o.judge_settings = judge_settings_from(cfg);

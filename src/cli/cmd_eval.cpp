@@ -21,6 +21,7 @@ Command add_eval_command(CLI::App& root) {
         std::string gpu_name;
         bool gpu_name_given = false;
         std::string python;
+        int64_t turns = 1;
     };
     auto o = std::make_shared<Opts>();
     CLI::App* sub = root.add_subcommand(
@@ -33,6 +34,10 @@ Command add_eval_command(CLI::App& root) {
     sub->add_option("--model", o->req.model, "model folder (default: model.path)");
     sub->add_option("--level", o->req.level, "CUDABench description level 1, 2 or 3 (default 3)")->check(CLI::Range(1, 3));
     sub->add_option("--samples", o->req.samples, "samples per task, K (default 3)")->check(CLI::Range(1, 65536));
+    sub->add_option("--turns", o->turns,
+                    "attempts per sample: a failed program's verdict goes back as the next user turn, up to T turns "
+                    "(eval.turns; default 1)")
+        ->check(CLI::Range(1, 64));
     sub->add_option("--out", o->req.out, "output folder (default: RESULTS.eval/ next to --results, else "
                                          "RUN_DIR/cudabench-level<L>/)");
     sub->add_option("--gpu-name", o->gpu_name, "GPU named in the prompts (eval.gpu_name; \"\" = each task's)");
@@ -51,6 +56,11 @@ Command add_eval_command(CLI::App& root) {
                 ConfigCli c = o->cfg;
                 if (sub->count("--gpu-name")) c.sets.push_back("eval.gpu_name=" + o->gpu_name);
                 if (!o->python.empty()) c.sets.push_back("eval.python=" + o->python);
+                if (sub->count("--turns")) {
+                    std::string set = "eval.turns=";
+                    set += std::to_string(o->turns);
+                    c.sets.push_back(set);
+                }
                 Config cfg = load_config(c);
                 // The runtime only when generating (judging a file needs no device).
                 std::optional<Runtime> runtime;

@@ -20,6 +20,7 @@
 #include "cuset/databuild/attempt_log.h"
 #include "cuset/databuild/build_report.h"
 #include "cuset/eval/eval_run.h"
+#include "cuset/eval/repair.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -38,13 +39,14 @@ TrainFormat train_format_parse(const std::string& name) {
 namespace {
 
 constexpr int kSettingsVersion = 1;
-constexpr size_t kFindingMaxBytes = 2000;  // of the judge's finding quoted in a repair turn
-
 judge::Status status_of(const std::string& name) {
-    for (int s = 0; s <= static_cast<int>(judge::Status::kUnjudged); ++s)
-        if (name == judge::status_name(static_cast<judge::Status>(s))) return static_cast<judge::Status>(s);
-    throw InputError("unknown attempt status '" + quote_bounded(name) + "' in build.jsonl");
+    judge::Status s;
+    if (!eval::status_parse(name, &s)) throw InputError("unknown attempt status '" + quote_bounded(name) + "' in build.jsonl");
+    return s;
 }
+
+// The user turn after an attempt of build.jsonl (eval's renderer).
+std::string repair_turn(const std::string& status, const std::string& error) { return eval::repair_turn(status_of(status), error); }
 
 // The settings that decide which attempts a build makes and what they are judged as; the keep
 // policy, the training format and `against` act on the finished attempts and may change.
@@ -84,27 +86,6 @@ void check_settings(const std::string& path, const ordered_json& want) {
 }
 
 }  // namespace
-
-std::string repair_turn(const std::string& status, const std::string& error) {
-    const std::string finding = quote_bounded(error, kFindingMaxBytes);
-    const std::string ask = "\n\nFix it and answer with the complete corrected program in one ```cuda code block.";
-    switch (status_of(status)) {
-        case judge::Status::kNoCode:
-            return "Your answer holds no complete program. Answer with the whole CUDA program in one ```cuda code block.";
-        case judge::Status::kCompileError:
-        case judge::Status::kCompileTimeout:
-            return "The program does not compile. The compiler's first error:\n" + finding + ask;
-        case judge::Status::kRunFailed:
-        case judge::Status::kRunTimeout:
-            return "The program compiles but fails when it runs: " + finding + ask;
-        case judge::Status::kCompareFailed:
-        case judge::Status::kNoVerdict:
-        case judge::Status::kMismatch:
-            return "The program runs, but its output does not match the reference output (" + finding + ")." + ask;
-        default:
-            return "";  // a pass, or nothing judged about the program: no repair
-    }
-}
 
 void build_output_check(const BuildOptions& opts) {
     const fs::path out = opts.out;

@@ -430,6 +430,20 @@ std::string result_record_line(const ResultRecord& r) {
         out += ", \"code" + n + "\": " + opt(i < r.codes.size() ? r.codes[i] : std::nullopt);
         out += ", \"response" + n + "\": " + opt(i < r.responses.size() ? r.responses[i] : std::nullopt);
     }
+    for (size_t i = 0; i < r.repairs.size(); ++i) {
+        if (r.repairs[i].empty()) continue;
+        out += ", \"repairs" + std::to_string(i + 1) + "\": [";
+        for (size_t t = 0; t < r.repairs[i].size(); ++t) {
+            const RepairAttempt& a = r.repairs[i][t];
+            if (t) out += ", ";
+            out += "{\"turn\": " + std::to_string(a.turn);
+            out += ", \"feedback\": " + python_json_string(a.feedback);
+            out += ", \"response\": " + opt(a.response);
+            out += ", \"code\": " + opt(a.code);
+            out += "}";
+        }
+        out += "]";
+    }
     return out + "}";
 }
 

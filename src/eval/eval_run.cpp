@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
+#include "cuset/eval/repair.h"
 #include "cuset/generate/generate_run.h"
 
 namespace fs = std::filesystem;
@@ -35,9 +37,12 @@ Generated read_generations(const std::string& path) {
     std::string line;
     while (in.next(line)) {
         if (line.empty()) continue;
-        const nlohmann::json j = json_parse(line, path + ":" + std::to_string(in.line_no()));
-        std::string id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
-        g.by_id[id].emplace_back(j.value("response", std::string()), j.value("generated_tokens", int64_t{-1}));
+        std::string where = path;
+        where += ":";
+        where += std::to_string(in.line_no());
+        const nlohmann::json j = json_parse(line, where);
+        const JsonFields f(j, where);
+        g.by_id[f.id("id")].emplace_back(f.opt_string("response").value_or(""), f.integer_or("generated_tokens", -1));
     }
     return g;
 }
@@ -48,6 +53,102 @@ std::string judge_cache_dir() {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/cuset/judge";
     if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/cuset/judge";
     return (fs::temp_directory_path() / "cuset-judge-cache").string();
+}
+
+using JudgeFn = std::function<JudgeSummary(const std::vector<ResultRecord>&, const std::string&)>;
+
+// The repair turns of a generating eval (turns > 1). `records` are turn 1's, one per task, and
+// `first` their verdicts in the same order (judge_results keeps it). Each sample is a conversation
+// (CUDABench's system and user prompt, the answer); while its last program failed for a reason
+// of its own and turns remain, the judge's finding is its next user turn and the model answers
+// (one prompt per sample, its id "<task>/s<k>/t<turn>" seeding its stream), and the answer is
+// judged. Every later answer goes into records[..].repairs.
+RepairReport repair_turns(const EvalRequest& req, const std::string& out, GenerateRequest g, const TextOptions& text,
+                          const Runtime& runtime, std::vector<ResultRecord>& records, const JudgeSummary& first,
+                          const JudgeFn& judge_now) {
+    struct Chain {
+        size_t task = 0, sample = 0;
+        std::string id;  // "<task id>/s<k>"
+        Conversation conv;
+    };
+    std::vector<std::vector<std::vector<SampleResult>>> history(records.size());
+    std::vector<Chain> chains;
+    for (size_t i = 0; i < records.size() && i < first.tasks.size(); ++i) {
+        ResultRecord& r = records[i];
+        r.repairs.assign(r.codes.size(), {});
+        const std::string id = r.id.is_string() ? r.id.get<std::string>() : r.id.dump();
+        for (size_t k = 0; k < first.tasks[i].samples.size(); ++k) {
+            history[i].push_back({first.tasks[i].samples[k]});
+            Chain c;
+            c.task = i;
+            c.sample = k;
+            c.id = id + "/s" + std::to_string(k + 1);
+            c.conv.messages = {{"system", system_prompt()},
+                               {"user", r.prompt},
+                               {"assistant", k < r.responses.size() ? r.responses[k].value_or("") : ""}};
+            chains.push_back(std::move(c));
+        }
+    }
+    g.settings.n = 1;
+    for (int64_t turn = 2; turn <= req.turns; ++turn) {
+        const std::string T = std::to_string(turn);
+        std::vector<Chain*> todo;
+        std::vector<std::string> feedback;
+        std::string lines;
+        for (Chain& c : chains) {
+            const std::vector<SampleResult>& h = history[c.task][c.sample];
+            if (static_cast<int64_t>(h.size()) != turn - 1) continue;  // the conversation ended before
+            std::string fb = repair_turn(h.back().status, h.back().error);
+            if (fb.empty()) continue;  // a pass, or nothing the program can fix
+            c.conv.messages.push_back({"user", fb});
+            nlohmann::json j;
+            j["id"] = c.id + "/t" + T;
+            nlohmann::json msgs = nlohmann::json::array();
+            for (const Message& m : c.conv.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+            j["messages"] = std::move(msgs);
+            lines += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            todo.push_back(&c);
+            feedback.push_back(std::move(fb));
+        }
+        if (todo.empty()) break;
+        g.prompts = (fs::path(out) / ("prompts-turn" + T + ".jsonl")).string();
+        g.out = (fs::path(out) / ("generations-turn" + T + ".jsonl")).string();
+        atomic_write(g.prompts, lines, "prompts file");
+        log_info("eval: turn %lld of %lld: %zu sample(s) answer the judge's finding", static_cast<long long>(turn),
+                 static_cast<long long>(req.turns), todo.size());
+        generate_run(g, text, runtime);
+        Generated gen = read_generations(g.out);
+        std::vector<ResultRecord> recs;
+        std::vector<std::pair<Chain*, int64_t>> judged;  // the conversation, its answer's tokens
+        for (size_t q = 0; q < todo.size(); ++q) {
+            Chain& c = *todo[q];
+            auto it = gen.by_id.find(c.id + "/t" + T);
+            if (it == gen.by_id.end() || it->second.empty()) continue;  // no answer (a skipped prompt): it ends
+            const auto& [response, ntok] = it->second.front();
+            c.conv.messages.push_back({"assistant", response});
+            const ResultRecord& r = records[c.task];
+            ResultRecord rec;
+            rec.id = r.id;
+            rec.task_name = r.task_name;
+            rec.prompt = r.prompt;
+            rec.run_id = r.run_id;
+            rec.responses.push_back(response);
+            rec.codes.push_back(extract_code(response));
+            records[c.task].repairs[c.sample].push_back({turn, feedback[q], rec.responses[0], rec.codes[0]});
+            recs.push_back(std::move(rec));
+            judged.emplace_back(&c, ntok);
+        }
+        if (recs.empty()) break;
+        const JudgeSummary js = judge_now(recs, "judge turn " + T);
+        for (size_t j = 0; j < judged.size() && j < js.tasks.size(); ++j) {
+            if (js.tasks[j].samples.empty()) continue;
+            SampleResult s = js.tasks[j].samples[0];
+            s.index = static_cast<int>(judged[j].first->sample) + 1;
+            s.generated_tokens = judged[j].second;
+            history[judged[j].first->task][judged[j].first->sample].push_back(std::move(s));
+        }
+    }
+    return repair_report(first.tasks, std::move(history), first.mode, req.turns);
 }
 
 }  // namespace
@@ -132,6 +233,11 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
     if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
     if (req.samples < 1) throw UsageError("--samples must be at least 1");
+    if (req.turns < 1) throw UsageError("--turns must be at least 1");
+    const bool generating = !req.reference && req.results.empty();
+    if (req.turns > 1 && !generating)
+        throw UsageError("eval: --turns above 1 needs a model to answer the repair turns; it cannot be used with "
+                         "--results or --reference");
     std::vector<Task> all = load_tasks(req.tasks);
     std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
     std::string how;
@@ -147,7 +253,6 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         throw UsageError("eval: --out '" + out + "' is a file; --out names the folder eval writes eval.json, eval.html "
                          "and the results into");
     {  // none of the files written into `out` may be an input: the tasks, the results, the model's files
-        const bool generating = !req.reference && req.results.empty();
         std::vector<std::string> inputs = {req.tasks, req.results};
         if (generating) {
             const std::string model = req.model.empty() ? req.generate.model : req.model;
@@ -157,6 +262,8 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         }
         std::vector<std::string> written = {"eval.json", "eval.html", kJournalName};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
+        for (int64_t t = 2; t <= req.turns; ++t)
+            for (std::string f : {"prompts-turn", "generations-turn"}) written.push_back(f.append(std::to_string(t)).append(".jsonl"));
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
         judge_work_dir_check((fs::path(out) / "work").string(), {req.tasks, req.results}, "eval");
     }
@@ -166,6 +273,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     std::vector<ResultRecord> records;
     std::map<std::string, std::vector<int64_t>> tokens;
     std::string results_file;
+    GenerateRequest g;  // generating: the request of turn 1, again for the repair turns
     if (req.reference) {
         records = reference_records(tasks);
         log_info("eval: judging the reference solutions (bench.cu) of %zu task(s)", tasks.size());
@@ -196,7 +304,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
             prompt_lines += j.dump() + "\n";
         }
         atomic_write(prompts, prompt_lines, "prompts file");
-        GenerateRequest g = req.generate;
+        g = req.generate;
         if (!req.model.empty()) g.model = req.model;
         g.settings.n = req.samples;
         g.prompts = prompts;
@@ -227,7 +335,6 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
 
     JudgeOptions o = judge_options_for(req.judge_settings, mode, (fs::path(out) / "work").string(), req.keep_work);
     const judge::RunnerOptions& ro = o.runner;
-    judge_work_dir_create(ro.work_dir, "eval");
     o.journal = (fs::path(out) / kJournalName).string();
     int64_t total = 0;
     for (const ResultRecord& r : records) total += static_cast<int64_t>(r.codes.size());
@@ -237,23 +344,34 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         log_info("eval: gen.py and compare.py run with %s (%s, Python %s)", ro.python.executable.c_str(),
                  ro.python.origin.c_str(), ro.python.version.c_str());
     if (!ro.contain) log_warn("eval: eval.sandbox is off: the programs run unconfined, with your files and network");
-    Progress progress("judge", total, "samples", progress_bar_wanted(req.progress));
-    o.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
-    {
-        struct RemoveWork {  // OUT/work goes whichever way judging ends
-            const judge::RunnerOptions& ro;
-            ~RemoveWork() {
-                std::error_code ec;
-                if (!ro.keep_work) fs::remove_all(ro.work_dir, ec);
-            }
-        } remove_work{ro};
-        StopSignalOptions quiet;
-        quiet.first_message = "cuset-train: stopping the judge (its commands are killed)\n";
-        quiet.second_exits = false;
-        StopSignalScope stop(quiet);
-        res.summary = judge_results(all, records, o);
-    }
-    progress.finish();
+    // Judges `recs` (one verdict per code, in order), with a progress bar called `what`; OUT/work
+    // is made for it and removed whichever way it ends.
+    auto judge_now = [&](const std::vector<ResultRecord>& recs, const std::string& what) {
+        int64_t n = 0;
+        for (const ResultRecord& r : recs) n += static_cast<int64_t>(r.codes.size());
+        Progress progress(what, n, "samples", progress_bar_wanted(req.progress));
+        JudgeOptions oo = o;
+        oo.on_progress = [&](int64_t done, int64_t) { progress.update(done); };
+        judge_work_dir_create(ro.work_dir, "eval");
+        JudgeSummary js;
+        {
+            struct RemoveWork {  // OUT/work goes whichever way judging ends
+                const judge::RunnerOptions& ro;
+                ~RemoveWork() {
+                    std::error_code ec;
+                    if (!ro.keep_work) fs::remove_all(ro.work_dir, ec);
+                }
+            } remove_work{ro};
+            StopSignalOptions quiet;
+            quiet.first_message = "cuset-train: stopping the judge (its commands are killed)\n";
+            quiet.second_exits = false;
+            StopSignalScope stop(quiet);
+            js = judge_results(all, recs, oo);
+        }
+        progress.finish();
+        return js;
+    };
+    res.summary = judge_now(records, "judge");
     if (res.summary.from_journal > 0)
         log_info("eval: %lld sample(s) were judged by an earlier run that stopped (%s)",
                  static_cast<long long>(res.summary.from_journal), o.journal.c_str());
@@ -264,6 +382,10 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     }
     if (!res.summary.notice.empty()) log_warn("eval: %s", res.summary.notice.c_str());
     res.report = make_report(res.summary, req.tasks, results_file);
+    if (req.turns > 1) {
+        res.report.repair = repair_turns(req, out, g, text, *runtime, records, res.summary, judge_now);
+        write_results(results_file, records);  // with every turn's answer and program
+    }
     write_report(res.report, out);
     std::error_code ec;  // eval.json holds every verdict now: the next run judges afresh
     fs::remove(o.journal, ec);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cuset/core/atomic_file.h"
+#include "cuset/core/error.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/markup.h"
 #include "cuset/core/utf8_text.h"
@@ -80,6 +81,20 @@ ojson figures_json(const Figures& f) {
     j["pass@k_unbiased"] = estimates(f.pass_at);
     j["pass@k_unbiased_judged"] = estimates(f.pass_at_judged);
     j["mean_generated_tokens"] = f.mean_tokens >= 0 ? ojson(f.mean_tokens) : ojson(nullptr);
+    return j;
+}
+
+ojson repair_json(const RepairReport& r) {
+    ojson j;
+    j["turns"] = r.turns;
+    j["final"] = figures_json(r.final_figures);
+    j["fixed_samples"] = r.fixed_samples;
+    j["fixed_tasks"] = r.fixed_tasks;
+    ojson turns = ojson::array();
+    for (const TurnFigures& t : r.by_turn)
+        turns.push_back({{"turn", t.turn}, {"attempts", t.attempts}, {"passed", t.passed}, {"samples_passing", t.samples_passing},
+                         {"tasks_passing", t.tasks_passing}});
+    j["by_turn"] = turns;
     return j;
 }
 
@@ -219,6 +234,54 @@ Figures figures_of(const std::vector<const TaskResult*>& tasks, JudgeMode mode) 
     return f;
 }
 
+RepairReport repair_report(const std::vector<TaskResult>& tasks, std::vector<std::vector<std::vector<SampleResult>>> history,
+                           JudgeMode mode, int64_t turns) {
+    if (history.size() != tasks.size()) throw RuntimeFailure("repair_report: a history per task is needed");
+    RepairReport r;
+    r.turns = turns;
+    const bool runs = mode != JudgeMode::kCompile;
+    r.by_turn.resize(static_cast<size_t>(std::max<int64_t>(turns, 1)));
+    for (size_t t = 0; t < r.by_turn.size(); ++t) r.by_turn[t].turn = static_cast<int64_t>(t) + 1;
+    std::vector<TaskResult> finals = tasks;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        int64_t task_first = 0;  // the first turn at which one of the task's samples succeeded (0 = none)
+        bool ok_at_1 = false, ok_at_end = false;
+        for (size_t k = 0; k < history[i].size(); ++k) {
+            const std::vector<SampleResult>& h = history[i][k];
+            if (h.empty()) continue;
+            int64_t first_ok = 0;
+            for (size_t t = 0; t < h.size() && t < r.by_turn.size(); ++t) {
+                TurnFigures& tf = r.by_turn[t];
+                ++tf.attempts;
+                if (success(h[t], runs)) {
+                    ++tf.passed;
+                    if (!first_ok) first_ok = static_cast<int64_t>(t) + 1;
+                }
+            }
+            if (first_ok) {
+                for (size_t t = static_cast<size_t>(first_ok - 1); t < r.by_turn.size(); ++t) ++r.by_turn[t].samples_passing;
+                if (!task_first || first_ok < task_first) task_first = first_ok;
+            }
+            ok_at_1 = ok_at_1 || success(h.front(), runs);
+            ok_at_end = ok_at_end || success(h.back(), runs);
+            if (!success(h.front(), runs) && success(h.back(), runs)) ++r.fixed_samples;
+            if (k < finals[i].samples.size()) {
+                const int index = finals[i].samples[k].index;
+                finals[i].samples[k] = h.back();
+                finals[i].samples[k].index = index;
+            }
+        }
+        if (task_first)
+            for (size_t t = static_cast<size_t>(task_first - 1); t < r.by_turn.size(); ++t) ++r.by_turn[t].tasks_passing;
+        if (!ok_at_1 && ok_at_end) ++r.fixed_tasks;
+    }
+    std::vector<const TaskResult*> all;
+    for (const TaskResult& t : finals) all.push_back(&t);
+    r.final_figures = figures_of(all, mode);
+    r.history = std::move(history);
+    return r;
+}
+
 EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file) {
     EvalReport r;
     r.mode = s.mode;
@@ -253,7 +316,8 @@ ojson report_json(const EvalReport& r) {
     for (const auto& [name, f] : r.families) fams[name] = figures_json(f);
     j["families"] = fams;
     ojson tasks = ojson::array();
-    for (const TaskResult& t : r.tasks) {
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+        const TaskResult& t = r.tasks[i];
         ojson tj;
         tj["id"] = json_parse<ojson>(t.id.dump(), "task id", ExitCode::kRuntime);
         tj["task_name"] = t.task_name;
@@ -272,10 +336,23 @@ ojson report_json(const EvalReport& r) {
             sj["containment"] = s.containment;
             ss.push_back(sj);
         }
+        if (r.repair && i < r.repair->history.size())  // every turn of every sample
+            for (size_t k = 0; k < ss.size() && k < r.repair->history[i].size(); ++k) {
+                ojson turns = ojson::array();
+                for (const SampleResult& s : r.repair->history[i][k]) {
+                    ojson tj2;
+                    tj2["status"] = sample_status_name(s.status);
+                    tj2["error"] = s.error;
+                    tj2["generated_tokens"] = s.generated_tokens >= 0 ? ojson(s.generated_tokens) : ojson(nullptr);
+                    turns.push_back(tj2);
+                }
+                ss[k]["turns"] = turns;
+            }
         tj["samples"] = ss;
         tasks.push_back(tj);
     }
     j["tasks"] = tasks;
+    if (r.repair) j["repair"] = repair_json(*r.repair);
     return j;
 }
 
@@ -318,8 +395,63 @@ std::string report_table(const EvalReport& r) {
                pct_of(o.correctk, o.passk_tasks)) + "; functionality: @1 " + pct_of(o.pass1, o.pass1_tasks) +
                (one ? "" : ", @" + K + " " + pct_of(o.passk, o.passk_tasks)) + "\n";
     out += "mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "\n";
+    if (r.repair) {
+        const RepairReport& rp = *r.repair;
+        const Figures& f = rp.final_figures;
+        const std::string T = std::to_string(rp.turns);
+        out += "repair turns (up to " + T + " per sample, the judge's finding as the next user turn):\n";
+        out += "  pass@1" + crit + " at turn 1 " + pct_of(o.pass1, o.pass1_tasks) + ", after " + T + " turns " +
+               pct_of(f.pass1, f.pass1_tasks) + "\n";
+        if (!one)
+            out += "  pass@" + K + crit + " at turn 1 " + pct_of(o.passk, o.passk_tasks) + ", after " + T + " turns " +
+                   pct_of(f.passk, f.passk_tasks) + "\n";
+        out += "  fixed by repair: " + std::to_string(rp.fixed_samples) + " sample(s) that failed at turn 1; " +
+               std::to_string(rp.fixed_tasks) + " task(s) without a passing sample at turn 1\n";
+        std::snprintf(line, sizeof line, "  %4s %9s %9s %16s %14s\n", "turn", "attempts", "passed", "samples passing",
+                      "tasks passing");
+        out += line;
+        for (const TurnFigures& t : rp.by_turn) {
+            std::snprintf(line, sizeof line, "  %4lld %9lld %9lld %16s %14s\n", static_cast<long long>(t.turn),
+                          static_cast<long long>(t.attempts), static_cast<long long>(t.passed),
+                          pct_of(t.samples_passing, o.samples).c_str(), pct_of(t.tasks_passing, o.tasks).c_str());
+            out += line;
+        }
+    }
     return out;
 }
+
+namespace {
+
+// eval.html's repair section: the figures after T turns and, per turn, the share of samples and
+// tasks passing by then, drawn as bars.
+std::string repair_html(const RepairReport& rp, const Figures& o, const std::string& crit) {
+    const Figures& f = rp.final_figures;
+    const std::string T = std::to_string(rp.turns), K = std::to_string(o.max_samples);
+    const bool one = o.max_samples <= 1;
+    std::string h = "<h2>Repair turns</h2>\n<p>Up to " + T +
+                    " turns per sample: a failed program's verdict (the compiler's first error, the run's failure, the "
+                    "mismatch) goes back as the next user turn.<br><b>pass@1" + html_escape(crit) + ": turn 1 " +
+                    pct_of(o.pass1, o.pass1_tasks) + ", after " + T + " turns " + pct_of(f.pass1, f.pass1_tasks) + "</b>";
+    if (!one)
+        h += "<br><b>pass@" + K + html_escape(crit) + ": turn 1 " + pct_of(o.passk, o.passk_tasks) + ", after " + T +
+             " turns " + pct_of(f.passk, f.passk_tasks) + "</b>";
+    h += "<br>fixed by repair: " + std::to_string(rp.fixed_samples) + " sample(s) that failed at turn 1; " +
+         std::to_string(rp.fixed_tasks) + " task(s) without a passing sample at turn 1</p>\n";
+    h += "<table><tr><th>turn</th><th>attempts</th><th>passed</th><th>samples passing by this turn</th>"
+         "<th>tasks passing by this turn</th></tr>\n";
+    auto bar = [](int64_t a, int64_t b, const char* colour) {
+        const double w = b > 0 ? 200.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
+        return "<div style=\"display:inline-block;vertical-align:middle;width:" + fixed(w, 1) + "px;height:10px;background:" +
+               colour + "\"></div> " + pct_of(a, b);
+    };
+    for (const TurnFigures& t : rp.by_turn)
+        h += "<tr><td class=num>" + std::to_string(t.turn) + "</td><td class=num>" + std::to_string(t.attempts) +
+             "</td><td class=num>" + std::to_string(t.passed) + "</td><td>" + bar(t.samples_passing, o.samples, "#2e7d32") +
+             "</td><td>" + bar(t.tasks_passing, o.tasks, "#1565c0") + "</td></tr>\n";
+    return h + "</table>\n";
+}
+
+}  // namespace
 
 std::string report_html(const EvalReport& r) {
     const Figures& o = r.overall;
@@ -375,10 +507,12 @@ std::string report_html(const EvalReport& r) {
         estimates("unbiased pass@k, judged only", o.pass_at_judged);
     }
     h += "<br>mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "</p>\n";
+    if (r.repair) h += repair_html(*r.repair, o, crit);
     h += "<h2>Tasks</h2>\n<table><tr><th>id</th><th>task</th>";
     for (int64_t k = 1; k <= o.max_samples; ++k) h += "<th>sample " + std::to_string(k) + "</th>";
     h += "<th>first error</th></tr>\n";
-    for (const TaskResult& t : r.tasks) {
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+        const TaskResult& t = r.tasks[i];
         h += "<tr><td class=num>" + html_escape(t.id_text) + "</td><td>" + html_escape(t.task_name) + "</td>";
         std::string err;
         for (int64_t k = 0; k < o.max_samples; ++k) {
@@ -389,7 +523,14 @@ std::string report_html(const EvalReport& r) {
             const SampleResult& s = t.samples[k];
             h += std::string("<td class=st title=\"") + html_escape(s.error) + "\" style=\"background:" +
                  status_colour(s.status) + "\">" +
-                 sample_status_name(s.status) + (s.emulated && s.ran ? " (emu)" : "") + "</td>";
+                 sample_status_name(s.status) + (s.emulated && s.ran ? " (emu)" : "");
+            if (r.repair && i < r.repair->history.size() && static_cast<size_t>(k) < r.repair->history[i].size())
+                for (size_t t = 1; t < r.repair->history[i][static_cast<size_t>(k)].size(); ++t) {  // the later turns
+                    const SampleResult& l = r.repair->history[i][static_cast<size_t>(k)][t];
+                    h += std::string(" &rarr; <span title=\"") + html_escape(l.error) + "\" style=\"padding:0 3px;background:" +
+                         status_colour(l.status) + "\">" + sample_status_name(l.status) + "</span>";
+                }
+            h += "</td>";
             if (err.empty() && !s.error.empty()) err = "#" + std::to_string(s.index) + ": " + s.error;
         }
         h += "<td class=err>" + html_escape(err) + "</td></tr>\n";

@@ -1,6 +1,6 @@
 // databuild: the keep policies and duplicate rules on hand-made candidates (hand-worked shingle
-// similarities), the repair turns for each judge status, the attempt log (appended lines read
-// back, a torn last line cut off) and the candidates file's forms and errors.
+// similarities), the attempt log (appended lines read back, a torn last line cut off) and the
+// candidates file's forms and errors.
 #include <filesystem>
 #include <functional>
 
@@ -78,21 +78,6 @@ TEST(BuildKeep, DuplicatesExactOverallNearWithinATask) {
     EXPECT_EQ(r.near_duplicates, 2);
     EXPECT_THROW(keep_policy_parse("best"), cuset::UsageError);
     EXPECT_EQ(keep_policy_parse("shortest"), KeepPolicy::kShortest);
-}
-
-TEST(BuildRepair, TheTurnCarriesTheFinding) {
-    std::string t = repair_turn("compile-error", "kernel.cu(3): error: identifier \"x\" is undefined");
-    EXPECT_NE(t.find("does not compile"), std::string::npos) << t;
-    EXPECT_NE(t.find("kernel.cu(3): error: identifier \"x\" is undefined"), std::string::npos) << t;
-    t = repair_turn("run-failed", "run: exit status 3");
-    EXPECT_NE(t.find("fails when it runs: run: exit status 3"), std::string::npos) << t;
-    t = repair_turn("mismatch", "compare.py: F");
-    EXPECT_NE(t.find("does not match the reference output (compare.py: F)"), std::string::npos) << t;
-    EXPECT_NE(repair_turn("no-code", "no fenced program in the answer").find("no complete program"), std::string::npos);
-    // Not the program's fault, or nothing to fix: no repair.
-    for (const char* s : {"pass", "compiled", "gen-failed", "task-error", "unjudged"}) EXPECT_EQ(repair_turn(s, "x"), "") << s;
-    // A long finding is bounded.
-    EXPECT_LT(repair_turn("compile-error", std::string(100000, 'e')).size(), 2200u);
 }
 
 TEST(BuildLog, AppendedAttemptsComeBackAndATornLineIsCut) {

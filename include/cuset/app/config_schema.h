@@ -126,6 +126,7 @@ struct DistributedKeys : ShardingOptions {
 // eval.sandbox.* keys are `limits`), and CUDABench after training.
 struct EvalKeys : eval::JudgeSettings {
     std::string gpu_name;  // the prompts' GPU label; "" = the task's
+    int64_t turns{};       // attempts per sample: 1 + the repair turns (eval --turns, and after training)
     bool after_training{};
     std::string tasks;
     int64_t level{};

@@ -1,7 +1,7 @@
 // `cuset-train data build`: tasks -> candidates -> judge -> repair -> keep. For every task, K
 // samples; each answer is judged through eval's judge (the one runner of untrusted programs,
 // exactly the code path of `eval`); a failed sample gets up to R-1 repair turns, in which its
-// conversation continues with a user turn carrying the judge's finding (repair.h) and the source
+// conversation continues with a user turn carrying the judge's finding (eval/repair.h) and the source
 // answers again; the passing answers are kept by a policy (keep.h) and written as training data.
 // Every attempt is appended to OUT/build.jsonl as it is judged (attempt_log.h); the same command
 // run again continues where it stopped and writes the same train.jsonl as an uninterrupted run.
@@ -74,10 +74,5 @@ void build_output_check(const BuildOptions& opts);
 // attempt), OUT/train.jsonl, OUT/build.json and OUT/build.html (the last three atomically, at
 // the end). UsageError when OUT holds a build made with other settings.
 BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& source, const BuildOptions& opts);
-
-// The user turn of a repair: the judge's finding for an attempt of status `status` (a
-// judge::status_name) with first error `error`; "" for a status that is not the program's
-// fault (gen-failed, task-error, unjudged) or a pass: such a chain is not repaired.
-std::string repair_turn(const std::string& status, const std::string& error);
 
 }  // namespace cuset::databuild

@@ -63,6 +63,14 @@ std::string build_user_prompt(const Task& task, int level, const std::string& gp
 // whitespace; nullopt when the answer has no closed fence.
 std::optional<std::string> extract_code(const std::string& response);
 
+// A repair turn of a sample (eval --turns): the judge's finding sent as the user turn, and the
+// answer and program that came back.
+struct RepairAttempt {
+    int64_t turn = 2;
+    std::string feedback;
+    std::optional<std::string> response, code;
+};
+
 // One line of a results file.
 struct ResultRecord {
     nlohmann::json id;
@@ -71,6 +79,9 @@ struct ResultRecord {
     std::string run_id;  // CUDABench's 8-hex run id (not used by its evaluator)
     // code1..codeK and response1..responseK; nullopt = JSON null (no answer, or no fence).
     std::vector<std::optional<std::string>> codes, responses;
+    // [sample]: its repair turns, written as "repairs<i>" (a list of {turn, feedback, response,
+    // code}) after the samples; CUDABench's evaluator reads code<i> (turn 1) and passes them over.
+    std::vector<std::vector<RepairAttempt>> repairs;
     int64_t line = 0;    // where it was read (0 = made in memory)
 };
 

@@ -3,6 +3,11 @@
 // format with its generation prompt), K samples each through the generate library, the programs
 // extracted by CUDABench's rule, results.jsonl in CUDABench's format; then (or for a given
 // results file) the judge and the report: eval.json, eval.html and the console table.
+// With turns T > 1, a sample whose program fails for a reason of its own (no code, compile
+// error, failed run, mismatch) gets the judge's finding as the next user turn and the model
+// answers again, up to T turns or a pass; every turn's answer and program go into results.jsonl
+// (repairs<i>), its verdict into eval.json, and the report gives pass@k at turn 1 and after T
+// turns and what the repairs fixed.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +46,7 @@ struct EvalRequest {
     std::string judge = "auto";     // auto (gpu where one is present, else compile) | gpu | emulate | compile
     int level = 3;                  // CUDABench's default
     int64_t samples = 3;            // K, CUDABench's default
+    int64_t turns = 1;              // attempts per sample: up to turns-1 repair turns (eval/repair.h); needs a model
     int64_t limit = 0;              // the first N tasks (after --task-ids); 0 = all
     std::vector<std::string> task_ids;
     bool keep_work = false;         // keep the per-sample work folders under OUT/work

@@ -4,7 +4,9 @@
 // tokens per sample; written as eval.json, a console table and eval.html (one row per task).
 // The success of a sample is "functional" (compare.py's verdict) when the judge ran the
 // programs (on a GPU or emulated), "compiled" when it only compiled them: such figures are
-// labelled compile-only, and the run figures are absent (null).
+// labelled compile-only, and the run figures are absent (null). With repair turns (eval --turns),
+// the headline figures are turn 1's (what the model writes at once) and the repair section gives
+// the figures after T turns, per turn, and what the repairs fixed.
 // Unjudged is never a way to a higher score: the headline rates count every sample, one the
 // judge could not judge (gen-failed, task-error, unjudged) as not passing; the same rates over
 // the judged samples alone are kept beside them (the *_judged members), each with its counts.
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,30 @@ std::string unjudged_text(int64_t unjudged, int64_t all, const std::map<std::str
 // "-" when there is none.
 std::string rate_text(int64_t passed, int64_t all, int64_t judged);
 
+// Multi-turn evaluation (eval --turns T): a sample whose program fails gets up to T-1 repair turns
+// (eval/repair.h); its history is its attempts in order, turn 1 first, ending at a pass, at T, or
+// where no repair applies. Its final result is its last attempt's.
+struct TurnFigures {
+    int64_t turn = 1;
+    int64_t attempts = 0, passed = 0;  // samples judged at this turn; of them, those that succeeded
+    int64_t samples_passing = 0;      // samples with a success by this turn (cumulative)
+    int64_t tasks_passing = 0;        // tasks with a successful sample by this turn (cumulative)
+};
+struct RepairReport {
+    int64_t turns = 1;  // T: attempts per sample at most
+    // [task][sample][turn]: parallel to EvalReport::tasks and their samples; [..][..][0] is turn 1.
+    std::vector<std::vector<std::vector<SampleResult>>> history;
+    std::vector<TurnFigures> by_turn;  // turns 1..T
+    Figures final_figures;             // every sample counted by its last attempt: pass@k after T turns
+    int64_t fixed_samples = 0;         // failed at turn 1, succeeded at a later turn
+    int64_t fixed_tasks = 0;           // no sample succeeded at turn 1; one did by turn T
+};
+
+// The figures of `history` ([task][sample][turn], turn 1 first) for `tasks` (turn 1's results, for
+// their ids and names), with T = `turns`.
+RepairReport repair_report(const std::vector<TaskResult>& tasks, std::vector<std::vector<std::vector<SampleResult>>> history,
+                           JudgeMode mode, int64_t turns);
+
 struct EvalReport {
     JudgeMode mode = JudgeMode::kCompile;
     std::string notice;
@@ -64,7 +91,8 @@ struct EvalReport {
     std::string tasks_file, results_file;
     Figures overall;
     std::vector<std::pair<std::string, Figures>> families;  // by family name
-    std::vector<TaskResult> tasks;  // the judged tasks, one row each in eval.html and eval.json
+    std::vector<TaskResult> tasks;  // the judged tasks, one row each in eval.html and eval.json (turn 1)
+    std::optional<RepairReport> repair;  // eval --turns T with T > 1
 };
 
 EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file);
