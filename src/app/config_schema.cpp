@@ -305,6 +305,22 @@ void add_objective_keys(Table& t) {
     t.add("objective.grpo.judge_while_sampling", CUSET_MEMBER(objective.grpo.judge_while_sampling), true,
           "grpo: judge a task's completions as soon as its group has finished, while the other groups are still "
           "decoding (the same rewards; false = judge after the sampling)");
+    range(t.add("objective.grpo.turns", CUSET_MEMBER(objective.grpo.turns), 1,
+                "grpo: answers per trajectory at most: a failed program's verdict goes back as the next user turn "
+                "(1 = single-turn GRPO)"),
+          1, 16);
+    range(t.add("objective.grpo.turn_discount", CUSET_MEMBER(objective.grpo.turn_discount), 1.0,
+                "grpo, turns > 1: a turn's return is its reward plus this times the next turn's return"),
+          0.0, 1.0);
+    choices(t.add("objective.grpo.turn_advantage", CUSET_MEMBER(objective.grpo.turn_advantage), "group",
+                  "grpo, turns > 1: a turn's advantage among its group's trajectories at the same turn: group "
+                  "(normalised, GRPO's) or loo (leave-one-out)"),
+            {"group", "loo"});
+    t.add("objective.grpo.turn_anchor", CUSET_MEMBER(objective.grpo.turn_anchor), false,
+          "grpo, turns > 1: every turn's baseline is the group's first-turn returns");
+    choices(t.add("objective.grpo.history", CUSET_MEMBER(objective.grpo.history), "full",
+                  "grpo, turns > 1: earlier answers in the next prompt: full, or programs (their fenced program only)"),
+            {"full", "programs"});
     choices(t.add("objective.grpo.token_weights", CUSET_MEMBER(objective.grpo.token_weights), "none",
                   "grpo: cuset weighs each completion token by CuSeT's mask and region weight (objective.mask.*, "
                   "objective.region.*) in the loss; none = every token alike"),

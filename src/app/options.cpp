@@ -130,6 +130,15 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     so.temperature = k.temperature;
     so.micro_batch = cfg.train.micro_batch_size;
     so.chunk_size = cfg.objective.loss.chunk_size;
+    rl::MultiTurnOptions& mt = o.multi_turn;
+    mt.turns = k.turns;
+    mt.returns.discount = k.turn_discount;
+    mt.returns.advantage = turn_advantage_parse(k.turn_advantage, "objective.grpo.turn_advantage");
+    mt.returns.scale = so.loss.scale_rewards;
+    mt.returns.anchor_first_turn = k.turn_anchor;
+    mt.history = rl::turn_history_parse(k.history, "objective.grpo.history");
+    mt.max_context = cfg.data.max_seq_len;
+    mt.max_new_tokens = k.max_completion_length;
     return o;
 }
 

@@ -41,7 +41,10 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
     grpo_step_check(o, comm.world);
     GrpoStepResult res;
     const int64_t n = r.completion_ids.defined() ? r.completion_ids.size(0) : 0;
-    if (n % o.num_generations != 0)
+    const bool given = r.advantages.defined();  // per-row advantages (multi-turn): no whole groups needed
+    if (given && (r.advantages.dim() != 1 || r.advantages.size(0) != n))
+        throw UsageError("grpo_step: advantages must be [N] like the completions");
+    if (!given && n % o.num_generations != 0)
         throw UsageError("grpo_step: " + std::to_string(n) + " completions are not whole groups of " +
                          std::to_string(o.num_generations) + " (a rank brings whole groups)");
     if (o.loss.beta != 0.0 && !o.reference_is_base && (!o.reference || !*o.reference))
@@ -55,7 +58,12 @@ GrpoStepResult grpo_step(Decoder& model, Optimizer& optim, const Comm& comm, con
     GrpoAdvantages adv;
     double reward_sums[3] = {0, 0, 0};  // scored completions, sum r, sum r^2
     if (n > 0) {
-        adv = grpo_advantages(r.rewards, o.num_generations, o.loss.scale_rewards);
+        if (given) {
+            adv.advantages = r.advantages.to(at::kFloat);  // [N]
+            adv.zero_std = (adv.advantages == 0).sum().item<int64_t>();  // rows without signal
+        } else {
+            adv = grpo_advantages(r.rewards, o.num_generations, o.loss.scale_rewards);
+        }
         at::Tensor rw = r.rewards.to(at::kDouble);
         at::Tensor ok = rw.isnan().logical_not();
         at::Tensor scored = rw.masked_select(ok);

@@ -138,7 +138,8 @@ const std::pair<const char*, at::Tensor GrpoRollout::*> kBatchTensors[] = {
     {"prompt_ids", &GrpoRollout::prompt_ids},         {"prompt_mask", &GrpoRollout::prompt_mask},
     {"completion_ids", &GrpoRollout::completion_ids}, {"completion_mask", &GrpoRollout::completion_mask},
     {"rewards", &GrpoRollout::rewards},               {"old_logps", &GrpoRollout::old_logps},
-    {"token_weights", &GrpoRollout::token_weights}};  // only with objective.grpo.token_weights: cuset
+    {"token_weights", &GrpoRollout::token_weights},   // only with objective.grpo.token_weights: cuset
+    {"advantages", &GrpoRollout::advantages}};        // only with objective.grpo.turns > 1
 
 }  // namespace
 
@@ -196,6 +197,7 @@ void check_generation_batch(const std::string& f, const std::map<std::string, st
     want_shape("rewards", {n}, at::kFloat);
     want_shape("old_logps", {n, len}, at::kFloat);
     want_shape("token_weights", {n, len}, at::kFloat);
+    want_shape("advantages", {n}, at::kFloat);
     for (const char* name : {"prompt_ids", "completion_ids"}) {
         const at::Tensor& x = t.at(name);
         if (x.numel() > 0 && (x.min().item<int64_t>() < 0 || x.max().item<int64_t>() >= vocab))
@@ -255,12 +257,18 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
         std::map<std::string, at::Tensor> t = safetensors_load(f, c10::kCPU);
         for (const auto& [name, field] : kBatchTensors) {
             auto it = t.find(name);
-            const bool needed = std::string(name) != "token_weights" || o_.token_weights.enabled;
+            const std::string n = name;
+            const bool needed = n == "token_weights" ? o_.token_weights.enabled
+                                : n == "advantages"  ? o_.multi_turn.turns > 1
+                                                     : true;
             if (it == t.end() && needed)
                 throw InputError(f + ": no tensor '" + name + "' (not a GRPO generation batch of this run's settings)");
             if (it != t.end() && !needed)
-                throw InputError(f + ": a generation batch with CuSeT token weights, but this run has no "
-                                     "objective.grpo.token_weights: cuset; resume it with the settings that wrote it");
+                throw InputError(f + ": a generation batch with " +
+                                 (n == "advantages" ? std::string("per-turn advantages, but this run has objective.grpo.turns 1")
+                                                    : std::string("CuSeT token weights, but this run has no "
+                                                                  "objective.grpo.token_weights: cuset")) +
+                                 "; resume it with the settings that wrote it");
             if (it != t.end()) held_.*field = it->second;
         }
         held_generation_ = (resumed_step - 1) / o_.num_iterations;
@@ -308,7 +316,9 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         // that none waits in the update's collectives for one that stopped.
         bool stopped = false;
         try {
-            rollout = grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
+            rollout = o_.multi_turn.turns > 1
+                          ? multi_turn_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro, o_.multi_turn)
+                          : grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
         } catch (const StoppedBySignal&) {
             stopped = true;
         }
@@ -350,14 +360,22 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         if (!rec.error.empty()) j["error"] = rec.error;
         if (rec.speedup) j["speedup"] = *rec.speedup;
         if (!rec.speedup_note.empty()) j["speedup_note"] = rec.speedup_note;
+        if (rec.turn > 0) {  // a multi-turn rollout's row
+            j["turn"] = rec.turn;
+            j["return"] = std::isfinite(rec.ret) ? json(rec.ret) : json(nullptr);
+            j["advantage"] = rec.advantage;
+        }
         rewards_ << json_text(j) << "\n";
     }
     rewards_.flush();
 
     // The statuses over all ranks (a fixed vector: every rank sums the same positions).
     constexpr int kStatuses = static_cast<int>(judge::Status::kUnjudged) + 1;
-    std::vector<double> counts(kStatuses + 4, 0.0);
+    std::vector<double> counts(kStatuses + 7, 0.0);
     counts[kStatuses + 3] = static_cast<double>(rollout.groups_judged_while_sampling);
+    counts[kStatuses + 4] = static_cast<double>(rollout.trajectories);
+    counts[kStatuses + 5] = static_cast<double>(rollout.turns_taken);
+    counts[kStatuses + 6] = static_cast<double>(rollout.fixed);
     for (const RolloutRecord& rec : rollout.records) {
         for (int s = 0; s < kStatuses; ++s)
             if (rec.status == judge::status_name(static_cast<judge::Status>(s))) counts[s] += 1;
@@ -387,6 +405,10 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
              {"completion_length", counts[kStatuses] / n},
              {"truncated_fraction", counts[kStatuses + 1] / n},
              {"groups_judged_while_sampling", static_cast<int64_t>(counts[kStatuses + 3])}};
+        if (o_.multi_turn.turns > 1 && counts[kStatuses + 4] > 0) {  // per trajectory: turns taken, fixed by a later turn
+            m["mean_turns"] = counts[kStatuses + 5] / counts[kStatuses + 4];
+            m["fixed_fraction"] = counts[kStatuses + 6] / counts[kStatuses + 4];
+        }
     }
     m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;
     m["clip_ratio_high"] = s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0;

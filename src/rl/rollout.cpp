@@ -128,6 +128,62 @@ private:
 
 }  // namespace
 
+void fill_rollout_rows(GrpoRollout& batch, const std::vector<std::vector<int32_t>>& prompts,
+                       const std::vector<GenerationOutput>& outs, int32_t pad_id, bool mask_truncated) {
+    const int64_t N = static_cast<int64_t>(prompts.size());
+    int64_t P = 1, T = 1;
+    for (const auto& p : prompts) P = std::max<int64_t>(P, static_cast<int64_t>(p.size()));
+    for (const auto& g : outs) T = std::max<int64_t>(T, static_cast<int64_t>(g.tokens.size()));
+    at::Tensor pid = at::full({N, P}, pad_id, at::kLong), pmask = at::zeros({N, P}, at::kLong);  // [N, P] left-padded
+    at::Tensor cid = at::full({N, T}, pad_id, at::kLong), cmask = at::zeros({N, T}, at::kLong);  // [N, T] right-padded
+    auto pa = pid.accessor<int64_t, 2>(), pm = pmask.accessor<int64_t, 2>();
+    auto ca = cid.accessor<int64_t, 2>(), cm = cmask.accessor<int64_t, 2>();
+    for (int64_t row = 0; row < N; ++row) {
+        const std::vector<int32_t>& p = prompts[static_cast<size_t>(row)];
+        const int64_t off = P - static_cast<int64_t>(p.size());
+        for (size_t j = 0; j < p.size(); ++j) {
+            pa[row][off + static_cast<int64_t>(j)] = p[j];
+            pm[row][off + static_cast<int64_t>(j)] = 1;
+        }
+        const GenerationOutput& g = outs[static_cast<size_t>(row)];
+        const bool masked = mask_truncated && g.finish == FinishReason::kLength;
+        for (size_t j = 0; j < g.tokens.size(); ++j) {
+            ca[row][static_cast<int64_t>(j)] = g.tokens[j];
+            cm[row][static_cast<int64_t>(j)] = masked ? 0 : 1;
+        }
+    }
+    batch.prompt_ids = pid;
+    batch.prompt_mask = pmask;
+    batch.completion_ids = cid;
+    batch.completion_mask = cmask;
+}
+
+RolloutRecord rollout_record(const std::string& task, int64_t sample, const eval::SampleResult& s, const judge::Reward& rw,
+                             const GenerationOutput& g) {
+    RolloutRecord r;
+    r.task = task;
+    r.sample = sample;
+    r.status = judge::status_name(s.status);
+    r.reason = rw.reason;
+    r.reward = rw.value;
+    r.tokens = static_cast<int64_t>(g.tokens.size());
+    r.finish = finish_reason_name(g.finish);
+    r.error = s.error;
+    r.speedup = s.speedup;
+    r.speedup_note = s.speedup_note;
+    return r;
+}
+
+judge::Reward sample_reward(const eval::SampleResult& s, const judge::RewardWeights& w) {
+    judge::Verdict v;
+    v.status = s.status;
+    v.compiled = s.compiled;
+    v.ran = s.ran;
+    v.functional = s.functional;
+    v.speedup = s.speedup;
+    return judge::reward_of(v, w);
+}
+
 Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std::vector<eval::Task>& tasks,
                      int32_t pad_id, const RolloutOptions& o) {
     if (o.group_size < 2) throw UsageError("a GRPO rollout needs at least 2 completions per task");
@@ -155,46 +211,17 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
     judge.sampling_done(outs);
 
     Rollout out;
-    int64_t P = 1, T = 1;
-    for (const auto& p : prompts) P = std::max<int64_t>(P, static_cast<int64_t>(p.size()));
-    for (const auto& g : outs) T = std::max<int64_t>(T, static_cast<int64_t>(g.tokens.size()));
-    at::Tensor pid = at::full({N, P}, pad_id, at::kLong), pmask = at::zeros({N, P}, at::kLong);  // [N, P] left-padded
-    at::Tensor cid = at::full({N, T}, pad_id, at::kLong), cmask = at::zeros({N, T}, at::kLong);  // [N, T] right-padded
-    at::Tensor rewards = at::empty({N}, at::kFloat);                                              // [N]
-    auto pa = pid.accessor<int64_t, 2>(), pm = pmask.accessor<int64_t, 2>();
-    auto ca = cid.accessor<int64_t, 2>(), cm = cmask.accessor<int64_t, 2>();
+    fill_rollout_rows(out.batch, prompts, outs, pad_id, o.mask_truncated);
+    at::Tensor rewards = at::empty({N}, at::kFloat);  // [N]
     auto ra = rewards.accessor<float, 1>();
     for (int64_t row = 0; row < N; ++row) {
-        const std::vector<int32_t>& p = prompts[static_cast<size_t>(row)];
-        const int64_t off = P - static_cast<int64_t>(p.size());
-        for (size_t j = 0; j < p.size(); ++j) {
-            pa[row][off + static_cast<int64_t>(j)] = p[j];
-            pm[row][off + static_cast<int64_t>(j)] = 1;
-        }
         const GenerationOutput& g = outs[static_cast<size_t>(row)];
-        const bool masked = o.mask_truncated && g.finish == FinishReason::kLength;
-        for (size_t j = 0; j < g.tokens.size(); ++j) {
-            ca[row][static_cast<int64_t>(j)] = g.tokens[j];
-            cm[row][static_cast<int64_t>(j)] = masked ? 0 : 1;
-        }
         const eval::TaskResult& tr = judge.task(static_cast<size_t>(row / G));
         const eval::SampleResult& s = tr.samples[static_cast<size_t>(row % G)];
-        judge::Verdict v;
-        v.status = s.status;
-        v.compiled = s.compiled;
-        v.ran = s.ran;
-        v.functional = s.functional;
-        v.speedup = s.speedup;
-        judge::Reward rw = judge::reward_of(v, o.rewards);
+        const judge::Reward rw = sample_reward(s, o.rewards);
         ra[row] = static_cast<float>(rw.value);
-        out.records.push_back({tr.id_text, row % G + 1, judge::status_name(s.status), rw.reason, rw.value,
-                               static_cast<int64_t>(g.tokens.size()), finish_reason_name(g.finish), s.error,
-                               s.speedup, s.speedup_note});
+        out.records.push_back(rollout_record(tr.id_text, row % G + 1, s, rw, g));
     }
-    out.batch.prompt_ids = pid;
-    out.batch.prompt_mask = pmask;
-    out.batch.completion_ids = cid;
-    out.batch.completion_mask = cmask;
     out.batch.rewards = rewards;
     out.groups_judged_while_sampling = judge.judged_while_sampling();
     return out;

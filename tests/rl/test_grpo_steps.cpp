@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/eval/cudabench.h"
+#include "cuset/eval/repair.h"
 #include "cuset/model/safetensors.h"
 #include "cuset/model/safetensors_torch.h"
 #include "cuset/rl/grpo_steps.h"
@@ -265,6 +266,120 @@ TEST(GrpoSteps, ThePolicyLearnsTheCompileReward) {
     // (reward - 0.1) / 0.2. The policy starts near half; the margin asked, 0.05 in mean reward,
     // is a quarter of the reward's range and 25 percentage points of compiled share.
     EXPECT_GT(last, first + 0.05) << "mean reward of steps 1-4 " << first << ", of steps 13-16 " << last;
+}
+
+// The judge's finding about kFails (the compile-only judge's first error line), found by judging
+// it through `eval --results`, and the user turn that carries it (eval's repair turn).
+std::string compile_feedback(const std::string& dir, const std::string& tasks_file) {
+    const cuset::eval::Task t = cuset::eval::load_tasks(tasks_file).at(0);
+    json line = {{"id", t.id}, {"task_name", t.task_name}, {"code1", "int main() { return missing_value; }"}};
+    write_file(dir + "/fails.jsonl", line.dump() + "\n");
+    auto r = run_cuset("eval --results " + dir + "/fails.jsonl --tasks " + tasks_file + " --judge compile --out " + dir +
+                       "/fails.eval --set log.progress=never");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(read_file(dir + "/fails.eval/eval.json"));
+    const json& s = j["tasks"][0]["samples"][0];
+    EXPECT_EQ(s["status"], "compile-error") << s.dump();
+    return cuset::eval::repair_turn(cuset::judge::Status::kCompileError, s["error"].get<std::string>());
+}
+
+// Multi-turn GRPO (objective.grpo.turns 2) learns what the second turn is for: a policy that
+// first answers with the failing program, and after the judge's finding answers with the
+// compiling or the failing program about equally often (data/tiny-coder fine-tuned here on such
+// conversations), answers the finding with the compiling one more often after a short run. Every
+// turn has its line in rewards.jsonl (turn, return, advantage); metrics.jsonl has mean_turns.
+// A checkpoint inside a generation (num_iterations 2) keeps the per-turn advantages, and a run
+// resumed from it ends as the uninterrupted one.
+TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
+    const std::string dir = scratch_dir("grpo-steps-turns");
+    const std::string tasks = write_tasks(dir, 2);
+    const std::string feedback = compile_feedback(dir, tasks);
+    ASSERT_FALSE(feedback.empty());
+    std::string data;
+    for (const cuset::eval::Task& t : cuset::eval::load_tasks(tasks))
+        for (int k = 0; k < 8; ++k) {
+            json msgs = json::array({{{"role", "system"}, {"content", kSystem}},
+                                     {{"role", "user"}, {"content", cuset::eval::build_user_prompt(t, 3, cuset::eval::kDefaultGpuName)}},
+                                     {{"role", "assistant"}, {"content", kFails}},
+                                     {{"role", "user"}, {"content", feedback}},
+                                     {{"role", "assistant"}, {"content", k % 2 ? kFails : kCompiles}}});
+            data += json({{"messages", msgs}}).dump() + "\n";
+        }
+    write_file(dir + "/policy.jsonl", data);
+    const std::string pcfg = cuset::test::write_tiny_run_config(
+        dir + "/policy.yaml", dir,
+        {{"model.path", kDemo}, {"data.train", dir + "/policy.jsonl"}, {"data.eval", kDefault}, {"data.max_seq_len", "1024"},
+         {"objective.method", "sft"}, {"train.micro_batch_size", "4"}, {"train.grad_accum", "1"}, {"train.max_steps", "32"},
+         {"train.lr", "2.0e-3"}, {"train.schedule", "constant"}, {"train.warmup_steps", "0"}, {"checkpoint.keep_last", "1"}});
+    auto p = run_cuset("--config " + pcfg + " --run-name policy");
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const std::string policy = dir + "/policy/checkpoint-0000032";
+
+    const std::string cfg = grpo_config(dir, "turns", policy, tasks,
+                                        {{"train.max_steps", "16"}, {"objective.grpo.turns", "2"},
+                                         {"objective.grpo.turn_discount", "0.5"}, {"data.max_seq_len", "1024"}});
+    auto r = run_cuset("--config " + cfg + " --run-name turns");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<json> m = read_metrics(dir + "/turns");
+    ASSERT_EQ(m.size(), 16u);
+    for (const json& s : m) {
+        ASSERT_TRUE(s.contains("mean_turns")) << s.dump();
+        EXPECT_GE(s["mean_turns"].get<double>(), 1.0);
+        EXPECT_LE(s["mean_turns"].get<double>(), 2.0);
+    }
+    // The second turns' rewards, early and late: 0.1 (rejected) or 0.3 (compiled).
+    std::map<int64_t, std::vector<double>> second;  // step -> turn-2 rewards
+    for (const json& rec : jsonl(dir + "/turns/rewards.jsonl")) {
+        ASSERT_TRUE(rec.contains("turn") && rec.contains("return") && rec.contains("advantage")) << rec.dump();
+        if (rec["turn"] != 2) continue;
+        second[rec["step"].get<int64_t>()].push_back(rec["reward"].get<double>());
+        EXPECT_NEAR(rec["return"].get<double>(), rec["reward"].get<double>(), 1e-6) << "a last turn's return is its reward";
+    }
+    auto mean_over = [&](int64_t from, int64_t to) {
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t s = from; s <= to; ++s)
+            for (double v : second[s]) sum += v, ++n;
+        return n ? sum / static_cast<double>(n) : 0.0;
+    };
+    // Rewards are 0.1 (rejected) or 0.3 (compiled). The turn-1 answer learns too (its return
+    // counts the second turn's reward, and a compiling first answer ends the trajectory), so
+    // second turns thin out as the run goes on: they are compared where there are enough of them,
+    // steps 1-2 (16 rows at most) against steps 3-6. The margin asked, as for single-turn GRPO:
+    // 0.05 in mean reward, a quarter of the reward's range (25 points of compiled share).
+    const double first = mean_over(1, 2), later = mean_over(3, 6);
+    EXPECT_GT(later, first + 0.05) << "turn-2 mean reward of steps 1-2 " << first << ", of steps 3-6 " << later;
+    // And what the trajectories end with: the mean reward of each one's last turn, early and late.
+    // It starts near 0.24 (half the second turns compile) of at most 0.3; asked: 0.03, half the
+    // room left.
+    std::map<int64_t, std::map<std::pair<std::string, int64_t>, double>> last_of;  // step -> (task, sample) -> reward
+    for (const json& rec : jsonl(dir + "/turns/rewards.jsonl"))  // turns come in order: the last one stays
+        last_of[rec["step"].get<int64_t>()][{rec["task"].dump(), rec["sample"].get<int64_t>()}] = rec["reward"].get<double>();
+    auto final_mean = [&](int64_t from, int64_t to) {
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t s = from; s <= to; ++s)
+            for (const auto& [key, v] : last_of[s]) sum += v, ++n;
+        return n ? sum / static_cast<double>(n) : 0.0;
+    };
+    EXPECT_GT(final_mean(13, 16), final_mean(1, 4) + 0.03);
+
+    // num_iterations 2: the checkpoint after step 1 holds the generation batch with its advantages.
+    const std::string icfg = grpo_config(dir, "iter", policy, tasks,
+                                         {{"train.max_steps", "2"}, {"objective.grpo.turns", "2"},
+                                          {"objective.grpo.num_iterations", "2"}, {"data.max_seq_len", "1024"},
+                                          {"checkpoint.every", "1"}, {"checkpoint.keep_last", "0"}});
+    auto it = run_cuset("--config " + icfg + " --run-name iter");
+    ASSERT_EQ(it.exit_code, 0) << it.err;
+    const auto batch = cuset::safetensors_load(dir + "/iter/checkpoint-0000001/grpo-rollout-rank0.safetensors", c10::kCPU);
+    ASSERT_TRUE(batch.count("advantages"));
+    EXPECT_EQ(batch.at("advantages").size(0), batch.at("completion_ids").size(0));
+    fs::create_directories(dir + "/c");
+    fs::copy(dir + "/iter/checkpoint-0000001", dir + "/c/checkpoint-0000001", fs::copy_options::recursive);
+    fs::copy_file(dir + "/iter/rewards.jsonl", dir + "/c/rewards.jsonl");
+    auto c = run_cuset("--config " + icfg + " --run-name c --resume auto");
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    expect_same_ending(dir, "iter", "c", "checkpoint-0000002");
 }
 
 TEST(GrpoSteps, ConfigurationRefusals) {

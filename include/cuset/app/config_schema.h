@@ -82,6 +82,11 @@ struct GrpoKeys {
     bool mask_truncated_completions{};
     bool judge_while_sampling{};
     std::string token_weights;
+    int64_t turns{};              // multi-turn rollouts (rl/multi_turn.h)
+    double turn_discount{};
+    std::string turn_advantage;
+    bool turn_anchor{};
+    std::string history;
     judge::RewardWeights reward;  // objective.grpo.reward.*
     int64_t speedup_warmup{};     // objective.grpo.speedup.warmup
     int64_t speedup_repeats{};    // objective.grpo.speedup.repeats

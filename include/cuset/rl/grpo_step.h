@@ -30,6 +30,9 @@ struct GrpoRollout {
     // [N, T] fp32 per-token coefficients that take the completion mask's place in the loss and its
     // normaliser (objective.grpo.token_weights: cuset, rl/token_weights.h); undefined = the mask.
     at::Tensor token_weights;
+    // [N] fp32 advantages given per row (multi-turn rollouts: each turn's, rl/turn_returns.h); the
+    // rows need not be whole groups then. Undefined = the group advantages of `rewards`.
+    at::Tensor advantages;
 };
 
 struct GrpoStepOptions {

@@ -18,6 +18,7 @@
 
 #include "cuset/eval/cudabench.h"
 #include "cuset/generate/generator.h"
+#include "cuset/rl/multi_turn.h"
 #include "cuset/rl/rollout.h"
 #include "cuset/rl/token_weights.h"
 #include "cuset/rl/grpo_step.h"
@@ -45,6 +46,9 @@ struct GrpoStepsOptions {
     // CuSeT's token weights on the loss (objective.grpo.token_weights: cuset): computed once per
     // generation, kept with its batch.
     TokenWeightOptions token_weights;
+    // Multi-turn rollouts (objective.grpo.turns > 1, rl/multi_turn.h): a task's trajectories answer
+    // the judge's findings; each turn a row with its own advantage. turns 1 = single-turn GRPO.
+    MultiTurnOptions multi_turn;
 };
 
 // The tasks of step `step` on rank `rank` of `world`, as indices into a task list of n tasks:

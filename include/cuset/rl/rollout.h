@@ -59,13 +59,34 @@ struct RolloutRecord {
     std::string error;    // the judge's first error line
     std::optional<double> speedup;  // over the task's reference (the speed-up reward's timing runs)
     std::string speedup_note;       // why a pass has no speed-up
+    // Multi-turn rollouts (rl/multi_turn.h) only: the row's turn (1-based; 0 = a single-turn
+    // rollout), its discounted return and its advantage.
+    int64_t turn = 0;
+    double ret = 0, advantage = 0;
 };
 
 struct Rollout {
     GrpoRollout batch;                   // [N = tasks x G] rows, a task's G adjacent
     std::vector<RolloutRecord> records;  // one per row, in row order
     int64_t groups_judged_while_sampling = 0;  // groups whose judging began before the sampler returned
+    // Multi-turn rollouts: trajectories, the turns they took in all, and those whose first answer
+    // failed and a later one succeeded.
+    int64_t trajectories = 0, turns_taken = 0, fixed = 0;
 };
+
+// The padded tensors of `batch` for rows of `prompts` and their completions `outs`: prompts
+// left-padded, completions right-padded, with `pad_id`; a completion cut at the length limit gets
+// an all-zero mask when `mask_truncated`. Sets prompt_ids, prompt_mask, completion_ids and
+// completion_mask.
+void fill_rollout_rows(GrpoRollout& batch, const std::vector<std::vector<int32_t>>& prompts,
+                       const std::vector<GenerationOutput>& outs, int32_t pad_id, bool mask_truncated);
+
+// The record of a judged completion (sample 1-based within its group).
+RolloutRecord rollout_record(const std::string& task, int64_t sample, const eval::SampleResult& s, const judge::Reward& rw,
+                             const GenerationOutput& g);
+
+// The reward of a judged sample (judge::reward_of on its verdict).
+judge::Reward sample_reward(const eval::SampleResult& s, const judge::RewardWeights& w);
 
 // Samples, judges and scores `tasks` (all of them: the caller picks a step's tasks). The pad id
 // fills the padding (masked out). Judge failures of the judge's own environment stop it

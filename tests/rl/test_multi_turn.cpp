@@ -1,0 +1,191 @@
+// rl/multi_turn: multi-turn GRPO rollouts with fixed answers under the compile-only judge. One
+// task, G = 2 trajectories, up to 3 turns:
+//   trajectory 1: a program that does not compile (reward 0.1), then the task's reference (0.3):
+//                 it passes at turn 2 and stops;
+//   trajectory 2: no program (0), no program again (0), a program that does not compile (0.1).
+// With discount 0.5 the returns are, by hand, 0.25, 0.3 and 0.025, 0.05, 0.1; the leave-one-out
+// advantages at turns 1 and 2 are +-0.225 and +-0.25, and 0 at turn 3 (no other trajectory got
+// there). Every later turn's prompt is the conversation with the judge's finding as its last user
+// message (eval's repair turn), each turn's stream its own seed; `programs` history keeps only an
+// earlier answer's fenced program; a context limit ends a trajectory that has no room left.
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "cuset/core/error.h"
+#include "cuset/eval/repair.h"
+#include "cuset/generate/sampling.h"
+#include "cuset/judge/toolchain.h"
+#include "cuset/rl/multi_turn.h"
+#include "cuset/text/tokenizer.h"
+#include "test_util.h"
+
+using namespace cuset;
+
+namespace {
+
+std::string demo_dir() { return std::string(CUSET_SOURCE_DIR) + "/data/tiny-coder"; }
+
+eval::Task first_task() { return eval::load_tasks(std::string(CUSET_SOURCE_DIR) + "/data/cuda-tasks/tasks.jsonl").at(0); }
+
+rl::RolloutOptions options(const std::string& name) {
+    rl::RolloutOptions o;
+    o.group_size = 2;
+    o.seed = 1234;
+    o.step = 7;
+    o.judge.runner.mode = judge::JudgeMode::kCompile;
+    o.judge.runner.work_dir = cuset::test::scratch_dir(name);
+    o.judge.runner.nvcc = judge::find_nvcc("", "eval.nvcc");
+    o.judge.jobs = 2;
+    return o;
+}
+
+const char* kBroken = "Here:\n```cuda\nint main( {\n```\nThat should do it.";
+
+// The scripted answers: call c (turn c + 1) answers its inputs in order.
+struct Script {
+    const Tokenizer* tok = nullptr;
+    std::vector<std::vector<std::string>> turns;  // per call, the answers in row order
+    std::vector<std::vector<GenerationInput>> seen;
+    rl::SampleFn fn() {
+        return [this](const std::vector<GenerationInput>& in, const rl::FinishFn&) {
+            const size_t call = seen.size();
+            seen.push_back(in);
+            std::vector<GenerationOutput> out;
+            for (size_t i = 0; i < in.size(); ++i) {
+                GenerationOutput g;
+                g.text = turns.at(call).at(i);
+                g.tokens = tok->encode(g.text).ids;
+                g.finish = FinishReason::kEos;
+                out.push_back(g);
+            }
+            return out;
+        };
+    }
+};
+
+}  // namespace
+
+TEST(MultiTurnRollout, ConversationsRewardsReturnsAndAdvantages) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    const std::string reference = "```cuda\n" + task.bench_cu + "\n```";
+    Script s;
+    s.tok = tok.get();
+    s.turns = {{kBroken, "I cannot write that."}, {reference, "Still nothing."}, {"```cuda\nint main( {\n```"}};
+    rl::RolloutOptions o = options("multi_turn_fixed");
+    rl::MultiTurnOptions mt;
+    mt.turns = 3;
+    mt.returns.discount = 0.5;
+    mt.returns.advantage = TurnAdvantage::kLeaveOneOut;
+    rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, /*pad_id=*/0, o, mt);
+
+    ASSERT_EQ(s.seen.size(), 3u);
+    EXPECT_EQ(s.seen[0].size(), 2u);
+    EXPECT_EQ(s.seen[1].size(), 2u);
+    EXPECT_EQ(s.seen[2].size(), 1u);  // trajectory 1 passed at turn 2
+    ASSERT_EQ(r.records.size(), 5u);
+    const int64_t want_turn[5] = {1, 2, 1, 2, 3};
+    const int64_t want_sample[5] = {1, 1, 2, 2, 2};
+    const char* want_status[5] = {"compile-error", "compiled", "no-code", "no-code", "compile-error"};
+    const double want_reward[5] = {0.1, 0.1 + 0.2, 0.0, 0.0, 0.1};
+    const double want_return[5] = {0.25, 0.3, 0.025, 0.05, 0.1};
+    const double want_adv[5] = {0.225, 0.25, -0.225, -0.25, 0.0};
+    for (size_t i = 0; i < 5; ++i) {
+        const rl::RolloutRecord& rec = r.records[i];
+        EXPECT_EQ(rec.turn, want_turn[i]) << i;
+        EXPECT_EQ(rec.sample, want_sample[i]) << i;
+        EXPECT_EQ(rec.status, want_status[i]) << i << ": " << rec.error;
+        EXPECT_NEAR(rec.reward, want_reward[i], 1e-12) << i;
+        // fp32 returns and advantages of rewards of order 0.1: 1e-6 is a few fp32 ulps of the sums.
+        EXPECT_NEAR(rec.ret, want_return[i], 1e-6) << i;
+        EXPECT_NEAR(rec.advantage, want_adv[i], 1e-6) << i;
+        EXPECT_NEAR(r.batch.advantages[static_cast<int64_t>(i)].item<double>(), want_adv[i], 1e-6) << i;
+        EXPECT_NEAR(r.batch.rewards[static_cast<int64_t>(i)].item<double>(), want_reward[i], 1e-7) << i;
+    }
+    EXPECT_EQ(r.trajectories, 2);
+    EXPECT_EQ(r.turns_taken, 5);
+    EXPECT_EQ(r.fixed, 1);
+    ASSERT_EQ(r.batch.prompt_ids.size(0), 5);
+    ASSERT_EQ(r.batch.advantages.sizes(), (at::IntArrayRef{5}));
+
+    // Turn 1: the single-turn prompt and seeds. Turn 2 of trajectory 1: its answer and the judge's
+    // finding about it, then the generation prompt; its own stream.
+    Conversation c;
+    c.messages = {{"system", eval::system_prompt()}, {"user", eval::build_user_prompt(task, 3, "")}};
+    EXPECT_EQ(s.seen[0][0].prompt, fmt.generation_prompt(c));
+    EXPECT_EQ(s.seen[0][1].seed, sample_seed(1234, "7:" + task.id_text, 1));
+    const std::string feedback = eval::repair_turn(judge::Status::kCompileError, r.records[0].error);
+    ASSERT_FALSE(feedback.empty());
+    Conversation c2 = c;
+    c2.messages.push_back({"assistant", kBroken});
+    c2.messages.push_back({"user", feedback});
+    EXPECT_EQ(s.seen[1][0].prompt, fmt.generation_prompt(c2));
+    EXPECT_EQ(s.seen[1][0].seed, sample_seed(1234, "7:" + task.id_text + ":t2", 0));
+    // Trajectory 2's turn 3 follows two findings about answers without a program.
+    Conversation c3 = c;
+    const std::string none = eval::repair_turn(judge::Status::kNoCode, r.records[2].error);
+    c3.messages.push_back({"assistant", "I cannot write that."});
+    c3.messages.push_back({"user", none});
+    c3.messages.push_back({"assistant", "Still nothing."});
+    c3.messages.push_back({"user", eval::repair_turn(judge::Status::kNoCode, r.records[3].error)});
+    EXPECT_EQ(s.seen[2][0].prompt, fmt.generation_prompt(c3));
+    // Each row's prompt and completion in the batch.
+    const std::vector<int32_t>& p = s.seen[1][0].prompt;
+    const int64_t P = r.batch.prompt_ids.size(1);
+    EXPECT_EQ(r.batch.prompt_mask[1].sum().item<int64_t>(), static_cast<int64_t>(p.size()));
+    EXPECT_TRUE(at::equal(r.batch.prompt_ids[1].narrow(0, P - static_cast<int64_t>(p.size()), static_cast<int64_t>(p.size())),
+                          at::tensor(std::vector<int64_t>(p.begin(), p.end()))));
+    const std::vector<int32_t> ids = tok->encode(reference).ids;
+    EXPECT_TRUE(at::equal(r.batch.completion_ids[1].narrow(0, 0, static_cast<int64_t>(ids.size())),
+                          at::tensor(std::vector<int64_t>(ids.begin(), ids.end()))));
+}
+
+TEST(MultiTurnRollout, ProgramsHistoryKeepsOnlyTheFencedProgram) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    Script s;
+    s.tok = tok.get();
+    s.turns = {{kBroken, kBroken}, {"no", "no"}};
+    rl::RolloutOptions o = options("multi_turn_programs");
+    rl::MultiTurnOptions mt;
+    mt.turns = 2;
+    mt.history = rl::TurnHistory::kPrograms;
+    rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, 0, o, mt);
+    ASSERT_EQ(s.seen.size(), 2u);
+    Conversation c;
+    c.messages = {{"system", eval::system_prompt()},
+                  {"user", eval::build_user_prompt(task, 3, "")},
+                  {"assistant", "```cuda\nint main( {\n```"},  // the prose around the program is gone
+                  {"user", eval::repair_turn(judge::Status::kCompileError, r.records[0].error)}};
+    EXPECT_EQ(s.seen[1][0].prompt, fmt.generation_prompt(c));
+    EXPECT_EQ(rl::turn_history_parse("programs", "k"), rl::TurnHistory::kPrograms);
+    EXPECT_THROW(rl::turn_history_parse("prose", "k"), UsageError);
+}
+
+TEST(MultiTurnRollout, ATrajectoryWithoutRoomForAnotherAnswerEnds) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    Conversation c;
+    c.messages = {{"system", eval::system_prompt()}, {"user", eval::build_user_prompt(task, 3, "")}};
+    const int64_t first = static_cast<int64_t>(fmt.generation_prompt(c).size());
+    Script s;
+    s.tok = tok.get();
+    s.turns = {{kBroken, kBroken}};
+    rl::RolloutOptions o = options("multi_turn_context");
+    rl::MultiTurnOptions mt;
+    mt.turns = 3;
+    mt.max_new_tokens = 64;
+    mt.max_context = first + 64;  // room for turn 1 only
+    rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, 0, o, mt);
+    EXPECT_EQ(s.seen.size(), 1u);
+    EXPECT_EQ(r.records.size(), 2u);
+    EXPECT_EQ(r.turns_taken, 2);
+    // Two failures alike at turn 1: no signal, advantages 0.
+    EXPECT_EQ(r.batch.advantages.abs().max().item<double>(), 0.0);
+}
