@@ -10,6 +10,7 @@
 #include "cuset/app/options.h"
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
+#include "cuset/databuild/candidates.h"
 #include "cuset/eval/eval_run.h"
 
 namespace cuset::cli {
@@ -22,6 +23,7 @@ Command add_eval_command(CLI::App& root) {
         bool gpu_name_given = false;
         std::string python;
         int64_t turns = 1;
+        std::string candidates;
     };
     auto o = std::make_shared<Opts>();
     CLI::App* sub = root.add_subcommand(
@@ -31,6 +33,9 @@ Command add_eval_command(CLI::App& root) {
     sub->add_option("--tasks", o->req.tasks, "CUDABench tasks file (CUDABench-Set.jsonl)")->required();
     sub->add_option("--results", o->req.results, "judge this results file (CUDABench's format) instead of generating");
     sub->add_flag("--reference", o->req.reference, "judge each task's own solution (bench.cu) as its only sample");
+    sub->add_option("--candidates", o->candidates,
+                    "answers from a file instead of a model, as data build --candidates takes them ({\"id\", \"sample\", "
+                    "\"round\", \"response\"}: round t answers turn t)");
     sub->add_option("--model", o->req.model, "model folder (default: model.path)");
     sub->add_option("--level", o->req.level, "CUDABench description level 1, 2 or 3 (default 3)")->check(CLI::Range(1, 3));
     sub->add_option("--samples", o->req.samples, "samples per task, K (default 3)")->check(CLI::Range(1, 65536));
@@ -48,9 +53,19 @@ Command add_eval_command(CLI::App& root) {
     sub->add_option("--python", o->python, "Python for gen.py and compare.py (eval.python)");
     sub->add_flag("--keep-work", o->req.keep_work, "keep every sample's work folder under OUT/work");
     return {sub, [o, sub] {
-                if (!o->req.results.empty() && o->req.reference)
-                    throw UsageError("eval: --results and --reference exclude each other");
-                bool generating = o->req.results.empty() && !o->req.reference;
+                if (static_cast<int>(!o->req.results.empty()) + static_cast<int>(o->req.reference) +
+                        static_cast<int>(!o->candidates.empty()) > 1)
+                    throw UsageError("eval: --results, --reference and --candidates exclude each other");
+                if (!o->candidates.empty()) {  // sample k's answer at turn t: the file's (id, k, round t)
+                    auto file = std::make_shared<databuild::FileCandidates>(o->candidates, eval::load_tasks(o->req.tasks));
+                    o->req.answers = [file](const std::string& task, int64_t sample, int64_t turn) {
+                        databuild::Request q;
+                        q.key = {task, sample, turn};
+                        return file->answer({q}).at(0).response;
+                    };
+                    o->req.answers_file = o->candidates;
+                }
+                bool generating = o->req.results.empty() && !o->req.reference && o->candidates.empty();
                 if (generating && o->cfg.config.empty())
                     throw UsageError("eval: generating needs --config FILE (or judge a file with --results, or --reference)");
                 ConfigCli c = o->cfg;

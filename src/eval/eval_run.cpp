@@ -28,7 +28,7 @@ constexpr const char* kWorkMarker = ".cuset-eval-work";  // inside OUT/work: cus
 constexpr const char* kJournalName = "judged.jsonl";  // OUT/judged.jsonl: the verdicts so far (eval/judge.h)
 
 struct Generated {
-    std::map<std::string, std::vector<std::pair<std::string, int64_t>>> by_id;  // id -> (response, tokens)
+    std::map<std::string, std::vector<std::pair<std::optional<std::string>, int64_t>>> by_id;  // id -> (response, tokens)
 };
 
 Generated read_generations(const std::string& path) {
@@ -42,7 +42,7 @@ Generated read_generations(const std::string& path) {
         where += std::to_string(in.line_no());
         const nlohmann::json j = json_parse(line, where);
         const JsonFields f(j, where);
-        g.by_id[f.id("id")].emplace_back(f.opt_string("response").value_or(""), f.integer_or("generated_tokens", -1));
+        g.by_id[f.id("id")].emplace_back(f.opt_string("response").value_or(""), f.integer_or("generated_tokens", -1));  // a record always answers
     }
     return g;
 }
@@ -62,9 +62,10 @@ using JudgeFn = std::function<JudgeSummary(const std::vector<ResultRecord>&, con
 // (CUDABench's system and user prompt, the answer); while its last program failed for a reason
 // of its own and turns remain, the judge's finding is its next user turn and the model answers
 // (one prompt per sample, its id "<task>/s<k>/t<turn>" seeding its stream), and the answer is
-// judged. Every later answer goes into records[..].repairs.
+// judged. Every later answer goes into records[..].repairs. With req.answers the answers are the
+// source's (its turn t of the sample) instead of the model's.
 RepairReport repair_turns(const EvalRequest& req, const std::string& out, GenerateRequest g, const TextOptions& text,
-                          const Runtime& runtime, std::vector<ResultRecord>& records, const JudgeSummary& first,
+                          const Runtime* runtime, std::vector<ResultRecord>& records, const JudgeSummary& first,
                           const JudgeFn& judge_now) {
     struct Chain {
         size_t task = 0, sample = 0;
@@ -116,15 +117,27 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         atomic_write(g.prompts, lines, "prompts file");
         log_info("eval: turn %lld of %lld: %zu sample(s) answer the judge's finding", static_cast<long long>(turn),
                  static_cast<long long>(req.turns), todo.size());
-        generate_run(g, text, runtime);
-        Generated gen = read_generations(g.out);
+        Generated gen;
+        if (req.answers) {  // the source's answer (task, sample, turn)
+            for (const Chain* c : todo)
+                if (auto a = req.answers(records[c->task].id.is_string() ? records[c->task].id.get<std::string>()
+                                                                          : records[c->task].id.dump(),
+                                         static_cast<int64_t>(c->sample) + 1, turn))
+                    gen.by_id[c->id + "/t" + T].emplace_back(std::move(a), -1);
+        } else {
+            if (!runtime) throw RuntimeFailure("eval: repair turns need the runtime to generate on");
+            generate_run(g, text, *runtime);
+            gen = read_generations(g.out);
+        }
         std::vector<ResultRecord> recs;
         std::vector<std::pair<Chain*, int64_t>> judged;  // the conversation, its answer's tokens
         for (size_t q = 0; q < todo.size(); ++q) {
             Chain& c = *todo[q];
             auto it = gen.by_id.find(c.id + "/t" + T);
             if (it == gen.by_id.end() || it->second.empty()) continue;  // no answer (a skipped prompt): it ends
-            const auto& [response, ntok] = it->second.front();
+            if (!it->second.front().first) continue;
+            const std::string response = *it->second.front().first;
+            const int64_t ntok = it->second.front().second;
             c.conv.messages.push_back({"assistant", response});
             const ResultRecord& r = records[c.task];
             ResultRecord rec;
@@ -253,8 +266,8 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         throw UsageError("eval: --out '" + out + "' is a file; --out names the folder eval writes eval.json, eval.html "
                          "and the results into");
     {  // none of the files written into `out` may be an input: the tasks, the results, the model's files
-        std::vector<std::string> inputs = {req.tasks, req.results};
-        if (generating) {
+        std::vector<std::string> inputs = {req.tasks, req.results, req.answers_file};
+        if (generating && !req.answers) {
             const std::string model = req.model.empty() ? req.generate.model : req.model;
             for (const std::string& dir : {model, req.generate.tokenizer, req.generate.adapter})
                 for (const std::string& f : folder_entries(dir)) inputs.push_back(f);
@@ -262,6 +275,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         }
         std::vector<std::string> written = {"eval.json", "eval.html", kJournalName};
         if (generating) written.insert(written.end(), {"prompts.jsonl", "generations.jsonl", "results.jsonl"});
+        if (req.answers && req.answers_file.empty()) throw RuntimeFailure("eval: answers without the file they come from");
         for (int64_t t = 2; t <= req.turns; ++t)
             for (std::string f : {"prompts-turn", "generations-turn"}) written.push_back(f.append(std::to_string(t)).append(".jsonl"));
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
@@ -290,8 +304,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         }
         log_info("eval: judging %zu result(s) of %s", records.size(), req.results.c_str());
     } else {
-        // Generation: CUDABench's two messages per task, K samples each.
-        std::string prompts = (fs::path(out) / "prompts.jsonl").string();
+        // CUDABench's two messages per task, K samples each, answered by the model or the source.
         std::string prompt_lines;
         std::map<std::string, std::string> user_of;
         for (const Task& t : tasks) {
@@ -303,17 +316,26 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
             j["prompt"] = user;
             prompt_lines += j.dump() + "\n";
         }
+        const std::string prompts = (fs::path(out) / "prompts.jsonl").string();
         atomic_write(prompts, prompt_lines, "prompts file");
-        g = req.generate;
-        if (!req.model.empty()) g.model = req.model;
-        g.settings.n = req.samples;
-        g.prompts = prompts;
-        g.out = (fs::path(out) / "generations.jsonl").string();
-        log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d", static_cast<long long>(req.samples),
-                 tasks.size(), req.level);
-        if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
-        generate_run(g, text, *runtime);
-        Generated gen = read_generations(g.out);
+        Generated gen;
+        if (req.answers) {  // sample k is the source's answer (task, k, turn 1); none: no answer
+            for (const Task& t : tasks)
+                for (int64_t k = 1; k <= req.samples; ++k) gen.by_id[t.id_text].emplace_back(req.answers(t.id_text, k, 1), -1);
+            log_info("eval: %lld sample(s) for each of %zu task(s) from %s", static_cast<long long>(req.samples), tasks.size(),
+                     req.answers_file.c_str());
+        } else {
+            g = req.generate;
+            if (!req.model.empty()) g.model = req.model;
+            g.settings.n = req.samples;
+            g.prompts = prompts;
+            g.out = (fs::path(out) / "generations.jsonl").string();
+            log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d",
+                     static_cast<long long>(req.samples), tasks.size(), req.level);
+            if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
+            generate_run(g, text, *runtime);
+            gen = read_generations(g.out);
+        }
         std::string run_id = new_run_id();
         for (const Task& t : tasks) {
             ResultRecord r;
@@ -322,8 +344,8 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
             r.prompt = user_of[t.id_text];
             r.run_id = run_id;
             for (const auto& [response, ntok] : gen.by_id[t.id_text]) {
+                r.codes.push_back(response ? extract_code(*response) : std::nullopt);
                 r.responses.push_back(response);
-                r.codes.push_back(extract_code(response));
                 tokens[t.id_text].push_back(ntok);
             }
             records.push_back(std::move(r));
@@ -383,7 +405,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     if (!res.summary.notice.empty()) log_warn("eval: %s", res.summary.notice.c_str());
     res.report = make_report(res.summary, req.tasks, results_file);
     if (req.turns > 1) {
-        res.report.repair = repair_turns(req, out, g, text, *runtime, records, res.summary, judge_now);
+        res.report.repair = repair_turns(req, out, g, text, runtime, records, res.summary, judge_now);
         write_results(results_file, records);  // with every turn's answer and program
     }
     write_report(res.report, out);

@@ -259,3 +259,50 @@ TEST(RepairCli, TinyCoderAnswersTheJudgesFinding) {
     // The headline figures stay turn 1's: the same as a one-turn eval would give.
     EXPECT_EQ(j["overall"]["samples"], 4);
 }
+
+// eval --candidates FILE --turns 2 (answers from a file as data build takes them): each task's
+// two samples answer turn 1 with a program that does not compile and turn 2 with the task's own
+// solution, so every repair fixes its sample: turn 1 passes nothing, turn 2 everything.
+TEST(RepairCli, AnswersFromAFileWhoseRepairsPass) {
+    const std::string dir = scratch_dir("repair_cli_file");
+    const auto tasks = load_tasks(tasks_path());
+    std::string lines;
+    for (size_t i = 0; i < 2; ++i)
+        for (int k = 1; k <= 2; ++k) {
+            lines += nlohmann::json({{"id", tasks[i].id}, {"sample", k}, {"round", 1}, {"response", "```cuda\nint main( {\n```"}}).dump() + "\n";
+            lines += nlohmann::json({{"id", tasks[i].id}, {"sample", k}, {"round", 2}, {"response", "```cuda\n" + tasks[i].bench_cu + "\n```"}})
+                         .dump() +
+                     "\n";
+        }
+    cuset::test::write_file(dir + "/answers.jsonl", lines);
+    const std::string out = dir + "/out";
+    auto r = cuset::test::run_cuset("eval --candidates " + q(dir + "/answers.jsonl") + " --tasks " + q(tasks_path()) +
+                                    " --limit 2 --samples 2 --turns 2 --level 1 --judge compile --out " + q(out) +
+                                    " --set log.progress=never");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = read_json(out + "/eval.json");
+    EXPECT_EQ(j["overall"]["pass@1_passed"], 0);
+    EXPECT_EQ(j["overall"]["pass@K_passed"], 0);
+    const auto& rep = j["repair"];
+    EXPECT_EQ(rep["final"]["pass@1_passed"], 2);
+    EXPECT_EQ(rep["final"]["pass@K_passed"], 2);
+    EXPECT_EQ(rep["fixed_samples"], 4);
+    EXPECT_EQ(rep["fixed_tasks"], 2);
+    ASSERT_EQ(rep["by_turn"].size(), 2u);
+    EXPECT_EQ(rep["by_turn"][0]["attempts"], 4);
+    EXPECT_EQ(rep["by_turn"][0]["passed"], 0);
+    EXPECT_EQ(rep["by_turn"][1]["attempts"], 4);
+    EXPECT_EQ(rep["by_turn"][1]["passed"], 4);
+    EXPECT_EQ(rep["by_turn"][1]["tasks_passing"], 2);
+    for (const auto& t : j["tasks"])
+        for (const auto& s : t["samples"]) {
+            ASSERT_EQ(s["turns"].size(), 2u);
+            EXPECT_EQ(s["turns"][0]["status"], "compile-error");
+            EXPECT_EQ(s["turns"][1]["status"], "compiled");
+        }
+    EXPECT_NE(r.out.find("fixed by repair: 4 sample(s) that failed at turn 1; 2 task(s)"), std::string::npos) << r.out;
+    // The file is an input: an --out that would write over it is refused.
+    auto clash = cuset::test::run_cuset("eval --candidates " + q(out + "/results.jsonl") + " --tasks " + q(tasks_path()) +
+                                        " --limit 2 --samples 2 --judge compile --out " + q(out));
+    EXPECT_EQ(clash.exit_code, 2) << clash.err;
+}

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,11 @@ struct JudgeSettings {
     judge::SandboxLimits limits;      // eval.sandbox.*
 };
 
+// An answer from elsewhere than a model (eval --candidates): the response of sample `sample`
+// (1-based) of task `task` (its id as text) at turn `turn` (1-based), given the conversation so far;
+// nullopt = none (at turn 1 the sample has no answer, later its conversation ends).
+using AnswerFn = std::function<std::optional<std::string>(const std::string& task, int64_t sample, int64_t turn)>;
+
 struct EvalRequest {
     std::string tasks;              // CUDABench-Set.jsonl (required)
     std::string results;            // judge this results file instead of generating
@@ -50,6 +57,8 @@ struct EvalRequest {
     int64_t limit = 0;              // the first N tasks (after --task-ids); 0 = all
     std::vector<std::string> task_ids;
     bool keep_work = false;         // keep the per-sample work folders under OUT/work
+    AnswerFn answers;               // set: every turn's answers come from it instead of a model (no runtime needed)
+    std::string answers_file;       // where they come from (an input no output may be; for the log)
     // What the application layer fills from the configuration:
     std::string run_dir;            // the run folder: the default output folder goes into it
     std::string gpu_name = "NVIDIA GeForce RTX 4090";  // eval.gpu_name: the prompts' GPU label; "" = the task's
