@@ -56,6 +56,32 @@ bool get_text(const json& obj, const char* key, const std::string& where, std::s
     return true;
 }
 
+// A message content given as a list of parts (what vision models' processors take) into `msg`:
+// each part {"type": "text", "text": "..."}; other keys of a part are not read. A part of another
+// type (an image) has nothing a text model can train on and is refused.
+bool parse_text_parts(const json& arr, const std::string& where, Message* msg, RecordProblem* problem) {
+    for (size_t j = 0; j < arr.size(); ++j) {
+        const json& p = arr[j];
+        const std::string at = strprintf("'%s[%zu]'", where.c_str(), j);
+        if (!p.is_object()) return fail(problem, "schema", at + " must be an object, got " + json_type(p));
+        auto type = p.find("type");
+        if (type == p.end() || !type->is_string() || type->get<std::string>() != "text")
+            return fail(problem, "schema",
+                        at + " is not a text part (" +
+                            (type != p.end() && type->is_string() ? "type '" + quote_bounded(type->get<std::string>()) + "'"
+                                                                  : std::string("no \"type\": \"text\"")) +
+                            "); only {\"type\": \"text\", \"text\": ...} parts are read");
+        auto text = p.find("text");
+        if (text == p.end()) return fail(problem, "schema", "missing " + at.substr(0, at.size() - 1) + ".text'");
+        if (!text->is_string())
+            return fail(problem, "schema", at.substr(0, at.size() - 1) + ".text' must be a string, got " + json_type(*text));
+        const std::string& t = text->get_ref<const std::string&>();
+        msg->content += t;
+        msg->parts.push_back(t.size());
+    }
+    return true;
+}
+
 // The messages of `arr` into `out`, and for kPrompt the final assistant turn into `reference`.
 bool parse_messages(const json& arr, RecordUse use, Conversation* out, std::optional<std::string>* reference,
                     RecordProblem* problem) {
@@ -81,10 +107,14 @@ bool parse_messages(const json& arr, RecordUse use, Conversation* out, std::opti
         Message msg{r, {}};
         auto content = m.find("content");
         if (content == m.end()) return fail(problem, "schema", "missing '" + where + ".content'");
-        if (!content->is_string())
+        if (content->is_array()) {
+            if (!parse_text_parts(*content, where + ".content", &msg, problem)) return false;
+        } else if (content->is_string()) {
+            msg.content = content->get<std::string>();
+        } else {
             return fail(problem, "schema",
-                        "'" + where + ".content' must be a string, got " + json_type(*content));
-        msg.content = content->get<std::string>();
+                        "'" + where + ".content' must be a string or a list of text parts, got " + json_type(*content));
+        }
         if (is_blank(msg.content)) {
             if (r == "system") continue;  // an empty system message says nothing: drop it
             return fail(problem, "empty_field", "empty '" + where + ".content'");

@@ -44,9 +44,9 @@ TokenizedSplit dataset_tokenize(const std::string& path, const TextPipeline& pip
     std::string key;
     std::string cache_file;
     if (!o.cache_dir.empty()) {
-        // Version 2 of the key recipe (records' tools rendered, seed-coder as Seed-Coder's own
-        // template); bump when tokenisation semantics change.
-        key = Hasher().add("cuset-tokenized-v2").add(hash_file(path)).add(pipe.key).hex();
+        // Version 3 of the key recipe (list content rendered as parts, and as parts for a template
+        // that writes no string content of an answer); bump when tokenisation semantics change.
+        key = Hasher().add("cuset-tokenized-v3").add(hash_file(path)).add(pipe.key).hex();
         cache_file = (fs::path(o.cache_dir) / (key + ".bin")).string();
         auto ids_in_vocab = [&] {  // a corrupted cache must not hand out ids past the embedding
             const int64_t V = pipe.tokenizer->vocab_size();

@@ -213,6 +213,12 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
         throw InputError("sample " + quote_bounded(c.id) + ": it has " + (c.tools.is_null() ? "documents" : "tools") +
                          ", which only the model's own chat template renders; chat format " + name_ +
                          " has no place for them (set data.chat_format: template)");
+    for (size_t i = 0; i < ms.size(); ++i)
+        if (!ms[i].parts.empty())
+            throw InputError(strprintf("sample %s: message %zu has its content as a list of text parts, which only the "
+                                       "model's own chat template renders; chat format %s has no place for them (set "
+                                       "data.chat_format: template)",
+                                       quote_bounded(c.id).c_str(), i, name_.c_str()));
 
     if (name_ == "chatml") {
         // Qwen2.5 (no tools): a system block always, the default one when there is no system message.
@@ -487,7 +493,7 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
             if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
                 throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
                                            static_cast<long long>(bad)));
-        return tok_.encode(render_template_text(c, /*add_generation_prompt=*/true, thinking), false).ids;
+        return tok_.encode(render_template_text(c, /*add_generation_prompt=*/true, thinking, /*as_given=*/false), false).ids;
     }
     // Render with a placeholder answer and cut where its content starts: the prompt side of the
     // turn is then exactly what format() trains the model to answer after.
@@ -549,7 +555,7 @@ std::string ChatFormatter::render_text(const Conversation& c, bool add_generatio
             if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
                 throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
                                            static_cast<long long>(bad)));
-        return render_template_text(c, add_generation_prompt, /*thinking=*/false);
+        return render_template_text(c, add_generation_prompt, /*thinking=*/false, /*as_given=*/true);
     }
     // A hand-written format: its segments, up to the placeholder answer's content with a prompt.
     Conversation full = c;

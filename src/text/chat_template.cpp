@@ -103,17 +103,35 @@ std::string chat_template_find(const std::string& dir, std::string* source) {
 
 namespace {
 
+// Message `i`'s content as the template sees it: a string, or when given as parts (or with
+// `as_parts`, as one part) the list of {"type": "text", "text": ...}; every text tagged with the
+// message index at its offset in the content.
+jinja::Value content_value(const Message& m, int32_t i, bool as_parts) {
+    if (m.parts.empty() && !as_parts) return jinja::Value::tagged(m.content, i);
+    const std::vector<size_t> lengths = m.parts.empty() ? std::vector<size_t>{m.content.size()} : m.parts;
+    jinja::List parts;
+    size_t at = 0;
+    for (size_t n : lengths) {
+        jinja::Value part = jinja::Value::dict();
+        part.set("type", jinja::Value::string("text"));
+        part.set("text", jinja::Value::tagged(m.content.substr(at, n), i, at));
+        parts.push_back(part);
+        at += n;
+    }
+    return jinja::Value::list(std::move(parts));
+}
+
 // The context apply_chat_template renders with: messages (each content tagged with its message
-// index), the conversation's tools and documents (None when it has none), add_generation_prompt,
-// then the special tokens and kwargs.
+// index; `as_parts`: string contents as one text part), the conversation's tools and documents
+// (None when it has none), add_generation_prompt, then the special tokens and kwargs.
 jinja::Value template_context(const Conversation& c, size_t n_messages, bool add_generation_prompt,
-                              const json& vars, bool thinking) {
+                              const json& vars, bool thinking, bool as_parts) {
     jinja::Value ctx = jinja::Value::dict();
     jinja::List msgs;
     for (size_t i = 0; i < n_messages; ++i) {
         jinja::Value m = jinja::Value::dict();
         m.set("role", jinja::Value::string(c.messages[i].role));
-        m.set("content", jinja::Value::tagged(c.messages[i].content, static_cast<int32_t>(i)));
+        m.set("content", content_value(c.messages[i], static_cast<int32_t>(i), as_parts));
         msgs.push_back(m);
     }
     ctx.set("messages", jinja::Value::list(std::move(msgs)));
@@ -156,6 +174,24 @@ void ChatFormatter::template_init(const std::string& text, const std::string& so
         special_texts_.push_back(t);
         special_ids_.push_back(id);
     }
+    // A template that writes an assistant's content only when it is a list of parts (vision
+    // models' templates) gets every string content as one text part, as its processor is given it.
+    auto writes_answer = [&](bool as_parts) {
+        try {
+            const Conversation probe{"probe", {{"user", "x"}, {"assistant", "y"}}};
+            const jinja::Output o = tmpl_->render(template_context(probe, 2, false, template_vars_, false, as_parts));
+            return std::any_of(o.spans.begin(), o.spans.end(), [](const jinja::Span& sp) { return sp.source == 1; });
+        } catch (const StoppedBySignal&) {
+            throw;
+        } catch (const Error&) {
+            return false;
+        }
+    };
+    string_as_parts_ = !writes_answer(false) && writes_answer(true);
+    if (string_as_parts_)
+        log_info("chat template %s writes an assistant's content only when it is a list of parts: string contents are "
+                 "rendered as [{\"type\": \"text\", \"text\": ...}] for training and generation",
+                 source.c_str());
     // The end of an assistant turn: the trainable template text after a probe answer.
     try {
         Rendered r = render_template(Conversation{"probe", {{"user", "x"}, {"assistant", "y"}}});
@@ -178,9 +214,13 @@ void ChatFormatter::template_init(const std::string& text, const std::string& so
     }
 }
 
-std::string ChatFormatter::render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking) const {
+std::string ChatFormatter::render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking,
+                                                bool as_given) const {
     try {
-        return tmpl_->render(template_context(c, c.messages.size(), add_generation_prompt, template_vars_, thinking)).text;
+        return tmpl_
+            ->render(template_context(c, c.messages.size(), add_generation_prompt, template_vars_, thinking,
+                                      string_as_parts_ && !as_given))
+            .text;
     } catch (const InputError& e) {
         throw InputError("sample " + quote_bounded(c.id) + ": chat template " + e.what());
     }
@@ -195,7 +235,8 @@ int32_t ChatFormatter::next_turn_token(const Conversation& c) const {
     more.messages.push_back({"user", "x"});
     const auto answer = static_cast<int32_t>(c.messages.size() - 1), probe = answer + 1;
     try {
-        const jinja::Output o = tmpl_->render(template_context(more, more.messages.size(), false, template_vars_, false));
+        const jinja::Output o =
+            tmpl_->render(template_context(more, more.messages.size(), false, template_vars_, false, string_as_parts_));
         size_t last = std::string::npos, next = o.text.size();
         for (const jinja::Span& sp : o.spans) {
             if (sp.source == answer) last = last == std::string::npos ? sp.end : std::max(last, sp.end);
@@ -231,7 +272,7 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
     const auto& ms = c.messages;
     jinja::Output o;
     try {
-        o = tmpl_->render(template_context(c, ms.size(), false, template_vars_, false));
+        o = tmpl_->render(template_context(c, ms.size(), false, template_vars_, false, string_as_parts_));
     } catch (const InputError& e) {
         throw InputError("sample " + quote_bounded(c.id) + ": chat template " + e.what());
     }
@@ -275,7 +316,8 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
             try {
                 Conversation prefix{c.id, std::vector<Message>(ms.begin(), ms.begin() + static_cast<long>(i)), c.tools,
                                     c.documents};
-                std::string p = tmpl_->render(template_context(prefix, i, true, template_vars_, false)).text;
+                std::string p =
+                    tmpl_->render(template_context(prefix, i, true, template_vars_, false, string_as_parts_)).text;
                 if (p.size() <= first && text.compare(0, p.size(), p) == 0) start = p.size();
             } catch (const StoppedBySignal&) {
                 throw;

@@ -168,10 +168,10 @@ Value Value::markup(Str s) {
     v.flags_ = kMarkup;
     return v;
 }
-Value Value::tagged(std::string s, int32_t source) {
+Value Value::tagged(std::string s, int32_t source, size_t offset) {
     Str st;
     st.text = std::move(s);
-    if (!st.text.empty()) st.spans.push_back({0, st.text.size(), source, 0});
+    if (!st.text.empty()) st.spans.push_back({0, st.text.size(), source, offset});
     return string(std::move(st));
 }
 Value Value::list(List l) {
@@ -184,6 +184,11 @@ Value Value::list(List l) {
 Value Value::tuple(List l) {
     Value v = list(std::move(l));
     v.flags_ = kTuple;
+    return v;
+}
+Value Value::group(Value grouper, Value list) {
+    Value v = tuple({std::move(grouper), std::move(list)});
+    v.flags_ = kTuple | kGroup;
     return v;
 }
 Value Value::dict() { return dict(Dict()); }
@@ -1118,7 +1123,8 @@ Value Interp::int_op(const std::string& op, int64_t i, int64_t j, int line) {
 
 Value Interp::binary(const std::string& op, const Value& a, const Value& b, int line) {
     if (a.is_undefined()) undefined_error(a, line);
-    if (b.is_undefined()) undefined_error(b, line);
+    // str % Undefined formats it as one argument (str() of it is empty, repr() "Undefined").
+    if (b.is_undefined() && !(op == "%" && a.is_string())) undefined_error(b, line);
     auto unsupported = [&]() {
         fail(line, "unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'");
     };

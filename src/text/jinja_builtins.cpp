@@ -330,6 +330,10 @@ bool in(const char* const (&l)[N], const std::string& n) {
 
 bool Interp::method(const Value& obj, const std::string& name, int line, Value* out) {
     (void)line;
+    if (obj.is_group() && (name == "grouper" || name == "list")) {
+        *out = obj.list_ref()[name == "grouper" ? 0 : 1];
+        return true;
+    }
     enum { kNone, kStr, kList, kDict } kind = kNone;
     if (obj.is_string() && (in(kStrMethods, name) || in(kStrOther, name))) kind = kStr;
     else if (obj.kind() == K::kList && (in(kListMethods, name) || in(kListUnsafe, name))) kind = kList;
@@ -740,6 +744,177 @@ Value Interp::dict_method(const Value& obj, const std::string& m, const Args& a,
     fail(line, "unsupported construct: dict." + m + "()");
 }
 
+// ---------------------------------------------------------------- pprint
+
+namespace {
+
+// Python's pprint.pformat with its defaults (width 80, indent 1, dicts by sorted key), which is
+// Jinja2's pprint filter: a value whose repr fits the line is written as it is, a wider list,
+// tuple or dict gets one item a line, and a wider string is cut at its line breaks and spaces into
+// adjacent literals. Widths are counted in code points, as Python's len().
+class Pformat {
+public:
+    Pformat(Interp& in, int line) : in_(in), line_(line) {}
+    std::string operator()(const Value& v) {
+        format(v, 0, 0, 0);
+        return std::move(out_);
+    }
+
+private:
+    static constexpr int64_t kWidth = 80;
+    static constexpr int kMaxDepth = 256;  // nesting followed, as repr follows it
+    Interp& in_;
+    int line_;
+    std::string out_;
+
+    static bool is_dict(const Value& v) { return v.kind() == K::kDict && !v.is_namespace(); }
+    static int64_t width(const std::string& s) { return static_cast<int64_t>(cp_count(s)); }
+    void write(const std::string& s) {
+        in_.check_size(out_.size() + s.size(), line_);
+        out_ += s;
+    }
+
+    // sorted(d.items(), key=_safe_tuple): by key; keys that do not compare (int and str) by the
+    // name of their type, as _safe_key orders them.
+    std::vector<const Dict::Item*> sorted_items(const Value& d) {
+        std::vector<const Dict::Item*> items;
+        for (const Dict::Item& it : d.dict_ref()) items.push_back(&it);
+        std::stable_sort(items.begin(), items.end(), [&](const Dict::Item* x, const Dict::Item* y) {
+            in_.step();
+            const int c = in_.order(x->first, y->first, line_);
+            if (c != 2) return c < 0;
+            return std::strcmp(type_name(x->first), type_name(y->first)) < 0;
+        });
+        return items;
+    }
+
+    // pprint's _safe_repr: repr() with every dict's items sorted. A groupby item has a __repr__ of
+    // its own (tuple's, called from _GroupTuple), which pprint neither sorts inside nor breaks.
+    std::string safe_repr(const Value& v, int depth) {
+        in_.step();
+        if (depth > kMaxDepth) in_.fail(line_, "maximum recursion depth exceeded while getting the repr of an object");
+        if (v.is_undefined()) return "Undefined";
+        std::string out;
+        if (is_dict(v)) {
+            out += "{";
+            bool first = true;
+            for (const Dict::Item* it : sorted_items(v)) {
+                if (!first) out += ", ";
+                first = false;
+                out += safe_repr(it->first, depth + 1);
+                out += ": ";
+                out += safe_repr(it->second, depth + 1);
+                in_.check_size(out.size(), line_);
+            }
+            return out + "}";
+        }
+        if (v.kind() == K::kList && !v.is_group()) {
+            const List& l = v.list_ref();
+            out += v.is_tuple() ? "(" : "[";
+            for (size_t k = 0; k < l.size(); ++k) {
+                if (k) out += ", ";
+                out += safe_repr(l[k], depth + 1);
+                in_.check_size(out.size(), line_);
+            }
+            return out + (v.is_tuple() ? (l.size() == 1 ? ",)" : ")") : "]");
+        }
+        return in_.py_repr(v, line_);
+    }
+
+    void format(const Value& v, int64_t indent, int64_t allowance, int level) {
+        const std::string rep = safe_repr(v, level);
+        const bool breakable = is_dict(v) || (v.kind() == K::kList && !v.is_group()) || (v.is_string() && !v.is_markup());
+        if (!breakable || width(rep) <= kWidth - indent - allowance) {
+            write(rep);
+            return;
+        }
+        if (level > kMaxDepth) in_.fail(line_, "maximum recursion depth exceeded while getting the repr of an object");
+        if (v.is_string()) return format_str(v.text(), indent, allowance, level + 1);
+        if (is_dict(v)) {
+            write("{");
+            const std::vector<const Dict::Item*> items = sorted_items(v);
+            const std::string delim = ",\n" + std::string(static_cast<size_t>(indent + 1), ' ');
+            for (size_t k = 0; k < items.size(); ++k) {
+                const bool last = k + 1 == items.size();
+                const std::string key = safe_repr(items[k]->first, level + 1);
+                write(key);
+                write(": ");
+                format(items[k]->second, indent + 1 + width(key) + 2, last ? allowance + 1 : 1, level + 1);
+                if (!last) write(delim);
+            }
+            write("}");
+            return;
+        }
+        const List& l = v.list_ref();
+        const std::string end = !v.is_tuple() ? "]" : l.size() == 1 ? ",)" : ")";
+        write(v.is_tuple() ? "(" : "[");
+        const std::string delim = ",\n" + std::string(static_cast<size_t>(indent + 1), ' ');
+        for (size_t k = 0; k < l.size(); ++k) {
+            if (k) write(delim);
+            format(l[k], indent + 1, k + 1 == l.size() ? allowance + width(end) : 1, level + 1);
+        }
+        write(end);
+    }
+
+    // _pprint_str: each line (keeping its break) one literal, a line too wide cut after runs of
+    // whitespace; the pieces of a string that is the whole value are parenthesised.
+    void format_str(const std::string& s, int64_t indent, int64_t allowance, int level) {
+        if (s.empty()) return write(py_repr_str(s));
+        std::vector<size_t> ends;
+        const std::vector<std::pair<size_t, size_t>> spans = line_spans(s, &ends);
+        if (level == 1) {
+            ++indent;
+            ++allowance;
+        }
+        const int64_t max_width = kWidth - indent;
+        int64_t max_width1 = max_width;
+        std::vector<std::string> chunks;
+        std::string rep;
+        for (size_t i = 0; i < spans.size(); ++i) {
+            const bool last_line = i + 1 == spans.size();
+            const std::string line = s.substr(spans[i].first, ends[i] - spans[i].first);
+            rep = py_repr_str(line);
+            if (last_line) max_width1 -= allowance;
+            if (width(rep) <= max_width1) {
+                chunks.push_back(rep);
+                continue;
+            }
+            // re.findall(r'\S*\s*', line) without its final empty match.
+            std::vector<std::string> parts;
+            for (size_t k = 0; k < line.size();) {
+                const size_t b = k;
+                size_t n;
+                while (k < line.size() && !py_space(cp_at(line, k, &n))) k += n;
+                while (k < line.size() && py_space(cp_at(line, k, &n))) k += n;
+                parts.push_back(line.substr(b, k - b));
+            }
+            int64_t max_width2 = max_width;
+            std::string current;
+            for (size_t j = 0; j < parts.size(); ++j) {
+                in_.step();
+                const std::string candidate = current + parts[j];
+                if (j + 1 == parts.size() && last_line) max_width2 -= allowance;
+                if (width(py_repr_str(candidate)) > max_width2) {
+                    if (!current.empty()) chunks.push_back(py_repr_str(current));
+                    current = parts[j];
+                } else {
+                    current = candidate;
+                }
+            }
+            if (!current.empty()) chunks.push_back(py_repr_str(current));
+        }
+        if (chunks.size() == 1) return write(rep);
+        if (level == 1) write("(");
+        for (size_t i = 0; i < chunks.size(); ++i) {
+            if (i) write("\n" + std::string(static_cast<size_t>(indent), ' '));
+            write(chunks[i]);
+        }
+        if (level == 1) write(")");
+    }
+};
+
+}  // namespace
+
 // ---------------------------------------------------------------- filters
 
 Value Interp::attr_path(const Value& v, const std::string& path, int line) {
@@ -1018,6 +1193,72 @@ Value Interp::filter(const std::string& f, const Value& v, const Args& a, int li
         for (size_t k = 1; k < items.size(); ++k)
             if (f == "min" ? less(keys[k], keys[best]) : less(keys[best], keys[k])) best = k;
         return items[best];
+    }
+    if (f == "groupby") {
+        // Jinja2's groupby: the items sorted by the attribute (a dotted path whose digit parts are
+        // indexes, or one index), then runs of equal keys as (grouper, list) tuples; without
+        // case_sensitive, strings compare lowered and the grouper is the first item's own value.
+        const Value* attribute = arg(a, 0, "attribute");
+        if (!attribute) fail(line, "sync_do_groupby() missing 1 required positional argument: 'attribute'");
+        const Value* dflt = arg(a, 1, "default");
+        const Value* cs = arg(a, 2, "case_sensitive");
+        const bool case_sensitive = cs && truthy(*cs);
+        std::vector<Value> parts;
+        if (attribute->is_string()) {
+            const std::string& path = attribute->text();
+            for (size_t b = 0;;) {
+                const size_t d = path.find('.', b);
+                const std::string part = path.substr(b, d == std::string::npos ? std::string::npos : d - b);
+                const bool digits = !part.empty() && part.size() < 18 &&
+                                    std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                parts.push_back(digits ? Value::integer(std::stoll(part)) : Value::string(part));
+                if (d == std::string::npos) break;
+                b = d + 1;
+            }
+        } else if (!attribute->is_none()) {
+            parts.push_back(*attribute);
+        }
+        std::vector<Value> items = iterate(v, line), keys, sort_keys;
+        for (const Value& x : items) {
+            Value k = x;
+            for (const Value& p : parts) {
+                k = getitem(k, p, line);
+                if (dflt && !dflt->is_none() && k.is_undefined()) k = *dflt;
+            }
+            sort_keys.push_back(!case_sensitive && k.is_string() ? Value::string(map_case(k.text(), 1)) : k);
+            keys.push_back(std::move(k));
+        }
+        if (items.size() > 1)  // sorting compares every key; an undefined one fails as Jinja2's Undefined does
+            for (const Value& k : sort_keys)
+                if (k.is_undefined()) undefined_error(k, line);
+        std::vector<size_t> idx(items.size());
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+            step();
+            const int c = order(sort_keys[x], sort_keys[y], line);
+            if (c == 2)
+                fail(line, std::string("'<' not supported between instances of '") + type_name(sort_keys[x]) + "' and '" +
+                               type_name(sort_keys[y]) + "'");
+            return c < 0;
+        });
+        List groups;
+        for (size_t k = 0; k < idx.size();) {
+            List members;
+            size_t e = k;
+            while (e < idx.size() && (e == k || equal(sort_keys[idx[e]], sort_keys[idx[k]]))) {
+                step();
+                members.push_back(items[idx[e++]]);
+            }
+            groups.push_back(Value::group(case_sensitive ? sort_keys[idx[k]] : keys[idx[k]], make_list(std::move(members), line)));
+            k = e;
+        }
+        return make_list(std::move(groups), line);
+    }
+    if (f == "pprint") {
+        if (a.pos.size() + a.kw.size() > 0) fail(line, "do_pprint() takes 1 positional argument");
+        Str s;
+        s.text = Pformat(*this, line)(v);
+        return str_value(std::move(s), line);
     }
     if (f == "sum") {
         const Value* attr = arg(a, 0, "attribute");

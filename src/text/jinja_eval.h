@@ -86,8 +86,9 @@ public:
     // ---- builtins (jinja_builtins.cpp)
     Value filter(const std::string& f, const Value& v, const Args& a, int line);
     bool test(const std::string& t, const Value& v, const Args& a, int line);
-    // obj.name for a method of str, list or dict: a bound method; the sandbox's refusal for the
-    // methods that modify a list or dict; nullptr-kind undefined when the type has no such method.
+    // obj.name for a method of str, list or dict: a bound method; a groupby item's `grouper` and
+    // `list`: the field; the sandbox's refusal for the methods that modify a list or dict;
+    // nullptr-kind undefined when the type has no such method.
     bool method(const Value& obj, const std::string& name, int line, Value* out);
     void install_globals();
 

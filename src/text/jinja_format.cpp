@@ -81,7 +81,7 @@ const char* type_name(const Value& v) {
         case K::kInt: return "int";
         case K::kFloat: return "float";
         case K::kString: return v.is_markup() ? "Markup" : "str";
-        case K::kList: return v.is_tuple() ? "tuple" : "list";
+        case K::kList: return v.is_group() ? "_GroupTuple" : v.is_tuple() ? "tuple" : "list";
         case K::kDict: return v.is_namespace() ? "Namespace" : "dict";
         case K::kCallable: return "function";
         case K::kIterator: return v.iter().type_name.c_str();
@@ -229,7 +229,9 @@ void str_into(Interp& in, const Value& v, std::string& out, int depth, int line)
 }
 
 void repr_into(Interp& in, const Value& v, std::string& out, int depth, int line) {
-    if (v.is_markup()) {
+    if (v.is_undefined()) {
+        out += "Undefined";  // repr(Undefined); str() of it is empty
+    } else if (v.is_markup()) {
         out += "Markup(" + py_repr_str(v.text()) + ")";
     } else if (v.is_string()) {
         out += py_repr_str(v.text());

@@ -86,13 +86,13 @@ TEST(ChatTemplateCli, UnsupportedConstructIsRefused) {
     const std::string model = dir + "/model";
     fs::copy(tiny_model_dir(), model, fs::copy_options::recursive);
     nlohmann::json tc = nlohmann::json::parse(read_file(model + "/tokenizer_config.json"));
-    tc["chat_template"] = "{% for m in messages %}{{ m.content }}{% endfor %}\n{{ messages | groupby('role') }}";
+    tc["chat_template"] = "{% for m in messages %}{{ m.content }}{% endfor %}\n{{ messages | map(attribute='role') | join | wordwrap(5) }}";
     write_file(model + "/tokenizer_config.json", tc.dump());
     const std::string cfg =
         write_tiny_run_config(dir + "/run.yaml", dir + "/runs", {{"model.path", "'" + model + "'"}, {"data.chat_format", "template"}});
     auto r = run_cuset("data show --config '" + cfg + "' --index 0 --color never");
     EXPECT_EQ(r.exit_code, 3) << r.err;
-    EXPECT_NE(r.err.find(model + "/tokenizer_config.json:2: unsupported construct: filter 'groupby'"), std::string::npos)
+    EXPECT_NE(r.err.find(model + "/tokenizer_config.json:2: unsupported construct: filter 'wordwrap'"), std::string::npos)
         << r.err;
     EXPECT_EQ(cuset::test::count_of(r.err, "\n"), 1) << r.err;
     EXPECT_FALSE(fs::exists(dir + "/runs"));

@@ -88,6 +88,25 @@ TEST(DataLoad, MessagesForm) {
     }
 }
 
+// A content given as a list of text parts (vision models' form): the texts joined, each part's
+// length kept (Message::parts); a string content has none.
+TEST(DataLoad, MessagesWithListContent) {
+    std::string path = jsonl("parts",
+                             R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "Look: "}, )"
+                             R"({"type": "text", "text": "k<<<1, 32>>>", "extra": 1}]}, )"
+                             R"({"role": "assistant", "content": [{"type": "text", "text": "One block."}]}]})" "\n"
+                             R"({"messages": [{"role": "user", "content": "U"}, {"role": "assistant", "content": "A"}]})" "\n");
+    auto convs = cuset::data_load_jsonl(path, DataLoadOptions{});
+    ASSERT_EQ(convs.size(), 2u);
+    ASSERT_EQ(convs[0].messages.size(), 2u);
+    EXPECT_EQ(convs[0].messages[0].content, "Look: k<<<1, 32>>>");
+    EXPECT_EQ(convs[0].messages[0].parts, (std::vector<size_t>{6, 12}));
+    EXPECT_EQ(convs[0].messages[1].content, "One block.");
+    EXPECT_EQ(convs[0].messages[1].parts, (std::vector<size_t>{10}));
+    EXPECT_TRUE(convs[1].messages[0].parts.empty());
+    EXPECT_TRUE(convs[1].messages[1].parts.empty());
+}
+
 TEST(DataLoad, TextFormBlankLinesAndCrlf) {
     std::string path = jsonl("text", "\n" R"({"text": "__global__ void k() {}"})" "\r\n   \n"
                                      R"({"prompt": "p", "response": "r"})");  // no final newline
@@ -140,7 +159,18 @@ TEST(DataLoad, EveryMalformedClassNamesFileAndLine) {
         {"sysnotfirst", R"({"messages": [{"role": "user", "content": "u"}, {"role": "system", "content": "s"}, {"role": "assistant", "content": "a"}]})",
          "'messages[1]' is a system message; only the first message may be one"},
         {"nocontent", R"({"messages": [{"role": "user"}]})", "missing 'messages[0].content'"},
-        {"contenttype", R"({"messages": [{"role": "user", "content": null}]})", "'messages[0].content' must be a string, got null"},
+        {"contenttype", R"({"messages": [{"role": "user", "content": null}]})",
+         "'messages[0].content' must be a string or a list of text parts, got null"},
+        {"partimage", R"({"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "u"}]}]})",
+         "'messages[0].content[0]' is not a text part (type 'image'); only {\"type\": \"text\", \"text\": ...} parts are read"},
+        {"partnotype", R"({"messages": [{"role": "user", "content": [{"text": "u"}]}]})",
+         "'messages[0].content[0]' is not a text part (no \"type\": \"text\")"},
+        {"partnotobj", R"({"messages": [{"role": "user", "content": ["u"]}]})", "'messages[0].content[0]' must be an object, got a string"},
+        {"partnotext", R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})", "missing 'messages[0].content[0].text'"},
+        {"parttexttype", R"({"messages": [{"role": "user", "content": [{"type": "text", "text": 1}]}]})",
+         "'messages[0].content[0].text' must be a string, got a number"},
+        {"partsempty", R"({"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": [{"type": "text", "text": " "}]}]})",
+         "empty 'messages[1].content'"},
         {"emptycontent", R"({"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": ""}]})",
          "empty 'messages[1].content'"},
         {"noassistant", R"({"messages": [{"role": "user", "content": "u"}]})", "no assistant message (nothing to train on)"},

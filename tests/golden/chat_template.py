@@ -10,7 +10,8 @@ without thinking), it records what transformers' apply_chat_template returns: th
 the token ids (tokenize=True), and the assistant mask (return_assistant_tokens_mask) where the
 template has {% generation %} markers; or the error when transformers refuses the conversation.
 The templates that render tools are also given tools=TOOLS (Qwen2.5, Qwen3, Llama 3.1/3.2, Mistral
-v0.3), and a test template documents=DOCUMENTS, on their own conversations.
+v0.3), and a test template documents=DOCUMENTS, on their own conversations. The vision models'
+templates (SmolVLM, Qwen2.5-VL) are also given the conversations with list content (PARTS_TEMPLATES).
 
 It also renders a corpus of small templates (whitespace control, expressions, filters, tests,
 loops, macros, undefined values) with the environment transformers compiles chat templates in,
@@ -62,6 +63,10 @@ FAMILIES = {
                 {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}),
     "deepseek": ([DS_BOS, DS_EOS, "<|EOT|>"], [], {"bos_token": DS_BOS, "eos_token": "<|EOT|>", "pad_token": DS_EOS}),
     "seed": ([SEED_BOS, SEED_EOS, "<[PAD▁TOKEN]>"], [], {"bos_token": SEED_BOS, "eos_token": SEED_EOS, "pad_token": "<[PAD▁TOKEN]>"}),
+    # The special tokens SmolVLM's template writes (its turn start and end, its image token).
+    "smolvlm": (["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<end_of_utterance>", "<image>"], [],
+                {"bos_token": "<|im_start|>", "eos_token": "<end_of_utterance>", "pad_token": "<|im_end|>",
+                 "unk_token": "<|endoftext|>"}),
 }
 
 
@@ -98,6 +103,8 @@ def templates():
         "phi3-training": (trl("phi3_training"), "phi3", "trl/chat_templates/phi3_training.jinja"),
         "phi3.5": (trl("phi3_5"), "phi3", "trl/chat_templates/phi3_5.jinja"),
         "smollm2": (fixture("smollm2-instruct.jinja"), "qwen", "tests/fixtures/chat_templates"),
+        "smolvlm": (fixture("smolvlm-instruct.jinja"), "smolvlm", "tests/fixtures/chat_templates"),
+        "qwen2.5-vl": (fixture("qwen2.5-vl-7b-instruct.jinja"), "qwen", "tests/fixtures/chat_templates"),
     }
 
 
@@ -123,6 +130,40 @@ CONVERSATIONS = [
     ("braces", [{"role": "user", "content": BRACES}, {"role": "assistant", "content": BRACES + " }}"}]),
     ("think", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>\nstep 1\n</think>\n\nanswer"}]),
 ]
+
+
+def as_parts(conv):
+    """The conversation with each string content as a one-part list, as a vision model's processor takes it."""
+    return [{**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m["content"], str) else m
+            for m in conv]
+
+
+# Vision models' templates read a message's content as a list of parts ({"type": "text", "text":
+# ...}). Their cases: the conversations with list content (one part each, and several parts), and
+# the string conversations too; a template that writes no string content of an answer (SmolVLM's)
+# gets those rendered as transformers renders their one-part lists ("as_parts"), the form cuset
+# then trains on.
+PARTS_TEMPLATES = ["smolvlm", "qwen2.5-vl"]
+MULTI_PART = [
+    {"role": "system", "content": [{"type": "text", "text": "You write CUDA."}]},
+    {"role": "user", "content": [{"type": "text", "text": "Look at this kernel: "}, {"type": "text", "text": "k<<<1, 32>>>."}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "It launches one block"},
+                                      {"type": "text", "text": " of 32 threads.\n"}]},
+]
+PROBE_ANSWER = "probe answer 7"
+
+
+def writes_only_parts(hf):
+    """Whether the template writes an answer given as a list of parts but not given as a string."""
+    def writes(conv):
+        try:
+            return PROBE_ANSWER in hf.apply_chat_template(conv, tokenize=False)
+        except Exception:
+            return False
+    conv = [{"role": "user", "content": "x"}, {"role": "assistant", "content": PROBE_ANSWER}]
+    return not writes(conv) and writes(as_parts(conv))
+
+
 GEN_CONVERSATIONS = [
     ("gen", [{"role": "user", "content": "Write a CUDA kernel."}]),
     ("gen-system", [{"role": "system", "content": "S"}, {"role": "user", "content": "u {x} \\ é"}]),
@@ -295,6 +336,23 @@ SNIPPETS = [
     ("{{ 'ab' * 0 }}|{{ [1] * -1 }}|{{ 'é中'|list }}|{{ 'é中'|reverse }}|{{ 'a' < 'b' }}{{ [1, 2] < [1, 3] }}{{ (1, 'a') < (1, 'b') }}", {}),
     ("{{ 1 < 'a' }}", {}),
     ("{{ none < 1 }}", {}),
+    # groupby: (grouper, list) tuples sorted by the key, dotted paths and indexes, default, case folding.
+    ("{% for g in items|groupby('on') %}{{ g.grouper }}:{{ g.list|map(attribute='name')|join(',') }};{% endfor %}|{% for k, l in items|groupby('n') %}{{ k }}{{ l|length }}{% endfor %}|{{ items|groupby('on')|length }}", D),
+    ("{{ [{'a': 'B', 'n': 1}, {'a': 'b', 'n': 2}, {'a': 'A', 'n': 3}, {'a': 'a', 'n': 4}]|groupby('a') }}|{{ [{'a': 'B', 'n': 1}, {'a': 'b', 'n': 2}, {'a': 'A', 'n': 3}]|groupby('a', case_sensitive=true) }}", {}),
+    ("{{ [{'x': {'y': 2}, 'i': 0}, {'x': {'y': 1}, 'i': 1}, {'x': {'y': 2}, 'i': 2}]|groupby('x.y') }}|{{ [[2, 'a'], [1, 'b'], [2, 'c']]|groupby(0) }}|{{ [['a', [5, 1]], ['b', [4, 1]], ['c', [5, 2]]]|groupby('1.0') }}", {}),
+    ("{{ [{'c': 'x'}, {'n': 1}, {'c': 'none'}]|groupby('c', default='none') }}|{{ [{'c': 1}, {'c': 1.0}, {'c': true}, {'c': 0}]|groupby('c') }}|{{ nothere|groupby('a') }}|{{ [{'a': 1}]|groupby('b') }}", {}),
+    ("{% set g = (items|groupby('on'))[0] %}{{ g[0] }}|{{ g['grouper'] }}|{{ g['list']|length }}|{{ g|length }}|{{ g|first }}|{{ g is sequence }}|{{ items|groupby('on')|tojson }}|{{ g.count(false) }}", D),
+    ("{{ [{'a': 1}, {'b': 2}]|groupby('a') }}", {}),
+    ("{{ [{'a': 1}, {'a': 'x'}]|groupby('a') }}", {}),
+    ("{{ none|groupby('a') }}", {}),
+    ("{{ items|groupby() }}", D),
+    ("{{ [nothere] }}|{{ {'a': nothere} }}|{{ '%r' % nothere }}|{{ '[%s]' % nothere }}|{{ (nothere,) }}", {}),
+    ("{{ '%d' % nothere }}", {}),
+    # pprint: pprint.pformat, dicts by sorted key, wide values broken over lines, long strings cut.
+    ("{{ d|pprint }}|{{ items|pprint }}|{{ none|pprint }}{{ true|pprint }}{{ 1.5|pprint }}{{ (1,)|pprint }}{{ 'é中😀\\n\\'x'|pprint }}|{{ 'x'|safe|pprint }}|{{ nothere|pprint }}|{{ namespace(b=1, a=[2])|pprint }}|{{ {2: 'a', 'b': 1, 1: none}|pprint }}", D),
+    ("{{ range(40)|list|pprint }}\n{{ ('word ' * 30)|pprint }}\n{{ ['a' * 30, 'long line with words ' * 5 + '\\nsecond line\\n', [], {}, ()]|pprint }}", {}),
+    ("{{ {'type': 'function', 'function': {'name': 'launch_kernel', 'description': 'Launch a CUDA kernel on the device.', 'parameters': {'type': 'object', 'properties': {'grid': {'type': 'integer', 'description': 'blocks per grid'}, 'sizes': {'type': 'array', 'items': {'type': 'integer'}}}, 'required': ['name', 'grid']}}}|pprint }}\n{{ [(1, 'a' * 84), ('x' * 79,)]|pprint }}\n{{ (items|groupby('on'))|pprint }}\n{{ ('é' * 70 + ' ü' * 10)|pprint }}", D),
+    ("{{ [1]|pprint(true) }}", {}),
 ]
 
 
@@ -426,11 +484,14 @@ def main(out_dir):
         option_sets = [{}]
         if name.startswith("qwen3"):
             option_sets.append({"enable_thinking": False})
+        parts_only = writes_only_parts(hf)
+        form = as_parts if parts_only else (lambda conv: conv)
+        flag = {"as_parts": True} if parts_only else {}
         for kwargs in option_sets:
             for cid, conv in CONVERSATIONS:
                 c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": False,
-                     "kwargs": kwargs, "markers": markers}
-                c.update(render(hf, conv, False, kwargs, markers))
+                     "kwargs": kwargs, "markers": markers, **flag}
+                c.update(render(hf, form(conv), False, kwargs, markers))
                 if name in TRAINING_PAIRS:
                     pair = TRAINING_PAIRS[name]
                     hp = PreTrainedTokenizerFast.from_pretrained(os.path.join(out_dir, pair)) if os.path.isdir(
@@ -444,8 +505,18 @@ def main(out_dir):
                 cases.append(c)
             for cid, conv in GEN_CONVERSATIONS:
                 c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": True,
+                     "kwargs": kwargs, "markers": markers, **flag}
+                c.update(render(hf, form(conv), True, kwargs, False))
+                cases.append(c)
+            if name not in PARTS_TEMPLATES:
+                continue
+            list_cases = [(cid + "-parts", as_parts(conv), False) for cid, conv in CONVERSATIONS]
+            list_cases += [("multi-part", MULTI_PART, False), ("gen-multi-part", MULTI_PART[:2], True)]
+            list_cases += [(cid + "-parts", as_parts(conv), True) for cid, conv in GEN_CONVERSATIONS]
+            for cid, conv, agp in list_cases:
+                c = {"template": name, "source": source, "id": cid, "messages": conv, "add_generation_prompt": agp,
                      "kwargs": kwargs, "markers": markers}
-                c.update(render(hf, conv, True, kwargs, False))
+                c.update(render(hf, conv, agp, kwargs, markers and not agp))
                 cases.append(c)
     cases += tool_cases(out_dir, base)
     jinja_snippets(out_dir)

@@ -3,8 +3,10 @@
 // the families' templates): rendered text and token ids for training samples and generation
 // prompts, with and without tools (and documents, on a test template), the marker mask against
 // return_assistant_tokens_mask, the span mask against the marker mask of the family's training
-// template, byte spans, the hand-written formats equal to the template where both exist (their
+// template, byte spans, vision models' templates with list content (and string content given to
+// them as parts), the hand-written formats equal to the template where both exist (their
 // data.system_prompt too), and the refusals.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,12 +37,24 @@ json load(const std::string& path) {
     return json::parse(ss.str());
 }
 
-// The case's conversation, with the tools / documents passed to apply_chat_template (JSON text,
-// parsed keeping its key order).
+// The case's conversation (a content given as a list of text parts kept as parts), with the tools
+// / documents passed to apply_chat_template (JSON text, parsed keeping its key order).
 cuset::Conversation conv_of(const json& c) {
     cuset::Conversation conv;
     conv.id = c["template"].get<std::string>() + "/" + c["id"].get<std::string>();
-    for (const json& m : c["messages"]) conv.messages.push_back({m["role"], m["content"]});
+    for (const json& m : c["messages"]) {
+        cuset::Message msg{m["role"].get<std::string>(), ""};
+        if (m["content"].is_string()) {
+            msg.content = m["content"].get<std::string>();
+        } else {
+            for (const json& part : m["content"]) {
+                const std::string text = part["text"].get<std::string>();
+                msg.content += text;
+                msg.parts.push_back(text.size());
+            }
+        }
+        conv.messages.push_back(std::move(msg));
+    }
     if (c.contains("tools_json")) conv.tools = nlohmann::ordered_json::parse(c["tools_json"].get<std::string>());
     if (c.contains("documents_json"))
         conv.documents = nlohmann::ordered_json::parse(c["documents_json"].get<std::string>());
@@ -114,13 +128,66 @@ TEST(ChatTemplate, TextIdsAndMasksMatchApplyChatTemplate) {
     }
     // One test per real template: each of them was checked on its conversations.
     for (const char* t : {"qwen2.5", "qwen2.5-coder", "qwen3", "qwen3-training", "deepseek-coder", "seed-coder", "llama3",
-                          "llama3.1", "llama3.2", "mistral-v0.3", "gemma", "gemma2", "gemma3", "phi3", "phi3.5", "smollm2"})
+                          "llama3.1", "llama3.2", "mistral-v0.3", "gemma", "gemma2", "gemma3", "phi3", "phi3.5", "smollm2",
+                          "smolvlm", "qwen2.5-vl"})
         EXPECT_GE(per_template[t], 7) << t;
     // apply_chat_template(..., tools=...) on every template that renders tools, two training samples
     // and two generation prompts each; documents=... on the test template.
     for (const char* t : {"qwen2.5", "qwen2.5-training", "qwen2.5-coder", "qwen3", "qwen3-training", "llama3.1", "llama3.2",
                           "mistral-v0.3", "documents-test"})
         EXPECT_EQ(with_lists[t], 4) << t;
+}
+
+// Vision models' templates, which read a message's content as a list of text parts: a
+// conversation given with list content renders as transformers renders it (format() and
+// render_text()), and so does one given with string content, as the one-part lists the golden
+// script passed where the template writes no string content of an answer (SmolVLM's: "as_parts")
+// and as given where it does (Qwen2.5-VL's); either way every answer is trained from the end of its
+// generation prompt through the end-of-turn token after it.
+TEST(ChatTemplate, ListContentRendersAndTrainsTheAnswer) {
+    json cases = load(kGolden + "/cases.json");
+    std::map<std::string, Folder> cache;
+    const std::map<std::string, std::pair<std::string, std::string>> answer_edges = {
+        {"smolvlm", {" ", "<end_of_utterance>"}},  // after "Assistant:", the generation prompt
+        {"qwen2.5-vl", {"", "<|im_end|>"}},
+    };
+    std::map<std::string, int> trained, as_parts, listed;
+    for (const json& c : cases) {
+        auto edges = answer_edges.find(c["template"].get<std::string>());
+        if (edges == answer_edges.end() || c.contains("error")) continue;
+        cuset::ChatFormatter& fmt = formatter(cache, c);
+        cuset::Conversation conv = conv_of(c);
+        const bool agp = c["add_generation_prompt"].get<bool>();
+        const bool given_as_parts = std::any_of(conv.messages.begin(), conv.messages.end(),
+                                                [](const cuset::Message& m) { return !m.parts.empty(); });
+        if (given_as_parts) {  // render_text renders the contents as given: here the golden form
+            EXPECT_EQ(fmt.render_text(conv, agp), c["text"].get<std::string>()) << conv.id;
+            ++listed[c["template"]];
+        }
+        if (c.value("as_parts", false)) ++as_parts[c["template"]];
+        if (agp) continue;  // the ids of generation prompts: TextIdsAndMasksMatchApplyChatTemplate
+        cuset::ChatFormatter::Rendered r;
+        std::vector<std::pair<uint32_t, uint32_t>> offs;
+        cuset::FormattedSample f = fmt.format(conv, &r, &offs);
+        EXPECT_EQ(r.text, c["text"].get<std::string>()) << conv.id;
+        EXPECT_EQ(fmt.mask_source(), "spans");
+        std::string want, got;
+        for (const cuset::Message& m : conv.messages)
+            if (m.role == "assistant") want += edges->second.first + m.content + edges->second.second;
+        std::vector<bool> trained_byte(r.text.size(), false);  // tokens splitting a character share its bytes
+        for (size_t k = 0; k < f.ids.size(); ++k)
+            if (f.trainable[k]) std::fill(trained_byte.begin() + offs[k].first, trained_byte.begin() + offs[k].second, true);
+        for (size_t b = 0; b < r.text.size(); ++b)
+            if (trained_byte[b]) got += r.text[b];
+        EXPECT_EQ(got, want) << conv.id;
+        ++trained[c["template"]];
+    }
+    EXPECT_GE(trained["smolvlm"], 15);  // 7 string conversations, 7 with one part each, 1 with several
+    EXPECT_GE(trained["qwen2.5-vl"], 15);
+    EXPECT_GE(as_parts["smolvlm"], 10);  // the string conversations, generation prompts included
+    EXPECT_EQ(as_parts["qwen2.5-vl"], 0);
+    EXPECT_GE(listed["smolvlm"], 12);
+    EXPECT_GE(listed["qwen2.5-vl"], 12);
 }
 
 // The span mask (a template without markers) against transformers' mask of the same family's
@@ -256,8 +323,8 @@ TEST(ChatTemplate, HandWrittenSystemPromptIsTheTemplatesSystemMessage) {
     EXPECT_GE(compared, 15u);
 }
 
-// A sample with tools or documents in a hand-written format is refused, naming the sample: the
-// format has no place for them, and training without them would train on another prompt.
+// A sample with tools, documents or list content in a hand-written format is refused, naming the
+// sample: the format has no place for them, and training without them would train on another prompt.
 TEST(ChatTemplate, HandWrittenFormatsRefuseTools) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen2.5");
     cuset::ChatFormatOptions o;
@@ -278,6 +345,17 @@ TEST(ChatTemplate, HandWrittenFormatsRefuseTools) {
         }
         cuset::Conversation g{"t1", {{"user", "hi"}}, t.tools, t.documents};
         EXPECT_THROW(fmt.generation_prompt(g), cuset::InputError) << which;
+    }
+    // So is content given as a list of text parts: the template would see the list, not a string.
+    cuset::Conversation parts = c;
+    parts.messages[1].parts = {2};
+    try {
+        fmt.format(parts);
+        ADD_FAILURE() << "chatml rendered a sample with list content";
+    } catch (const cuset::InputError& e) {
+        EXPECT_EQ(std::string(e.what()), "sample t1: message 1 has its content as a list of text parts, which only the "
+                                         "model's own chat template renders; chat format chatml has no place for them "
+                                         "(set data.chat_format: template)");
     }
 }
 

@@ -58,8 +58,10 @@ struct Record {
 
 // The one parser of JSONL records, for training data, generation prompts and `tokenize`. Forms:
 //   {"prompt": str, "response": str[, "system": str][, "id": str|int]}   ("response" optional for kPrompt)
-//   {"messages": [{"role": "system"|"user"|"assistant", "content": str}, ...][, "id"]}
+//   {"messages": [{"role": "system"|"user"|"assistant", "content": str|parts}, ...][, "id"]}
 //   {"text": str[, "id"]}   (one message with role kTextRole)
+// where parts is a list of text parts [{"type": "text", "text": str}, ...] (Message::parts; a part
+// of another type is refused).
 // The first two may carry "tools": [object, ...] (JSON schemas) and "documents": [object, ...],
 // which go to the chat template as apply_chat_template's tools and documents (Conversation::tools,
 // ::documents; null = none); a "text" record may not. Other keys are ignored. The rules, whatever the use: the line is UTF-8 (or repaired) without a

@@ -24,7 +24,11 @@ const char* role_name(Role r);  // "template" | "system" | "prompt" | "response"
 
 struct Message {
     std::string role;     // system | user | assistant ("text": one raw-text message, see below)
-    std::string content;
+    std::string content;  // the text (content given as a list of text parts: theirs, concatenated)
+    // Content given as a list of text parts ([{"type": "text", "text": ...}, ...], the form vision
+    // models' templates read): the byte length of each part's text in `content`, in order; empty
+    // for a string. Only the `template` format renders parts (as that list).
+    std::vector<size_t> parts{};
 };
 struct Conversation {
     std::string id;  // names the sample in errors
@@ -85,9 +89,15 @@ class Template;
 // after it (its end of turn). A template that writes no special token after the final answer (GLM-4,
 // ChatGLM3, Falcon, ...) gets the special token it writes next when the conversation goes on (GLM's
 // <|user|>), else the tokenizer's EOS, appended after the rendering as one trainable token (the
-// model must learn to stop); an earlier answer without one trains its content. A sample whose
-// assistant content the template does not render as it is, or whose final answer gets no end
-// token that way, is refused (InputError naming the sample).
+// model must learn to stop); an earlier answer without one trains its content. A message whose
+// content is a list of text parts (Message::parts) reaches the template as that list, each text
+// located as a string content is; a hand-written format refuses it. A template that writes an
+// assistant's string content nowhere but writes it given as parts (vision models' templates, which
+// loop over `message['content']`) gets, in format() and generation_prompt(), every string content
+// as the one-part list [{"type": "text", "text": content}], what such a model's processor is given;
+// the constructor says so in the log. A sample whose assistant content the template does not
+// render as it is, or whose final answer gets no end token that way, is refused (InputError naming
+// the sample).
 // A conversation made of one message with role "text" is raw text: no template, BOS when the
 // tokenizer adds one, every content token trainable, then EOS (trainable) when the tokenizer has one.
 class ChatFormatter {
@@ -122,7 +132,8 @@ public:
 
     // The text of `c` as transformers' apply_chat_template(c, tokenize=False,
     // add_generation_prompt=...) renders it with this format: the template's output for
-    // `template`; for a hand-written format the text format() tokenizes (with
+    // `template`, the contents as given (strings stay strings where format() renders them as
+    // parts); for a hand-written format the text format() tokenizes (with
     // add_generation_prompt: what generation_prompt() tokenizes), a token put in by id written as
     // its text. add_generation_prompt wants a conversation that ends with a user message.
     // InputError naming c.id as format() and generation_prompt() have them.
@@ -138,7 +149,8 @@ public:
 private:
     void template_init(const std::string& text, const std::string& source, const std::string& tokenizer_dir);
     Rendered render_template(const Conversation& c) const;
-    std::string render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking) const;
+    // `as_given`: string contents stay strings even where string_as_parts_ (render_text).
+    std::string render_template_text(const Conversation& c, bool add_generation_prompt, bool thinking, bool as_given) const;
     int32_t next_turn_token(const Conversation& c) const;
 
     const Tokenizer& tok_;
@@ -152,6 +164,9 @@ private:
     std::vector<std::string> special_texts_; // the tokenizer's special tokens, longest first
     std::vector<int32_t> special_ids_;       // their ids, in the same order
     std::string end_of_turn_;
+    // The template writes an assistant's content only when it is a list of parts (vision models'
+    // templates): format() and generation_prompt() render every string content as one text part.
+    bool string_as_parts_ = false;
 };
 
 struct ChatFormatter::Rendered {

@@ -66,10 +66,13 @@ public:
     static Value string(std::string s);
     static Value string(Str s);
     static Value markup(Str s);  // markupsafe.Markup: |safe, |escape
-    // A string whose every byte comes from `source` (offset 0 at its first byte).
-    static Value tagged(std::string s, int32_t source);
+    // A string whose every byte comes from `source`, its first byte at `offset` of that source.
+    static Value tagged(std::string s, int32_t source, size_t offset = 0);
     static Value list(List l = {});
     static Value tuple(List l);  // a list that prints as a Python tuple
+    // An item of Jinja2's groupby: the tuple (grouper, list) whose fields are also its attributes
+    // `grouper` and `list` (Jinja2's _GroupTuple, a named tuple).
+    static Value group(Value grouper, Value list);
     static Value dict();
     static Value dict(Dict d);
     static Value namespace_(Dict d);  // namespace(): a dict whose attributes can be set
@@ -84,6 +87,7 @@ public:
     bool is_number() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool; }
     bool is_namespace() const { return kind_ == Kind::kDict && (flags_ & kNamespace); }
     bool is_tuple() const { return kind_ == Kind::kList && (flags_ & kTuple); }
+    bool is_group() const { return kind_ == Kind::kList && (flags_ & kGroup); }
 
     bool as_bool() const { return kind_ != Kind::kFloat && i_ != 0; }
     int64_t as_int() const { return kind_ == Kind::kFloat ? 0 : i_; }  // ints and bools
@@ -103,7 +107,7 @@ public:
 
 private:
     friend struct detail::Release;
-    enum Flags : uint8_t { kMarkup = 1, kNamespace = 2, kTuple = 4 };
+    enum Flags : uint8_t { kMarkup = 1, kNamespace = 2, kTuple = 4, kGroup = 8 };
     Kind kind_ = Kind::kUndefined;
     uint8_t flags_ = 0;
     union {
