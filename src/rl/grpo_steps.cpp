@@ -383,6 +383,18 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         counts[kStatuses + 1] += rec.finish == "length" ? 1 : 0;
         counts[kStatuses + 2] += 1;
     }
+    // Multi-turn: per turn, the rows that answered at it and those that passed (compiled, under
+    // the compile-only judge).
+    const int64_t T = o_.multi_turn.turns;
+    const size_t turn_base = counts.size();
+    counts.resize(turn_base + 2 * static_cast<size_t>(T > 1 ? T : 0), 0.0);
+    if (T > 1)
+        for (const RolloutRecord& rec : rollout.records) {
+            if (rec.turn < 1 || rec.turn > T) continue;
+            const size_t at = turn_base + 2 * static_cast<size_t>(rec.turn - 1);
+            counts[at] += 1;
+            counts[at + 1] += rec.status == "pass" || rec.status == "compiled" ? 1 : 0;
+        }
     counts = ctx.comm.sum_vec(counts);
     const double n = std::max(1.0, counts[kStatuses + 2]);
 
@@ -408,6 +420,12 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         if (o_.multi_turn.turns > 1 && counts[kStatuses + 4] > 0) {  // per trajectory: turns taken, fixed by a later turn
             m["mean_turns"] = counts[kStatuses + 5] / counts[kStatuses + 4];
             m["fixed_fraction"] = counts[kStatuses + 6] / counts[kStatuses + 4];
+            for (int64_t t = 0; t < T; ++t) {  // pass rate of the answers given at turn t + 1
+                const size_t at = turn_base + 2 * static_cast<size_t>(t);
+                std::string key = "pass_turn";
+                key += std::to_string(t + 1);
+                if (counts[at] > 0) m[key] = counts[at + 1] / counts[at];
+            }
         }
     }
     m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;

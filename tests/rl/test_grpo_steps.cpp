@@ -326,7 +326,12 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
         ASSERT_TRUE(s.contains("mean_turns")) << s.dump();
         EXPECT_GE(s["mean_turns"].get<double>(), 1.0);
         EXPECT_LE(s["mean_turns"].get<double>(), 2.0);
+        ASSERT_TRUE(s.contains("pass_turn1")) << s.dump();
+        EXPECT_GE(s["pass_turn1"].get<double>(), 0.0);
+        EXPECT_LE(s["pass_turn1"].get<double>(), 1.0);
     }
+    // report.html draws the per-turn curves.
+    EXPECT_NE(read_file(dir + "/turns/report.html").find("Pass rate per turn"), std::string::npos);
     // The second turns' rewards, early and late: 0.1 (rejected) or 0.3 (compiled).
     std::map<int64_t, std::vector<double>> second;  // step -> turn-2 rewards
     for (const json& rec : jsonl(dir + "/turns/rewards.jsonl")) {
