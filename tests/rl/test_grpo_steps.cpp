@@ -385,6 +385,31 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
     auto c = run_cuset("--config " + icfg + " --run-name c --resume auto");
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_ending(dir, "iter", "c", "checkpoint-0000002");
+
+    // Two ranks (each its task's trajectories, every turn) against one process: the same records
+    // and, as for single-turn GRPO (TwoRanksMatchOneProcessAndStopTogether, whose bounds these
+    // are), the same weights to rounding. And a LoRA run trains the adapter on every turn's rows.
+    const std::string rcfg = grpo_config(dir, "mt-ranks", policy, tasks,
+                                         {{"train.max_steps", "2"}, {"objective.grpo.turns", "2"}, {"data.max_seq_len", "1024"},
+                                          {"train.eps", "1.0e-3"}, {"distributed.timeout_s", "60"}});
+    auto one = run_cuset("--config " + rcfg + " --run-name mt-one");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    cuset::test::run_ranks(2, rcfg, dir, "mt-two", cuset::test::free_port(3), {"--set", "train.micro_batch_size=4"});
+    std::vector<std::string> got = lines_of(dir + "/mt-two/rewards.jsonl"), want = lines_of(dir + "/mt-one/rewards.jsonl");
+    const std::vector<std::string> r1 = lines_of(dir + "/mt-two/rewards-rank1.jsonl");
+    got.insert(got.end(), r1.begin(), r1.end());
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+    EXPECT_GT(want.size(), 8u) << "2 steps x 2 tasks x 4 trajectories, some of them two turns";
+    CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-two/checkpoint-0000002"), 1e-6);
+    const std::string lcfg = grpo_config(dir, "mt-lora", policy, tasks,
+                                         {{"train.max_steps", "2"}, {"objective.grpo.turns", "2"}, {"data.max_seq_len", "1024"},
+                                          {"model.lora.enabled", "true"}, {"model.lora.r", "4"}, {"train.lr", "1.0e-2"}});
+    auto lora = run_cuset("--config " + lcfg + " --run-name mt-lora");
+    ASSERT_EQ(lora.exit_code, 0) << lora.err;
+    EXPECT_TRUE(fs::exists(dir + "/mt-lora/checkpoint-0000002/adapter_model.safetensors"));
+    for (const json& rec : jsonl(dir + "/mt-lora/rewards.jsonl")) EXPECT_TRUE(rec.contains("turn")) << rec.dump();
 }
 
 TEST(GrpoSteps, ConfigurationRefusals) {
