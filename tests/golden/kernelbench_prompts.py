@@ -21,27 +21,16 @@ Writes one line per problem and combination: {"level", "problem_id", "name", "op
 """
 import json
 import os
-import subprocess
 import sys
-import types
+
+from kernelbench_checkout import commit_of, use_checkout
 
 COMBINATIONS = [("one_shot", "fp32"), ("zero_shot", "fp32"), ("one_shot", "fp16"), ("zero_shot", "bf16")]
 
 
-def stand_in(name, **attributes):
-    try:
-        __import__(name)
-    except ImportError:
-        module = types.ModuleType(name)
-        module.__dict__.update(attributes)
-        sys.modules[name] = module
-
-
 def main():
     checkout, problems_dir, out_path = sys.argv[1:4]
-    sys.path.insert(0, os.path.join(os.path.abspath(checkout), "src"))
-    stand_in("openai", OpenAI=None)
-    stand_in("litellm", completion=None)
+    use_checkout(checkout)
     from kernelbench.dataset import LocalKernelBenchDataset
     from kernelbench.prompt_constructor_toml import get_prompt_for_backend
 
@@ -57,11 +46,7 @@ def main():
                                         ensure_ascii=False))
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in lines))
-    try:
-        commit = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown (not a git checkout)"
+    commit = commit_of(checkout)
     print("%d prompt(s) from KernelBench %s -> %s" % (len(lines), commit, out_path))
 
 

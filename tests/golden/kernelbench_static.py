@@ -21,27 +21,16 @@ Writes one line per candidate and precision: {"candidate", "precision", "valid",
 """
 import json
 import os
-import subprocess
 import sys
-import types
+
+from kernelbench_checkout import commit_of, use_checkout
 
 PRECISIONS = ["fp32", "fp16", "bf16"]
 
 
-def stand_in(name, **attributes):
-    try:
-        __import__(name)
-    except ImportError:
-        module = types.ModuleType(name)
-        module.__dict__.update(attributes)
-        sys.modules[name] = module
-
-
 def main():
     checkout, candidates_dir, out_path = sys.argv[1:4]
-    sys.path.insert(0, os.path.join(os.path.abspath(checkout), "src"))
-    stand_in("openai", OpenAI=None)
-    stand_in("litellm", completion=None)
+    use_checkout(checkout)
     from kernelbench.kernel_static_checker import validate_kernel_static
 
     lines = []
@@ -57,11 +46,7 @@ def main():
                                     ensure_ascii=False))
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in lines))
-    try:
-        commit = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown (not a git checkout)"
+    commit = commit_of(checkout)
     print("%d result(s) from KernelBench %s -> %s" % (len(lines), commit, out_path))
 
 
