@@ -77,6 +77,7 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             traj.push_back(std::move(tr));
         }
     }
+    int64_t judged_early = 0;  // answers judged before their turn's sampling ended
     for (int64_t turn = 1; turn <= mt.turns; ++turn) {
         std::vector<size_t> rows;  // the trajectories answering at this turn
         std::vector<GenerationInput> inputs;
@@ -99,27 +100,18 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             rows.push_back(j);
         }
         if (rows.empty()) break;
-        std::vector<GenerationOutput> outs = sample(inputs, {});
-        if (outs.size() != rows.size())
-            throw RuntimeFailure("grpo rollout: " + std::to_string(outs.size()) + " completions for " +
-                                 std::to_string(rows.size()) + " prompts");
-        // Judge this turn's answers, one record per trajectory (judge_results keeps their order).
-        std::vector<eval::ResultRecord> recs;
-        for (size_t q = 0; q < rows.size(); ++q) {
-            const eval::Task& t = tasks[traj[rows[q]].task];
-            eval::ResultRecord r;
-            r.id = t.id;
-            r.task_name = t.task_name;
-            r.responses.push_back(outs[q].text);
-            r.codes.push_back(eval::extract_code(outs[q].text));
-            recs.push_back(std::move(r));
-        }
-        const eval::JudgeSummary js = eval::judge_results(tasks, recs, o.judge);
+        // Each row its own group: judged as soon as it has finished, beside the decoding of the
+        // others (judge_while_sampling).
+        std::vector<eval::Task> row_tasks;
+        for (size_t j : rows) row_tasks.push_back(tasks[traj[j].task]);
+        SampledRows sampled = sample_and_judge(sample, inputs, row_tasks, 1, o.judge, o.judge_while_sampling);
+        judged_early += sampled.groups_judged_while_sampling;
+        std::vector<GenerationOutput>& outs = sampled.outs;
         for (size_t q = 0; q < rows.size(); ++q) {
             Trajectory& tr = traj[rows[q]];
             Trajectory::Turn& tt = tr.turns.back();
             tt.out = std::move(outs[q]);
-            tt.verdict = js.tasks.at(q).samples.at(0);
+            tt.verdict = sampled.groups.at(q).samples.at(0);
             tt.reward = sample_reward(tt.verdict, o.rewards);
             const std::string feedback = eval::repair_turn(tt.verdict.status, tt.verdict.error);
             if (feedback.empty() || turn == mt.turns) {
@@ -151,6 +143,7 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
     auto adv = ta.advantages.accessor<float, 2>();
 
     Rollout out;
+    out.groups_judged_while_sampling = judged_early;
     std::vector<std::vector<int32_t>> prompts;
     std::vector<GenerationOutput> outs;
     std::vector<float> row_rewards, row_adv;

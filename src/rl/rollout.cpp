@@ -128,6 +128,23 @@ private:
 
 }  // namespace
 
+SampledRows sample_and_judge(const SampleFn& sample, const std::vector<GenerationInput>& inputs,
+                             const std::vector<eval::Task>& group_tasks, int64_t group_size, const eval::JudgeOptions& jo,
+                             bool while_sampling) {
+    const size_t N = group_tasks.size() * static_cast<size_t>(group_size);
+    if (inputs.size() != N) throw RuntimeFailure("sample_and_judge: the inputs are not whole groups");
+    GroupJudge judge(group_tasks, group_size, jo, while_sampling);
+    SampledRows r;
+    r.outs = sample(inputs, [&judge](size_t row, const GenerationOutput& g) { judge.finished(row, g); });
+    if (r.outs.size() != N)
+        throw RuntimeFailure("grpo rollout: " + std::to_string(r.outs.size()) + " completions for " + std::to_string(N) +
+                             " prompts");
+    judge.sampling_done(r.outs);
+    for (size_t t = 0; t < group_tasks.size(); ++t) r.groups.push_back(judge.task(t));
+    r.groups_judged_while_sampling = judge.judged_while_sampling();
+    return r;
+}
+
 void fill_rollout_rows(GrpoRollout& batch, const std::vector<std::vector<int32_t>>& prompts,
                        const std::vector<GenerationOutput>& outs, int32_t pad_id, bool mask_truncated) {
     const int64_t N = static_cast<int64_t>(prompts.size());
@@ -202,13 +219,8 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
             inputs.push_back({p, sample_seed(o.seed, std::to_string(o.step) + ":" + t.id_text, k)});
         }
     }
-    GroupJudge judge(tasks, G, o.judge, o.judge_while_sampling);
-    std::vector<GenerationOutput> outs =
-        sample(inputs, [&judge](size_t row, const GenerationOutput& g) { judge.finished(row, g); });
-    if (static_cast<int64_t>(outs.size()) != N)
-        throw RuntimeFailure("grpo rollout: " + std::to_string(outs.size()) + " completions for " + std::to_string(N) +
-                             " prompts");
-    judge.sampling_done(outs);
+    SampledRows sampled = sample_and_judge(sample, inputs, tasks, G, o.judge, o.judge_while_sampling);
+    std::vector<GenerationOutput>& outs = sampled.outs;
 
     Rollout out;
     fill_rollout_rows(out.batch, prompts, outs, pad_id, o.mask_truncated);
@@ -216,14 +228,14 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
     auto ra = rewards.accessor<float, 1>();
     for (int64_t row = 0; row < N; ++row) {
         const GenerationOutput& g = outs[static_cast<size_t>(row)];
-        const eval::TaskResult& tr = judge.task(static_cast<size_t>(row / G));
+        const eval::TaskResult& tr = sampled.groups[static_cast<size_t>(row / G)];
         const eval::SampleResult& s = tr.samples[static_cast<size_t>(row % G)];
         const judge::Reward rw = sample_reward(s, o.rewards);
         ra[row] = static_cast<float>(rw.value);
         out.records.push_back(rollout_record(tr.id_text, row % G + 1, s, rw, g));
     }
     out.batch.rewards = rewards;
-    out.groups_judged_while_sampling = judge.judged_while_sampling();
+    out.groups_judged_while_sampling = sampled.groups_judged_while_sampling;
     return out;
 }
 

@@ -7,7 +7,8 @@
 // advantages at turns 1 and 2 are +-0.225 and +-0.25, and 0 at turn 3 (no other trajectory got
 // there). Every later turn's prompt is the conversation with the judge's finding as its last user
 // message (eval's repair turn), each turn's stream its own seed; `programs` history keeps only an
-// earlier answer's fenced program; a context limit ends a trajectory that has no room left.
+// earlier answer's fenced program; a context limit ends a trajectory that has no room left; judging
+// each answer as it finishes changes nothing.
 #include <string>
 #include <vector>
 
@@ -49,8 +50,9 @@ struct Script {
     const Tokenizer* tok = nullptr;
     std::vector<std::vector<std::string>> turns;  // per call, the answers in row order
     std::vector<std::vector<GenerationInput>> seen;
+    bool report = false;  // tell the rollout of each finished row, as the generator does
     rl::SampleFn fn() {
-        return [this](const std::vector<GenerationInput>& in, const rl::FinishFn&) {
+        return [this](const std::vector<GenerationInput>& in, const rl::FinishFn& finished) {
             const size_t call = seen.size();
             seen.push_back(in);
             std::vector<GenerationOutput> out;
@@ -59,6 +61,7 @@ struct Script {
                 g.text = turns.at(call).at(i);
                 g.tokens = tok->encode(g.text).ids;
                 g.finish = FinishReason::kEos;
+                if (report && finished) finished(i, g);
                 out.push_back(g);
             }
             return out;
@@ -188,4 +191,36 @@ TEST(MultiTurnRollout, ATrajectoryWithoutRoomForAnotherAnswerEnds) {
     EXPECT_EQ(r.turns_taken, 2);
     // Two failures alike at turn 1: no signal, advantages 0.
     EXPECT_EQ(r.batch.advantages.abs().max().item<double>(), 0.0);
+}
+
+// Judging each answer as soon as it has finished (judge_while_sampling, the default) gives the
+// rollout of judging each turn after its sampling: the same records and tensors.
+TEST(MultiTurnRollout, JudgingWhileSamplingChangesNothing) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    const std::string reference = "```cuda\n" + task.bench_cu + "\n```";
+    rl::MultiTurnOptions mt;
+    mt.turns = 3;
+    std::vector<rl::Rollout> r;
+    for (const bool early : {true, false}) {
+        Script s;
+        s.tok = tok.get();
+        s.report = true;
+        s.turns = {{kBroken, "I cannot write that."}, {reference, "Still nothing."}, {"```cuda\nint main( {\n```"}};
+        rl::RolloutOptions o = options(early ? "multi_turn_early" : "multi_turn_late");
+        o.judge_while_sampling = early;
+        r.push_back(rl::multi_turn_rollout(s.fn(), fmt, {task}, 0, o, mt));
+    }
+    ASSERT_EQ(r[0].records.size(), r[1].records.size());
+    for (size_t i = 0; i < r[0].records.size(); ++i) {
+        EXPECT_EQ(r[0].records[i].status, r[1].records[i].status) << i;
+        EXPECT_EQ(r[0].records[i].turn, r[1].records[i].turn) << i;
+        EXPECT_EQ(r[0].records[i].reward, r[1].records[i].reward) << i;
+        EXPECT_EQ(r[0].records[i].advantage, r[1].records[i].advantage) << i;
+    }
+    EXPECT_TRUE(at::equal(r[0].batch.prompt_ids, r[1].batch.prompt_ids));
+    EXPECT_TRUE(at::equal(r[0].batch.completion_ids, r[1].batch.completion_ids));
+    EXPECT_TRUE(at::equal(r[0].batch.advantages, r[1].batch.advantages));
+    EXPECT_EQ(r[1].groups_judged_while_sampling, 0);
 }

@@ -6,7 +6,9 @@
 // chat format with the generation prompt (the feedback is context), its completion the policy's
 // answer (the only tokens trained), its reward the judge's, and its advantage the turn's
 // (rl/turn_returns.h: discounted returns, group or leave-one-out advantages at the same turn,
-// optional first-turn anchoring), given to the step as GrpoRollout::advantages.
+// optional first-turn anchoring), given to the step as GrpoRollout::advantages. Within a turn, each
+// answer is judged as soon as it has finished, beside the decoding of the others
+// (RolloutOptions::judge_while_sampling).
 //
 // History (objective.grpo.history): `full` keeps every earlier answer as it was; `programs` keeps
 // only its fenced program (an answer without one is kept as it was), so that long prose does not

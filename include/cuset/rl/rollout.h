@@ -74,6 +74,20 @@ struct Rollout {
     int64_t trajectories = 0, turns_taken = 0, fixed = 0;
 };
 
+// Rows sampled and judged: group g is rows g*G .. g*G + G - 1, all answering group_tasks[g].
+struct SampledRows {
+    std::vector<GenerationOutput> outs;     // [N] in row order
+    std::vector<eval::TaskResult> groups;   // per group: its G verdicts (samples[k] = row g*G + k)
+    int64_t groups_judged_while_sampling = 0;
+};
+// Samples `inputs` (whole groups of group_size rows) and judges every answer's program: a group as
+// soon as its rows have finished, on a thread beside the decoding of the others when
+// `while_sampling` (the same verdicts as judging after the sampling, only sooner), else all
+// together once the sampler returns. The judge's environment failures and stop signals propagate.
+SampledRows sample_and_judge(const SampleFn& sample, const std::vector<GenerationInput>& inputs,
+                             const std::vector<eval::Task>& group_tasks, int64_t group_size, const eval::JudgeOptions& jo,
+                             bool while_sampling);
+
 // The padded tensors of `batch` for rows of `prompts` and their completions `outs`: prompts
 // left-padded, completions right-padded, with `pad_id`; a completion cut at the length limit gets
 // an all-zero mask when `mask_truncated`. Sets prompt_ids, prompt_mask, completion_ids and
