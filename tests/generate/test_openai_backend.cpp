@@ -65,6 +65,30 @@ public:
                                           "--seed", std::to_string(s["seed"].get<int>()),
                                           "--model_alias", "smol"};
         if (!api_key.empty()) args.insert(args.end(), {"--api_key", api_key});
+        start(std::move(args), port, log);
+    }
+    // Another server: the command line `args`, listening on `port`.
+    Server(std::vector<std::string> args, int port, const std::string& log) : port_(port), log_(log) {
+        start(std::move(args), port, log);
+    }
+    ~Server() {
+        if (pid_ <= 0) return;
+        kill(-pid_, SIGTERM);
+        for (int i = 0; i < 100; ++i) {
+            if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        kill(-pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    const std::string& problem() const { return problem_; }  // "" when the server is up
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+private:
+    void start(std::vector<std::string> args, int port, const std::string& log) {
         pid_ = fork();
         if (pid_ == 0) {
             setpgid(0, 0);
@@ -90,23 +114,6 @@ public:
         }
         problem_ = "the server did not listen on port " + std::to_string(port) + " within 300 s: " + read_file(log);
     }
-    ~Server() {
-        if (pid_ <= 0) return;
-        kill(-pid_, SIGTERM);
-        for (int i = 0; i < 100; ++i) {
-            if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-    }
-    Server(const Server&) = delete;
-    Server& operator=(const Server&) = delete;
-
-    const std::string& problem() const { return problem_; }  // "" when the server is up
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-
-private:
     int port_;
     std::string log_;
     pid_t pid_ = -1;
@@ -314,6 +321,33 @@ TEST_F(OpenAiBackend, WrongPathIsAClearHttpError) {
     EXPECT_NE(last.find(url + "/chat/completions answered HTTP 404"), std::string::npos) << r.err;
     EXPECT_NE(last.find("generate.url"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("retrying"), std::string::npos) << r.err;  // a 404 is not retried
+}
+
+// A served model whose answers are 70 MiB (tests/fixtures/servers/huge_answer.py): `eval` keeps
+// every file it writes within its own readers' 64 MiB record limit (the answer is cut at a
+// character boundary, finish_reason "cut"), reads back the generations it wrote, and judges the
+// program at the answer's head.
+TEST(OpenAiBackendHostile, EvalThroughAServerWhoseAnswersAre70MiB) {
+    const std::string dir = scratch_dir("openai-huge-answer");
+    const int port = free_port(7);
+    Server server({CUSET_PYTHON, std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/servers/huge_answer.py", std::to_string(port)},
+                  port, dir + "/server.log");
+    ASSERT_TRUE(server.problem().empty()) << server.problem();
+    write_file(dir + "/gen.yaml", openai_config(server.url(), {{"generate.concurrency", "1"}}));
+    const std::string tasks = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/cudabench/tasks.jsonl";
+    auto r = run_cuset("eval --config " + dir + "/gen.yaml --tasks " + tasks + " --level 1 --samples 1 --limit 1 "
+                       "--judge compile --out " + dir + "/eval");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto gens = read_lines(dir + "/eval/generations.jsonl");
+    ASSERT_EQ(gens.size(), 1u);
+    EXPECT_EQ(gens[0]["finish_reason"], "cut");
+    EXPECT_LT(gens[0]["response"].get<std::string>().size(), static_cast<size_t>(64) << 20);
+    const json e = json::parse(read_file(dir + "/eval/eval.json"));
+    EXPECT_EQ(e["tasks"][0]["samples"][0]["status"], "compiled") << e["tasks"][0].dump();
+    // The results file it wrote is one `eval --results` reads.
+    auto again = run_cuset("eval --results " + dir + "/eval/results.jsonl --tasks " + tasks + " --limit 1 --judge compile --out " +
+                           dir + "/again");
+    EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
 TEST(OpenAiBackendKey, SendsTheKeyOfTheNamedVariable) {
