@@ -8,7 +8,7 @@
 // there). Every later turn's prompt is the conversation with the judge's finding as its last user
 // message (eval's repair turn), each turn's stream its own seed; `programs` history keeps only an
 // earlier answer's fenced program; a context limit ends a trajectory that has no room left; judging
-// each answer as it finishes changes nothing.
+// each answer as it finishes changes nothing; one turn is the single-turn rollout, bit for bit.
 #include <string>
 #include <vector>
 
@@ -223,4 +223,38 @@ TEST(MultiTurnRollout, JudgingWhileSamplingChangesNothing) {
     EXPECT_TRUE(at::equal(r[0].batch.completion_ids, r[1].batch.completion_ids));
     EXPECT_TRUE(at::equal(r[0].batch.advantages, r[1].batch.advantages));
     EXPECT_EQ(r[1].groups_judged_while_sampling, 0);
+}
+
+// One turn is single-turn GRPO: the multi-turn rollout with turns 1 samples the same prompts with
+// the same seeds, gets the same verdicts, rewards and tensors as grpo_rollout, and its per-row
+// advantages are grpo_advantages' of those rewards, bit for bit.
+TEST(MultiTurnRollout, OneTurnIsTheSingleTurnRollout) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    const std::string reference = "```cuda\n" + task.bench_cu + "\n```";
+    std::vector<Script> s(2);
+    for (Script& x : s) {
+        x.tok = tok.get();
+        x.turns = {{kBroken, reference}};
+    }
+    rl::RolloutOptions o = options("multi_turn_one");
+    const rl::Rollout single = rl::grpo_rollout(s[0].fn(), fmt, {task}, 0, o);
+    rl::MultiTurnOptions mt;
+    mt.turns = 1;
+    const rl::Rollout multi = rl::multi_turn_rollout(s[1].fn(), fmt, {task}, 0, o, mt);
+    ASSERT_EQ(s[0].seen.size(), 1u);
+    ASSERT_EQ(s[1].seen.size(), 1u);
+    for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(s[0].seen[0][i].prompt, s[1].seen[0][i].prompt);
+        EXPECT_EQ(s[0].seen[0][i].seed, s[1].seen[0][i].seed);
+        EXPECT_EQ(single.records[i].status, multi.records[i].status);
+        EXPECT_EQ(single.records[i].reward, multi.records[i].reward);
+        EXPECT_EQ(multi.records[i].turn, 1);
+    }
+    for (auto field : {&GrpoRollout::prompt_ids, &GrpoRollout::prompt_mask, &GrpoRollout::completion_ids,
+                       &GrpoRollout::completion_mask, &GrpoRollout::rewards})
+        EXPECT_TRUE(at::equal(single.batch.*field, multi.batch.*field));
+    EXPECT_TRUE(at::equal(multi.batch.advantages, grpo_advantages(single.batch.rewards, 2, RewardScaling::kGroup).advantages));
+    EXPECT_FALSE(single.batch.advantages.defined());
 }
