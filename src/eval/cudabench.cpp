@@ -308,6 +308,7 @@ std::optional<Task> task_of_line(std::string text, const std::string& path, int6
     t.inputs = need_specs(rec, "inputs", at);
     t.outputs = need_specs(rec, "outputs", at);
     if (rec.contains("gpu") && !rec["gpu"].is_null()) t.gpu = python_str_inner(rec["gpu"], true);
+    if (rec.contains("family") && rec["family"].is_string()) t.family = rec["family"].get<std::string>();
     t.bench_cu = need_string(rec, "bench.cu", at);
     t.gen_py = need_string(rec, "gen.py", at);
     t.compare_py = need_string(rec, "compare.py", at);

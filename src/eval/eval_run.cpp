@@ -253,6 +253,8 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
                          "--results or --reference");
     std::vector<Task> all = load_tasks(req.tasks);
     std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
+    if (req.results.empty())  // every selected task will be judged: refused before anything is written
+        for (const Task& t : tasks) require_judgeable(t);
     std::string how;
     JudgeMode mode = resolve_judge(req.judge, &how);
 

@@ -137,6 +137,13 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path, Judge
 
 }  // namespace
 
+void require_judgeable(const Task& t) {
+    if (t.family == "kernelbench")
+        throw InputError(t.file + ":" + std::to_string(t.line) + ": task " + t.id_text +
+                         " is a KernelBench problem (data tasks --from-kernelbench); the judge runs CUDABench programs "
+                         "and does not judge KernelBench's ModelNew candidates");
+}
+
 judge::CheckedTask checked_task_of(const Task& t) {
     judge::CheckedTask c;
     c.key = "cudabench:" + t.id_text + ":" + t.file + ":" + std::to_string(t.line);
@@ -164,6 +171,8 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                            const JudgeOptions& opts) {
     std::map<std::string, const Task*> by_id;
     for (const Task& t : tasks) by_id[t.id_text] = &t;
+    for (const ResultRecord& r : records)
+        if (auto it = by_id.find(id_text_of(r.id)); it != by_id.end()) require_judgeable(*it->second);
 
     JudgeSummary sum;
     sum.mode = opts.runner.mode;

@@ -34,6 +34,7 @@ struct Task {
     std::string task_description;
     std::vector<TensorSpec> inputs, outputs;
     std::string gpu;          // the task's "gpu" field ("" when absent)
+    std::string family;       // the record's "family" ("" when absent; "kernelbench": data tasks --from-kernelbench)
     std::string bench_cu, gen_py, compare_py;
     std::string level_prompt[3];  // level1_prompt .. level3_prompt
     std::string file;         // where it was read

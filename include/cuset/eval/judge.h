@@ -80,6 +80,10 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
 // The records that judge each task's own reference solution (bench.cu) as its only sample.
 std::vector<ResultRecord> reference_records(const std::vector<Task>& tasks);
 
+// InputError naming the task's file and line when the judge cannot judge answers to it (a
+// KernelBench problem: its candidates are Python modules, not CUDABench programs).
+void require_judgeable(const Task& t);
+
 // The runner's view of a CUDABench task: its gen.py, compare.py, bench.cu and declared inputs.
 judge::CheckedTask checked_task_of(const Task& t);
 
