@@ -136,14 +136,7 @@ std::vector<Answer> ModelCandidates::answer(const std::vector<Request>& requests
         const std::string prompts = (dir / "generate-prompts.jsonl").string();
         const std::string outputs = (dir / "generate-out.jsonl").string();
         std::string lines;
-        for (const Request* r : missing) {
-            json j;
-            j["id"] = r->key.name();
-            json msgs = json::array();
-            for (const Message& m : r->conversation.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-            j["messages"] = std::move(msgs);
-            lines += j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-        }
+        for (const Request* r : missing) lines += prompt_record_line(r->key.name(), r->conversation) + "\n";
         atomic_write(prompts, lines, "generation prompts");
         GenerateRequest g = generate_;
         g.prompts = prompts;

@@ -69,7 +69,8 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
                           const JudgeFn& judge_now) {
     struct Chain {
         size_t task = 0, sample = 0;
-        std::string id;  // "<task id>/s<k>"
+        std::string task_id;  // the task's id as text
+        std::string id;       // "<task id>/s<k>"
         Conversation conv;
     };
     std::vector<std::vector<std::vector<SampleResult>>> history(records.size());
@@ -83,6 +84,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
             Chain c;
             c.task = i;
             c.sample = k;
+            c.task_id = id;
             c.id = id + "/s" + std::to_string(k + 1);
             c.conv.messages = {{"system", system_prompt()},
                                {"user", r.prompt},
@@ -102,12 +104,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
             std::string fb = repair_turn(h.back().status, h.back().error);
             if (fb.empty()) continue;  // a pass, or nothing the program can fix
             c.conv.messages.push_back({"user", fb});
-            nlohmann::json j;
-            j["id"] = c.id + "/t" + T;
-            nlohmann::json msgs = nlohmann::json::array();
-            for (const Message& m : c.conv.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-            j["messages"] = std::move(msgs);
-            lines += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            lines += prompt_record_line(c.id + "/t" + T, c.conv) + "\n";
             todo.push_back(&c);
             feedback.push_back(std::move(fb));
         }
@@ -120,9 +117,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         Generated gen;
         if (req.answers) {  // the source's answer (task, sample, turn)
             for (const Chain* c : todo)
-                if (auto a = req.answers(records[c->task].id.is_string() ? records[c->task].id.get<std::string>()
-                                                                          : records[c->task].id.dump(),
-                                         static_cast<int64_t>(c->sample) + 1, turn))
+                if (auto a = req.answers(c->task_id, static_cast<int64_t>(c->sample) + 1, turn))
                     gen.by_id[c->id + "/t" + T].emplace_back(std::move(a), -1);
         } else {
             if (!runtime) throw RuntimeFailure("eval: repair turns need the runtime to generate on");
@@ -134,8 +129,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         for (size_t q = 0; q < todo.size(); ++q) {
             Chain& c = *todo[q];
             auto it = gen.by_id.find(c.id + "/t" + T);
-            if (it == gen.by_id.end() || it->second.empty()) continue;  // no answer (a skipped prompt): it ends
-            if (!it->second.front().first) continue;
+            if (it == gen.by_id.end() || it->second.empty() || !it->second.front().first) continue;  // no answer: it ends
             const std::string response = *it->second.front().first;
             const int64_t ntok = it->second.front().second;
             c.conv.messages.push_back({"assistant", response});

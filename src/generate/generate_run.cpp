@@ -48,6 +48,15 @@ void add_unique(std::vector<int32_t>* ids, int64_t id) {
 
 }  // namespace
 
+std::string prompt_record_line(const std::string& id, const Conversation& c) {
+    nlohmann::json j;
+    j["id"] = id;
+    nlohmann::json msgs = nlohmann::json::array();
+    for (const Message& m : c.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+    j["messages"] = std::move(msgs);
+    return json_text(j);
+}
+
 bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem) {
     *out = PromptRecord{};
     Record rec;

@@ -326,6 +326,7 @@ std::string verdict_salt(JudgeMode mode) {
     return mode == JudgeMode::kEmulate ? "emu-" + emu::runtime_hash() + "-" + Hasher().add(kCudaOnCpu).hex() : "";
 }
 
+bool status_passed(Status s) { return s == Status::kPass || s == Status::kCompiled; }
 bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::kTaskError || s == Status::kUnjudged; }
 
 struct Runner::Impl {

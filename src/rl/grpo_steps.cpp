@@ -371,30 +371,30 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
 
     // The statuses over all ranks (a fixed vector: every rank sums the same positions).
     constexpr int kStatuses = static_cast<int>(judge::Status::kUnjudged) + 1;
-    std::vector<double> counts(kStatuses + 7, 0.0);
+    // Multi-turn: after them, per turn, the rows that answered at it and those that passed.
+    const int64_t T = o_.multi_turn.turns;
+    const size_t turn_base = kStatuses + 7;
+    std::vector<double> counts(turn_base + 2 * static_cast<size_t>(T > 1 ? T : 0), 0.0);
     counts[kStatuses + 3] = static_cast<double>(rollout.groups_judged_while_sampling);
     counts[kStatuses + 4] = static_cast<double>(rollout.trajectories);
     counts[kStatuses + 5] = static_cast<double>(rollout.turns_taken);
     counts[kStatuses + 6] = static_cast<double>(rollout.fixed);
     for (const RolloutRecord& rec : rollout.records) {
+        bool passed = false;
         for (int s = 0; s < kStatuses; ++s)
-            if (rec.status == judge::status_name(static_cast<judge::Status>(s))) counts[s] += 1;
+            if (rec.status == judge::status_name(static_cast<judge::Status>(s))) {
+                counts[s] += 1;
+                passed = judge::status_passed(static_cast<judge::Status>(s));
+            }
         counts[kStatuses] += static_cast<double>(rec.tokens);
         counts[kStatuses + 1] += rec.finish == "length" ? 1 : 0;
         counts[kStatuses + 2] += 1;
-    }
-    // Multi-turn: per turn, the rows that answered at it and those that passed (compiled, under
-    // the compile-only judge).
-    const int64_t T = o_.multi_turn.turns;
-    const size_t turn_base = counts.size();
-    counts.resize(turn_base + 2 * static_cast<size_t>(T > 1 ? T : 0), 0.0);
-    if (T > 1)
-        for (const RolloutRecord& rec : rollout.records) {
-            if (rec.turn < 1 || rec.turn > T) continue;
+        if (T > 1 && rec.turn >= 1 && rec.turn <= T) {
             const size_t at = turn_base + 2 * static_cast<size_t>(rec.turn - 1);
             counts[at] += 1;
-            counts[at + 1] += rec.status == "pass" || rec.status == "compiled" ? 1 : 0;
+            counts[at + 1] += passed ? 1 : 0;
         }
+    }
     counts = ctx.comm.sum_vec(counts);
     const double n = std::max(1.0, counts[kStatuses + 2]);
 

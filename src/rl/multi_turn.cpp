@@ -52,10 +52,6 @@ Conversation shown(const Trajectory& t, TurnHistory h) {
     return c;
 }
 
-bool succeeded(const eval::SampleResult& s) {
-    return s.status == judge::Status::kPass || s.status == judge::Status::kCompiled;
-}
-
 }  // namespace
 
 Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std::vector<eval::Task>& tasks,
@@ -151,7 +147,8 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
     for (int64_t j = 0; j < M; ++j) {
         const Trajectory& tr = traj[static_cast<size_t>(j)];
         out.turns_taken += static_cast<int64_t>(tr.turns.size());
-        if (tr.turns.size() > 1 && !succeeded(tr.turns.front().verdict) && succeeded(tr.turns.back().verdict)) ++out.fixed;
+        if (tr.turns.size() > 1 && !judge::status_passed(tr.turns.front().verdict.status) &&
+            judge::status_passed(tr.turns.back().verdict.status)) ++out.fixed;
         for (size_t t = 0; t < tr.turns.size(); ++t) {
             const Trajectory::Turn& tt = tr.turns[t];
             prompts.push_back(tt.prompt);

@@ -67,6 +67,10 @@ struct PromptRecord {
 // Returns false and sets `problem` (for people, no file or line) when the record is malformed.
 bool prompt_parse(const std::string& line, PromptRecord* out, std::string* problem);
 
+// The prompts-file line (no newline) that prompt_parse reads back as `c` under `id`:
+// {"id": id, "messages": [{"role", "content"}, ...]}; bytes that are not UTF-8 are written as U+FFFD.
+std::string prompt_record_line(const std::string& id, const Conversation& c);
+
 // The ids sequences finish on: the tokenizer's EOS, the model's eos_token_id (config.json and
 // generation_config.json of `model_dir`), and the format's end-of-turn text when it is one
 // token (otherwise it is added to `stop_strings`).

@@ -50,6 +50,8 @@ enum class Status {
     kUnjudged,        // emulate: the emulator could not build the program, or its run did not finish in time
 };
 const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
+// The statuses of a program that succeeded: pass, or compiled (where compile-only judging ends).
+bool status_passed(Status s);
 // Statuses that judged nothing about the program (left out of the rates, counted apart).
 bool status_unjudged(Status s);
 
