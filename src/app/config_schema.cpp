@@ -522,6 +522,11 @@ void add_eval_keys(Table& t) {
     bookkeeping(range(t.add("eval.emulate_timeout_s", CUSET_MEMBER(eval.emulate_timeout_s), 600.0,
                             "run limit per emulated program"),
                       0.1, 86400.0));
+    bookkeeping(range(t.add("eval.kernelbench_max_input_elements", CUSET_MEMBER(eval.kernelbench_max_input_elements),
+                            int64_t{1} << 18,
+                            "emulated KernelBench problems whose inputs hold more elements run with their size "
+                            "constants halved until they fit (0 = always as written)"),
+                      0, int64_t{1} << 40));
     bookkeeping(t.add("eval.sandbox.enabled", CUSET_MEMBER(eval.contain), true,
                       "contain every judged command (namespaces, rlimits); `eval.sandbox: off` runs programs "
                       "unconfined as you"));

@@ -111,6 +111,11 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
     if (opts.keep == KeepPolicy::kFastest && mode != judge::JudgeMode::kGpu)
         throw UsageError("--keep fastest needs run times measured on a GPU (--judge gpu)");
     if (tasks.empty()) throw InputError(opts.tasks_file + ": no task to build from");
+    if (opts.rounds > 1)
+        for (const eval::Task& t : tasks)
+            if (t.kernelbench)
+                throw UsageError("data build: --rounds above 1 repairs CUDABench programs; task " + t.id_text +
+                                 " is a KernelBench problem: build from it with --rounds 1");
     const judge::Status pass_status = mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
     const std::string pass_name = judge::status_name(pass_status);
 
@@ -174,7 +179,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
                 Request q;
                 q.key = {tasks[i].id_text, k, r};
                 q.conversation.id = q.key.name();
-                q.conversation.messages.push_back({"system", eval::system_prompt()});
+                q.conversation.messages.push_back({"system", eval::system_prompt(tasks[i])});
                 q.conversation.messages.push_back({"user", user_of[i]});
                 bool open = true;
                 for (int64_t p = 1; p < r && open; ++p) {
@@ -211,7 +216,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
             rec.id = t.id;
             rec.task_name = t.task_name;
             rec.responses.push_back(resp);
-            rec.codes.push_back(eval::extract_code(resp));
+            rec.codes.push_back(eval::extract_code(t, resp));
             records.push_back(std::move(rec));
             const int64_t ntok = answers[q].tokens >= 0 ? answers[q].tokens
                                                         : static_cast<int64_t>(opts.tokenizer->encode(resp, false).ids.size());
@@ -298,7 +303,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
                 c.tokens = a->tokens;
                 c.run_seconds = a->run_seconds;
                 c.prompt = user_of[i];
-                c.program = eval::extract_code(a->response).value_or("");
+                c.program = eval::extract_code(tasks[i], a->response).value_or("");
                 cands.push_back(std::move(c));
                 cand_attempt.push_back(a);
                 break;
@@ -325,12 +330,12 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         ordered_json j;
         j["id"] = tasks[c.task].id_text + "-s" + std::to_string(c.sample);
         if (opts.format == TrainFormat::kPrompt) {
-            j["system"] = eval::system_prompt();
+            j["system"] = eval::system_prompt(tasks[c.task]);
             j["prompt"] = c.prompt;
             j["response"] = a->response;
         } else {
             ordered_json msgs = ordered_json::array();
-            msgs.push_back({{"role", "system"}, {"content", eval::system_prompt()}});
+            msgs.push_back({{"role", "system"}, {"content", eval::system_prompt(tasks[c.task])}});
             msgs.push_back({{"role", "user"}, {"content", c.prompt}});
             for (int64_t r = 1; r <= a->key.round; ++r) {
                 const AttemptRecord* p = record_at(c.task, c.sample, r);

@@ -309,6 +309,19 @@ std::optional<Task> task_of_line(std::string text, const std::string& path, int6
     t.outputs = need_specs(rec, "outputs", at);
     if (rec.contains("gpu") && !rec["gpu"].is_null()) t.gpu = python_str_inner(rec["gpu"], true);
     if (rec.contains("family") && rec["family"].is_string()) t.family = rec["family"].get<std::string>();
+    if (t.family == "kernelbench") {
+        Task::KernelBench kb;
+        kb.source = need_string(rec, "kernelbench_source", at);
+        kb.precision = need_string(rec, "kernelbench_precision", at);
+        if (kb.precision != "fp32" && kb.precision != "fp16" && kb.precision != "bf16")
+            throw InputError(at + ": kernelbench_precision must be fp32, fp16 or bf16, got '" + kb.precision + "'");
+        if (!rec.contains("kernelbench_tolerance") || !rec["kernelbench_tolerance"].is_number() ||
+            !(rec["kernelbench_tolerance"].get<double>() >= 0))
+            throw InputError(at + ": kernelbench_tolerance must be a number of at least 0");
+        kb.tolerance = rec["kernelbench_tolerance"].get<double>();
+        kb.prompt = need_string(rec, "kernelbench_prompt", at);
+        t.kernelbench = std::move(kb);
+    }
     t.bench_cu = need_string(rec, "bench.cu", at);
     t.gen_py = need_string(rec, "gen.py", at);
     t.compare_py = need_string(rec, "compare.py", at);
@@ -360,8 +373,14 @@ const std::string& system_prompt() {
     return s;
 }
 
+const std::string& system_prompt(const Task& task) {
+    static const std::string kernelbench = "You are a helpful assistant";
+    return task.kernelbench ? kernelbench : system_prompt();
+}
+
 std::string build_user_prompt(const Task& task, int level, const std::string& gpu_name) {
     if (level < 1 || level > 3) throw UsageError("prompt level must be 1, 2 or 3, got " + std::to_string(level));
+    if (task.kernelbench) return task.kernelbench->prompt;
     auto specs = [](const std::vector<TensorSpec>& v) {
         std::string out;
         for (size_t i = 0; i < v.size(); ++i)
@@ -377,6 +396,20 @@ std::string build_user_prompt(const Task& task, int level, const std::string& gp
     p += "\n\nGPU:\n" + gpu;
     p += "\n\nCUDA program:\n";
     return p;
+}
+
+std::optional<std::string> extract_code(const Task& task, const std::string& response) {
+    if (!task.kernelbench) return extract_code(response);
+    // KernelBench's extract_first_code(response, ["python", "cpp"]).
+    const std::string r = strip(response);
+    const size_t open = r.find("```");
+    if (open == std::string::npos) return std::nullopt;
+    const size_t close = r.find("```", open + 3);
+    if (close == std::string::npos) return std::nullopt;
+    std::string code = strip(r.substr(open + 3, close - open - 3));
+    for (const std::string type : {"python", "cpp"})
+        if (code.rfind(type, 0) == 0) code = strip(code.substr(type.size()));
+    return code;
 }
 
 std::optional<std::string> extract_code(const std::string& r) {

@@ -181,12 +181,22 @@ JudgeOptions judge_options_for(const JudgeSettings& s, JudgeMode mode, const std
     judge::RunnerOptions& ro = o.runner;
     ro.mode = mode;
     ro.nvcc = judge::find_nvcc(s.nvcc, "eval.nvcc");
-    if (mode != JudgeMode::kCompile) ro.python = judge::find_python(s.python, "eval.python");
+    if (mode != JudgeMode::kCompile) {
+        ro.python = judge::find_python(s.python, "eval.python");
+    } else {
+        // Compile-only judging runs no task script, but a KernelBench candidate's module runs to
+        // record its load_inline calls: a Python is used where there is one.
+        try {
+            ro.python = judge::find_python(s.python, "eval.python");
+        } catch (const UsageError&) {
+        }
+    }
     ro.compile_timeout_s = s.compile_timeout_s;
     ro.run_timeout_s = s.run_timeout_s;
     ro.gen_timeout_s = s.gen_timeout_s;
     ro.compare_timeout_s = s.compare_timeout_s;
     ro.emulate_timeout_s = s.emulate_timeout_s;
+    ro.kernelbench_max_input_elements = s.kernelbench_max_input_elements;
     ro.contain = s.contain;
     ro.limits = s.limits;
     ro.work_dir = work_dir;
@@ -247,8 +257,13 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
                          "--results or --reference");
     std::vector<Task> all = load_tasks(req.tasks);
     std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
-    if (req.results.empty())  // every selected task will be judged: refused before anything is written
-        for (const Task& t : tasks) require_judgeable(t);
+    if (req.reference)  // refused before anything is written
+        for (const Task& t : tasks) require_reference(t);
+    if (req.turns > 1)
+        for (const Task& t : tasks)
+            if (t.kernelbench)
+                throw UsageError("eval: --turns above 1 repairs CUDABench programs; task " + t.id_text +
+                                 " is a KernelBench problem: judge it with --turns 1");
     std::string how;
     JudgeMode mode = resolve_judge(req.judge, &how);
 
@@ -308,7 +323,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
             user_of[t.id_text] = user;
             nlohmann::json j;
             j["id"] = t.id_text;
-            j["system"] = system_prompt();
+            j["system"] = system_prompt(t);
             j["prompt"] = user;
             prompt_lines += j.dump() + "\n";
         }
@@ -340,7 +355,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
             r.prompt = user_of[t.id_text];
             r.run_id = run_id;
             for (const auto& [response, ntok] : gen.by_id[t.id_text]) {
-                r.codes.push_back(response ? extract_code(*response) : std::nullopt);
+                r.codes.push_back(response ? extract_code(t, *response) : std::nullopt);
                 r.responses.push_back(response);
                 tokens[t.id_text].push_back(ntok);
             }

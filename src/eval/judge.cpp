@@ -47,6 +47,9 @@ std::string verdict_key(const judge::RunnerOptions& ro, const Task& t, const std
     for (double s : {ro.compile_timeout_s, ro.run_timeout_s, ro.gen_timeout_s, ro.compare_timeout_s, ro.emulate_timeout_s})
         h.add(std::to_string(s));
     h.add(id).add_u64(static_cast<uint64_t>(index)).add(t.gen_py).add(t.compare_py).add(t.bench_cu);
+    if (t.kernelbench)
+        h.add("kernelbench").add(t.kernelbench->source).add(t.kernelbench->precision).add(std::to_string(t.kernelbench->tolerance))
+            .add(std::to_string(ro.kernelbench_max_input_elements));
     for (const TensorSpec& in : t.inputs) h.add(in.name);
     h.add_u64(code ? 1 : 0).add(code ? *code : std::string());
     if (ro.speedup.enabled)  // a verdict without the speed-up measure is not one with it
@@ -68,11 +71,12 @@ std::string journal_line(const std::string& key, const std::string& id, const Sa
                         {"containment", s.containment}};
     if (s.speedup) j["speedup"] = *s.speedup;
     if (!s.speedup_note.empty()) j["speedup_note"] = s.speedup_note;
+    if (!s.note.empty()) j["note"] = s.note;
     return json_text(j);
 }
 
 std::optional<SampleStatus> status_of(const std::string& name) {
-    for (int i = 0; i <= static_cast<int>(SampleStatus::kUnjudged); ++i)
+    for (int i = 0; i < judge::kStatusCount; ++i)
         if (name == judge::status_name(static_cast<SampleStatus>(i))) return static_cast<SampleStatus>(i);
     return std::nullopt;
 }
@@ -89,6 +93,8 @@ bool status_possible(SampleStatus s, JudgeMode mode) {
             return true;
         case SampleStatus::kUnjudged:
             return mode == JudgeMode::kEmulate;
+        case SampleStatus::kStaticCheck:  // before anything is built
+            return true;
         default:
             return mode != JudgeMode::kCompile;
     }
@@ -123,6 +129,7 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path, Judge
         s.containment = j.value("containment", std::string());
         if (j.contains("speedup") && j["speedup"].is_number()) s.speedup = j["speedup"].get<double>();
         s.speedup_note = j.value("speedup_note", std::string());
+        s.note = j.value("note", std::string());
         out[j["key"].get<std::string>()] = std::move(s);
     } catch (const nlohmann::json::exception&) {  // a field of another type
         ++skipped;
@@ -137,11 +144,11 @@ std::map<std::string, SampleResult> read_verdicts(const std::string& path, Judge
 
 }  // namespace
 
-void require_judgeable(const Task& t) {
-    if (t.family == "kernelbench")
+void require_reference(const Task& t) {
+    if (t.kernelbench)
         throw InputError(t.file + ":" + std::to_string(t.line) + ": task " + t.id_text +
-                         " is a KernelBench problem (data tasks --from-kernelbench); the judge runs CUDABench programs "
-                         "and does not judge KernelBench's ModelNew candidates");
+                         " is a KernelBench problem, which has no reference kernel to judge (--reference judges "
+                         "CUDABench's bench.cu); judge candidates with --results or --candidates");
 }
 
 judge::CheckedTask checked_task_of(const Task& t) {
@@ -151,6 +158,13 @@ judge::CheckedTask checked_task_of(const Task& t) {
     c.compare_py = t.compare_py;
     c.reference_source = t.bench_cu;
     for (const TensorSpec& in : t.inputs) c.declared_inputs.push_back(in.name);
+    if (t.kernelbench) {
+        judge::KernelBenchProblemCheck kb;
+        kb.source = t.kernelbench->source;
+        kb.precision = t.kernelbench->precision;
+        kb.tolerance = t.kernelbench->tolerance;
+        c.kernelbench = std::move(kb);
+    }
     return c;
 }
 
@@ -171,8 +185,6 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                            const JudgeOptions& opts) {
     std::map<std::string, const Task*> by_id;
     for (const Task& t : tasks) by_id[t.id_text] = &t;
-    for (const ResultRecord& r : records)
-        if (auto it = by_id.find(id_text_of(r.id)); it != by_id.end()) require_judgeable(*it->second);
 
     JudgeSummary sum;
     sum.mode = opts.runner.mode;
@@ -252,6 +264,7 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 s.containment = v.containment;
                 s.speedup = v.speedup;
                 s.speedup_note = v.speedup_note;
+                s.note = v.note;
                 if (v.run.ran) s.run_seconds = v.run.seconds;
                 if (opts.on_sample) opts.on_sample(job.task_slot, s);
                 if (journal) {

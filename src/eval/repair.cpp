@@ -27,7 +27,7 @@ std::string repair_turn(judge::Status status, const std::string& error) {
 }
 
 bool status_parse(const std::string& name, judge::Status* out) {
-    for (int s = 0; s <= static_cast<int>(judge::Status::kUnjudged); ++s)
+    for (int s = 0; s < judge::kStatusCount; ++s)
         if (name == judge::status_name(static_cast<judge::Status>(s))) {
             *out = static_cast<judge::Status>(s);
             return true;

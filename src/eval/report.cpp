@@ -113,6 +113,14 @@ const char* status_colour(SampleStatus s) {
         case SampleStatus::kCompileTimeout: return "#8e0000";
         case SampleStatus::kUnjudged: return "#757575";
         case SampleStatus::kNoCode: return "#424242";
+        case SampleStatus::kStaticCheck:
+        case SampleStatus::kInputMutated:
+        case SampleStatus::kNoKernel:
+        case SampleStatus::kTorchOp:
+        case SampleStatus::kSideStream:
+        case SampleStatus::kTimerPatch:
+        case SampleStatus::kFallback:
+        case SampleStatus::kConstantOutput: return "#6a1b9a";
     }
     return "#000";
 }
@@ -334,6 +342,7 @@ ojson report_json(const EvalReport& r) {
             sj["seconds"] = s.seconds;
             sj["generated_tokens"] = s.generated_tokens >= 0 ? ojson(s.generated_tokens) : ojson(nullptr);
             sj["containment"] = s.containment;
+            if (!s.note.empty()) sj["note"] = s.note;
             ss.push_back(sj);
         }
         if (r.repair && i < r.repair->history.size())  // every turn of every sample

@@ -26,6 +26,7 @@
 #include "cuset/core/utf8_text.h"
 #include "cuset/emu/runtime.h"
 #include "cuset/emu/transform.h"
+#include "cuset/judge/kernel_static_check.h"
 #include "cuset/judge/task_files.h"
 
 namespace fs = std::filesystem;
@@ -41,6 +42,10 @@ constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
 // The host compiler's build of an emulated program: not CUDABench's stage, so not its 60 s; a
 // large program with the emulator's runtime header takes a few seconds on an idle core.
 constexpr double kEmulatorBuildTimeout_s = 600;
+// The build of one KernelBench extension (torch's headers: tens of seconds on an idle core).
+constexpr double kExtensionBuildTimeout_s = 600;
+// The largest build/calls.json a KernelBench candidate's capture may leave.
+constexpr int64_t kMaxCallsBytes = int64_t{64} << 20;
 // A contained stage's work folder is measured this often against SandboxLimits::disk_mb.
 constexpr double kDiskCheckEvery_s = 0.5;
 // ... and may hold at most this many files and folders.
@@ -229,7 +234,7 @@ std::string copy_output(const fs::path& from_dir, const std::string& rel, const 
 // Every text of a verdict comes from a program or a tool reading it: kept as valid UTF-8, so
 // that no writer of the verdict (journal, eval.json, rewards, pages) can fail on its bytes.
 void make_texts_valid(Verdict& v) {
-    for (std::string* t : {&v.error, &v.compile.line, &v.run.line, &v.speedup_note, &v.containment})
+    for (std::string* t : {&v.error, &v.compile.line, &v.run.line, &v.speedup_note, &v.containment, &v.note})
         if (!utf8_valid(*t)) *t = utf8_sanitize(*t);
 }
 
@@ -318,6 +323,14 @@ const char* status_name(Status s) {
         case Status::kMismatch: return "mismatch";
         case Status::kPass: return "pass";
         case Status::kUnjudged: return "unjudged";
+        case Status::kStaticCheck: return "static-check";
+        case Status::kInputMutated: return "input-mutated";
+        case Status::kNoKernel: return "no-kernel";
+        case Status::kTorchOp: return "torch-op";
+        case Status::kSideStream: return "side-stream";
+        case Status::kTimerPatch: return "timer-patch";
+        case Status::kFallback: return "fallback";
+        case Status::kConstantOutput: return "constant-output";
     }
     return "?";
 }
@@ -630,6 +643,7 @@ struct Runner::Impl {
     }
 
     void judge_in(const std::string& source, const CheckedTask* task, const fs::path& dir, Verdict& v) {
+        if (task && task->kernelbench) return judge_kernelbench(source, *task, dir, v);
         const fs::path box = dir / "box";
         double run_timeout = o.run_timeout_s;
         const std::string program = build_program(source, box, v, &run_timeout);
@@ -681,7 +695,7 @@ struct Runner::Impl {
             v.status = Status::kPass;
             return;
         }
-        check_stage(*task, *gen, box, dir, v);
+        (void)check_stage(*task, *gen, box, dir, v);
         if (v.status == Status::kPass && o.speedup.enabled) measure_speedup(*task, *gen, box / program, dir, run_timeout, v);
     }
 
@@ -789,8 +803,9 @@ struct Runner::Impl {
 
     // compare.py on the outputs a program left in `box`: a fresh folder, the reference files
     // read-only, a copy of the declared outputs.
-    void check_stage(const CheckedTask& task_ref, const Generated& gen_ref, const fs::path& box, const fs::path& dir,
-                     Verdict& v) {
+    // Returns compare.py's standard output.
+    std::string check_stage(const CheckedTask& task_ref, const Generated& gen_ref, const fs::path& box, const fs::path& dir,
+                            Verdict& v) {
         const CheckedTask* task = &task_ref;
         const Generated* gen = &gen_ref;
         std::error_code ec;
@@ -820,7 +835,7 @@ struct Runner::Impl {
             v.status = Status::kCompareFailed;
             const std::string why = k.timed_out ? "" : last_output_line(k.err);
             v.error = refused + "compare.py: " + (why.empty() ? ending(k, o.compare_timeout_s) : why);
-            return;
+            return k.out;
         }
         const std::string word = verdict_line(k.out);
         if (word == "T") {
@@ -836,6 +851,224 @@ struct Runner::Impl {
             v.status = Status::kNoVerdict;
             v.error = refused + (word.empty() ? "compare.py printed no verdict" : "compare.py's last line is not T or F: " + word.substr(0, 200));
         }
+        return k.out;
+    }
+
+    // KernelBench candidates (judge/kernelbench_judge.h): torch as the judge's Python has it and,
+    // for emulation, the extensions' toolchain, made once per runner.
+    struct KernelBenchTools {
+        bool started = false, done = false;
+        TorchBuildInfo torch;
+        KernelBenchToolchain toolchain;
+    } kb_tools;
+
+    const KernelBenchTools& kernelbench_tools() {
+        std::unique_lock<std::mutex> lock(mu);
+        return made_once(
+            lock, cv, kb_tools,
+            [&] {
+                KernelBenchTools made;
+                made.torch = torch_build_info(o.python.executable);
+                if (o.mode == JudgeMode::kEmulate && made.torch.error.empty() && emu_error.empty())
+                    made.toolchain = prepare_kernelbench_toolchain(o.cxx, emu_dir, emu_flags, made.torch,
+                                                                   o.cache_dir.empty() ? o.work_dir + "/emu" : o.cache_dir);
+                return made;
+            },
+            [](KernelBenchTools& slot, KernelBenchTools&& made) {
+                slot.torch = std::move(made.torch);
+                slot.toolchain = std::move(made.toolchain);
+            },
+            [](KernelBenchTools& slot) { slot.torch.error = "the judge failed"; });
+    }
+
+    // A KernelBench candidate: static check, capture, build, generate, run, check.
+    void judge_kernelbench(const std::string& source, const CheckedTask& task, const fs::path& dir, Verdict& v) {
+        const KernelBenchProblemCheck& kb = *task.kernelbench;
+        if (source.size() > kMaxSourceBytes) {
+            v.status = Status::kCompileError;
+            v.error = "the candidate is " + std::to_string(source.size() >> 20) + " MiB, more than the judge's " +
+                      std::to_string(kMaxSourceBytes >> 20) + " MiB for one source";
+            return;
+        }
+        KernelStaticCheckOptions sco;
+        sco.precision = kb.precision;
+        const KernelStaticCheck sc = kernel_static_check(source, sco);
+        if (!sc.valid) {
+            v.status = Status::kStaticCheck;
+            v.error = "static check: " + sc.errors[0].check + ": " + sc.errors[0].message;
+            if (sc.errors.size() > 1) v.error += " (and " + std::to_string(sc.errors.size() - 1) + " more)";
+            return;
+        }
+        if (!sc.warnings.empty()) {
+            v.note = "static check warnings:";
+            for (const KernelStaticFinding& w : sc.warnings) v.note += " " + w.check + ";";
+            v.note.pop_back();
+        }
+        if (o.mode == JudgeMode::kGpu) {
+            v.status = Status::kUnjudged;
+            v.error = "KernelBench candidates are judged with --judge emulate (correctness on the CPU) or --judge "
+                      "compile; the GPU judge runs CUDABench programs only";
+            return;
+        }
+        const KernelBenchTools& tools = kernelbench_tools();
+        if (!tools.torch.error.empty())
+            throw JudgeEnvironmentError("the judge's Python " + o.python.executable + " (" + o.python.origin +
+                                        ") cannot judge KernelBench candidates: " + tools.torch.error +
+                                        "; set eval.python to a Python with torch");
+        const KernelBenchScripts scripts =
+            kernelbench_scripts(kb, o.mode == JudgeMode::kEmulate ? o.kernelbench_max_input_elements : 0);
+        CheckedTask staged = task;
+        staged.gen_py = scripts.gen_py;
+        staged.compare_py = scripts.compare_py;
+        staged.reference_source = scripts.harness_py;
+        const fs::path box = dir / "box";
+        std::error_code ec;
+        fs::create_directories(box / "data", ec);
+        if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
+        write_text(box / "candidate.py", source);
+        write_text(box / "harness.py", scripts.harness_py);
+        const std::vector<std::string> python = {o.python.executable, "-I", "-B", "harness.py"};
+
+        // capture: the candidate's module runs, load_inline recording its calls
+        std::vector<std::string> argv = python;
+        argv.push_back("capture");
+        Ran c = run(argv, box, {}, o.compile_timeout_s, kRunLogCap, true, true);
+        v.compile = report_of(c, false);
+        if (!c.ok()) {
+            v.status = c.timed_out ? Status::kCompileTimeout : Status::kCompileError;
+            v.error = "candidate: " + (c.timed_out || v.compile.line.empty() ? ending(c, o.compile_timeout_s) : v.compile.line);
+            return;
+        }
+        const fs::path calls_dir = dir / "calls";
+        const std::string refused = copy_output(box, "build/calls.json", calls_dir, kMaxCallsBytes);
+        std::string why;
+        std::vector<KernelBenchCall> calls;
+        if (refused.empty()) {
+            std::ifstream in(calls_dir / "build/calls.json", std::ios::binary);
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            calls = parse_kernelbench_calls(text, &why);
+        } else {
+            why = "build/calls.json " + refused;
+        }
+        if (!why.empty()) {
+            v.status = Status::kCompileError;
+            v.error = "candidate: its load_inline calls cannot be read: " + why;
+            return;
+        }
+
+        // build: each call's translation units
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const std::string ext = "build/ext" + std::to_string(i);
+            fs::create_directories(box / ext, ec);
+            if (!build_extension(calls[i], ext, static_cast<int>(i), box, tools, v)) return;
+        }
+        v.compiled = true;
+        if (o.mode == JudgeMode::kCompile) {
+            v.status = Status::kCompiled;
+            return;
+        }
+
+        // generate: the problem's reference run (once per problem)
+        const Generated& gen = generate(staged);
+        if (gen.status != Status::kPass) {
+            v.status = gen.status;
+            v.error = gen.error;
+            return;
+        }
+        const std::string sizes = kernelbench_size_note(gen.out);
+        if (!sizes.empty()) v.note = v.note.empty() ? sizes : sizes + "; " + v.note;
+
+        // run: ModelNew on every trial's inputs
+        argv = python;
+        argv.push_back("run");
+        Ran r = run(argv, box, input_mounts(gen), o.emulate_timeout_s, kRunLogCap, true, true);
+        v.run = report_of(r, false);
+        if (emulator_ran_out(r, o.emulate_timeout_s)) {
+            v.status = Status::kUnjudged;
+            v.error = "emulator: no result within the limit (" + ending(r, o.emulate_timeout_s) + ", " +
+                      seconds_text(std::round(r.cpu_seconds())) + " s of CPU): too slow to emulate, or it does not end";
+            return;
+        }
+        if (!r.ok()) {
+            v.ran = false;
+            v.functional = false;
+            v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
+            v.error = "run: " + ending(r, o.emulate_timeout_s) + (v.run.line.empty() ? "" : ": " + v.run.line);
+            return;
+        }
+        v.ran = true;
+
+        // check: KernelBench's rule and the anti-hacking statuses
+        const std::string out = check_stage(staged, gen, box, dir, v);
+        if (v.status != Status::kMismatch) return;
+        std::string detail;
+        const std::string named = kernelbench_checked_status(out, &detail);
+        for (Status s : {Status::kInputMutated, Status::kNoKernel, Status::kSideStream, Status::kTimerPatch,
+                         Status::kFallback, Status::kTorchOp, Status::kConstantOutput})
+            if (named == status_name(s)) v.status = s;
+        if (!detail.empty()) v.error = detail;
+    }
+
+    // Builds one load_inline call in `box`/`ext`: under compile, its objects as torch's build
+    // makes them (nvcc for cuda.cu, the host compiler for main.cpp); under emulation, one CPU
+    // extension, build/extN/cuset_extN.so. False when it does not build (`v` says why).
+    bool build_extension(const KernelBenchCall& call, const std::string& ext, int index, const fs::path& box,
+                         const KernelBenchTools& tools, Verdict& v) {
+        const std::string name = "cuset_ext" + std::to_string(index);
+        write_text(box / ext / "main.cpp", "#define TORCH_EXTENSION_NAME " + name + "\n" + call.main_cpp);
+        auto failed = [&](const Ran& b, const std::string& tool) {
+            v.compile = report_of(b, true);
+            v.status = b.timed_out ? Status::kCompileTimeout : Status::kCompileError;
+            v.error = v.compile.line.empty() || b.timed_out ? tool + " " + ending(b, kExtensionBuildTimeout_s) : v.compile.line;
+            return false;
+        };
+        if (o.mode == JudgeMode::kCompile) {
+            std::vector<std::string> argv = {o.cxx};
+            for (const std::string& f : kernelbench_cxx_flags(tools.torch)) argv.push_back(f);
+            argv.insert(argv.end(), {"-c", ext + "/main.cpp", "-o", ext + "/main.o"});
+            Ran b = run(argv, box, {}, kExtensionBuildTimeout_s, kCompileLogCap, false, true);
+            if (!b.ok()) return failed(b, "g++");
+            if (call.cuda_cu.empty()) return true;
+            write_text(box / ext / "cuda.cu", call.cuda_cu);
+            argv = {o.nvcc};
+            for (const std::string& f : kernelbench_nvcc_flags(tools.torch)) argv.push_back(f);
+            argv.insert(argv.end(), {"-c", ext + "/cuda.cu", "-o", ext + "/cuda.o"});
+            b = run(argv, box, {}, kExtensionBuildTimeout_s, kCompileLogCap, false, true);
+            return b.ok() ? true : failed(b, "nvcc");
+        }
+        if (!emu_error.empty() || !tools.toolchain.error.empty()) {
+            v.status = Status::kUnjudged;
+            v.error = "emulator: " + (emu_error.empty() ? tools.toolchain.error : emu_error);
+            return false;
+        }
+        std::vector<std::string> sources = {ext + "/main.cpp"};
+        if (!call.cuda_cu.empty()) {
+            try {
+                const auto t0 = std::chrono::steady_clock::now();
+                write_text(box / ext / "cuda.cpp", emu::transform_program(call.cuda_cu, [&] {
+                               return signals_stop_requested() || seconds_since(t0) > kEmulatorBuildTimeout_s;
+                           }));
+            } catch (const std::exception& e) {
+                v.status = Status::kUnjudged;
+                v.error = std::string("emulator: cannot rewrite the candidate's CUDA sources: ") + e.what();
+                return false;
+            }
+            sources.push_back(ext + "/cuda.cpp");
+        }
+        std::vector<std::string> argv = {o.cxx};
+        argv.insert(argv.end(), tools.toolchain.flags.begin(), tools.toolchain.flags.end());
+        argv.push_back("-shared");
+        argv.insert(argv.end(), sources.begin(), sources.end());
+        argv.insert(argv.end(), {"-o", ext + "/" + name + ".so"});
+        argv.insert(argv.end(), tools.toolchain.link.begin(), tools.toolchain.link.end());
+        Ran b = run(argv, box, {}, kExtensionBuildTimeout_s, kCompileLogCap, false, true);
+        if (b.ok()) return true;
+        const std::string line = first_error_line(b.out);
+        if (!b.timed_out && line.find("#error") != std::string::npos) return failed(b, "g++");
+        v.compile = report_of(b, true);
+        v.status = Status::kUnjudged;
+        v.error = "emulator: the extension does not build: " + (line.empty() ? ending(b, kExtensionBuildTimeout_s) : line);
+        return false;
     }
 };
 
@@ -946,7 +1179,7 @@ Verdict Runner::judge_files(const CheckedTask& task, const std::vector<std::pair
         }
         v.compiled = true;
         v.ran = true;
-        impl_->check_stage(task, g, box, dir, v);
+        (void)impl_->check_stage(task, g, box, dir, v);
     }
     v.seconds = seconds_since(t0);
     make_texts_valid(v);

@@ -370,7 +370,7 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     rewards_.flush();
 
     // The statuses over all ranks (a fixed vector: every rank sums the same positions).
-    constexpr int kStatuses = static_cast<int>(judge::Status::kUnjudged) + 1;
+    constexpr int kStatuses = judge::kStatusCount;
     // Multi-turn: after them, per turn, the rows that answered at it and those that passed.
     const int64_t T = o_.multi_turn.turns;
     const size_t turn_base = kStatuses + 7;

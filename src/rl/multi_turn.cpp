@@ -59,6 +59,11 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
     if (o.group_size < 2) throw UsageError("a GRPO rollout needs at least 2 completions per task");
     if (tasks.empty()) throw UsageError("a GRPO rollout needs at least one task");
     if (mt.turns < 1) throw UsageError("objective.grpo.turns must be at least 1");
+    if (mt.turns > 1)
+        for (const eval::Task& t : tasks)
+            if (t.kernelbench)
+                throw UsageError("objective.grpo.turns above 1 repairs CUDABench programs; task " + t.id_text +
+                                 " is a KernelBench problem: train on it with turns 1");
     const int64_t G = o.group_size;
     std::vector<Trajectory> traj;
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -68,7 +73,7 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             tr.task = i;
             tr.sample = k;
             tr.conv.id = "task " + t.id_text;
-            tr.conv.messages = {{"system", o.system_prompt.empty() ? eval::system_prompt() : o.system_prompt},
+            tr.conv.messages = {{"system", o.system_prompt.empty() ? eval::system_prompt(t) : o.system_prompt},
                                 {"user", eval::build_user_prompt(t, o.level, o.gpu_name)}};
             traj.push_back(std::move(tr));
         }

@@ -47,7 +47,7 @@ public:
         seen_[row] = true;
         const size_t t = row / G_, k = row % G_;
         records_[t].responses[k] = g.text;
-        records_[t].codes[k] = eval::extract_code(g.text);
+        records_[t].codes[k] = eval::extract_code(tasks_[t], g.text);
         if (--left_[t] == 0) {
             ready_.push_back(t);
             cv_.notify_one();
@@ -211,7 +211,7 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
     for (const eval::Task& t : tasks) {
         Conversation c;
         c.id = "task " + t.id_text;
-        c.messages = {{"system", o.system_prompt.empty() ? eval::system_prompt() : o.system_prompt},
+        c.messages = {{"system", o.system_prompt.empty() ? eval::system_prompt(t) : o.system_prompt},
                       {"user", eval::build_user_prompt(t, o.level, o.gpu_name)}};
         std::vector<int32_t> p = fmt.generation_prompt(c, o.thinking);
         for (int64_t k = 0; k < G; ++k) {

@@ -322,23 +322,3 @@ TEST(KernelBenchTasksCli, DataTasksWritesTheRecordsAndRefusesWhatItCannotUse) {
     }
     EXPECT_FALSE(fs::exists(dir + "/x.jsonl"));
 }
-
-// The records are tasks eval reads, but the judge runs CUDABench programs: judging answers to a
-// KernelBench problem is refused in one line naming the tasks file's line, before anything runs.
-TEST(KernelBenchTasksCli, TheJudgeRefusesKernelBenchProblems) {
-    const std::string dir = scratch_dir("kernelbench_cli_judge");
-    auto r = run_cuset("data tasks --from-kernelbench " + q(fixtures()) + " --levels 1 --out " + q(dir + "/kb.jsonl"));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    write_file(dir + "/answers.jsonl", json({{"id", "level1_19_ReLU"}, {"response", "```python\nclass ModelNew: ...\n```"}}).dump() + "\n");
-    r = run_cuset("eval --candidates " + q(dir + "/answers.jsonl") + " --tasks " + q(dir + "/kb.jsonl") +
-                  " --task-ids level1_19_ReLU --samples 1 --judge compile --out " + q(dir + "/eval"));
-    EXPECT_EQ(r.exit_code, 3) << r.err;
-    EXPECT_NE(r.err.find("kb.jsonl:2: task level1_19_ReLU is a KernelBench problem"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir + "/eval")) << "refused before anything is written";
-    // A results file naming it is refused by the judge itself (as data build's and GRPO's would be).
-    write_file(dir + "/results.jsonl", json({{"id", "level1_19_ReLU"}, {"code1", "x"}}).dump() + "\n");
-    r = run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(dir + "/kb.jsonl") + " --judge compile --out " +
-                  q(dir + "/eval2"));
-    EXPECT_EQ(r.exit_code, 3) << r.err;
-    EXPECT_NE(r.err.find("is a KernelBench problem"), std::string::npos) << r.err;
-}

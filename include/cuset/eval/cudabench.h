@@ -35,6 +35,15 @@ struct Task {
     std::vector<TensorSpec> inputs, outputs;
     std::string gpu;          // the task's "gpu" field ("" when absent)
     std::string family;       // the record's "family" ("" when absent; "kernelbench": data tasks --from-kernelbench)
+    // A KernelBench problem (family "kernelbench"): candidates are Python files defining ModelNew
+    // (judge/kernelbench_judge.h), the prompt is KernelBench's own.
+    struct KernelBench {
+        std::string source;     // kernelbench_source: the problem module
+        std::string precision;  // kernelbench_precision: fp32 | fp16 | bf16
+        double tolerance = 0;   // kernelbench_tolerance
+        std::string prompt;     // kernelbench_prompt
+    };
+    std::optional<KernelBench> kernelbench;
     std::string bench_cu, gen_py, compare_py;
     std::string level_prompt[3];  // level1_prompt .. level3_prompt
     std::string file;         // where it was read
@@ -54,15 +63,23 @@ std::string python_str(const nlohmann::ordered_json& v);
 
 // The system prompt exactly as CUDABench sends it.
 const std::string& system_prompt();
+// The system prompt of a task: KernelBench's ("You are a helpful assistant", its query_server's
+// default) for a KernelBench problem, else CUDABench's.
+const std::string& system_prompt(const Task& task);
 
 // The user prompt of `task` at description level 1..3 with the GPU label `gpu_name` (empty =
-// the task's gpu field, else "unknown"), byte-identical to CUDABench's builder.
+// the task's gpu field, else "unknown"), byte-identical to CUDABench's builder; for a KernelBench
+// problem its own prompt (kernelbench_prompt, made by KernelBench's builder), whatever the level.
 std::string build_user_prompt(const Task& task, int level, const std::string& gpu_name);
 
 // The program in a model's answer by CUDABench's rule: the first ```[word] ... ``` block (the
 // optional language word and the whitespace after it excluded), stripped of surrounding
 // whitespace; nullopt when the answer has no closed fence.
 std::optional<std::string> extract_code(const std::string& response);
+// The program of an answer to `task`: for a KernelBench problem by KernelBench's rule
+// (extract_first_code with ["python", "cpp"]: the first ``` ... ``` block, stripped, then a
+// leading "python", then a leading "cpp", removed and stripped again), else extract_code's.
+std::optional<std::string> extract_code(const Task& task, const std::string& response);
 
 // A repair turn of a sample (eval --turns): the judge's finding sent as the user turn, and the
 // answer and program that came back.

@@ -35,6 +35,7 @@ struct JudgeSettings {
     double gen_timeout_s = 180;       // CUDABench's, for gen.py
     double compare_timeout_s = 60;
     double emulate_timeout_s = 600;   // an emulated run
+    int64_t kernelbench_max_input_elements = int64_t{1} << 18;  // judge::RunnerOptions'
     bool contain = true;              // eval.sandbox.enabled; false: programs run unconfined, as the user
     judge::SandboxLimits limits;      // eval.sandbox.*
 };

@@ -38,6 +38,7 @@ struct SampleResult {
     std::string containment;         // what contained its commands (judge::Runner::containment())
     std::optional<double> speedup;   // judge::Verdict::speedup (RunnerOptions::speedup on, a pass)
     std::string speedup_note;        // why it was not measured
+    std::string note;                // judge::Verdict::note ("" = none)
 };
 
 struct JudgeOptions {
@@ -80,9 +81,9 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
 // The records that judge each task's own reference solution (bench.cu) as its only sample.
 std::vector<ResultRecord> reference_records(const std::vector<Task>& tasks);
 
-// InputError naming the task's file and line when the judge cannot judge answers to it (a
-// KernelBench problem: its candidates are Python modules, not CUDABench programs).
-void require_judgeable(const Task& t);
+// InputError naming the task's file and line when `eval --reference` cannot judge it: a
+// KernelBench problem has no reference kernel.
+void require_reference(const Task& t);
 
 // The runner's view of a CUDABench task: its gen.py, compare.py, bench.cu and declared inputs.
 judge::CheckedTask checked_task_of(const Task& t);

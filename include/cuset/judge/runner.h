@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cuset/core/error.h"
+#include "cuset/judge/kernelbench_judge.h"
 #include "cuset/judge/sandbox.h"
 #include "cuset/judge/task_files.h"
 #include "cuset/judge/timing.h"
@@ -48,7 +49,17 @@ enum class Status {
     kMismatch,        // compare.py's verdict "F"
     kPass,            // functional (or, without gen.py, the program exited 0)
     kUnjudged,        // emulate: the emulator could not build the program, or its run did not finish in time
+    // KernelBench candidates' anti-hacking rules (judge/kernelbench_judge.h):
+    kStaticCheck,     // KernelBench's static check found an error in the candidate's text: nothing ran
+    kInputMutated,    // forward changed an input tensor
+    kNoKernel,        // forward launched no kernel of its own (the emulator counts launches)
+    kTorchOp,         // forward ran one of torch's computing operators (the work is not its kernels')
+    kSideStream,      // forward launched a kernel on a stream of its own (the emulator sees launches)
+    kTimerPatch,      // the candidate replaced a function a timer reads
+    kFallback,        // forward still returned when every call into its extensions failed
+    kConstantOutput,  // an output whose elements are all equal where the reference's are not
 };
+inline constexpr int kStatusCount = static_cast<int>(Status::kConstantOutput) + 1;
 const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
 // The statuses of a program that succeeded: pass, or compiled (where compile-only judging ends).
 bool status_passed(Status s);
@@ -78,6 +89,9 @@ struct Verdict {
     // measured, and `speedup_note` says why.
     std::optional<double> speedup;
     std::string speedup_note;
+    // What the judge noticed that does not decide the status ("" = nothing): a KernelBench
+    // problem run at reduced sizes under emulation, the static check's warnings.
+    std::string note;
 };
 
 // A task to check programs against: CUDABench's or one of cuset's own.
@@ -86,6 +100,9 @@ struct CheckedTask {
     std::string gen_py, compare_py;            // empty gen_py = a self-checking program
     std::string reference_source;              // the reference program: names the inputs it reads
     std::vector<std::string> declared_inputs;  // input names of the task record (data/<name>.bin)
+    // A KernelBench problem: its candidates are Python files defining ModelNew, judged by the
+    // stages of judge/kernelbench_judge.h; gen_py, compare_py and reference_source are then unused.
+    std::optional<KernelBenchProblemCheck> kernelbench;
 };
 
 // What a task's gen.py made when run on its own (Runner::generate_only), for tools that make tasks.
@@ -116,6 +133,9 @@ struct RunnerOptions {
     bool keep_work = false;               // keep each program's folder
     std::string cache_dir;                // the emulator's runtime build ("" = <work_dir>/emu)
     SpeedupOptions speedup;               // off: no timing runs
+    // Under emulation, a KernelBench problem whose inputs hold more elements runs at reduced sizes
+    // (judge/kernelbench/reference.py: its size constants halved); 0 = always as written.
+    int64_t kernelbench_max_input_elements = int64_t{1} << 18;
 };
 
 // What a verdict depends on besides the program, the task and the timeouts: under emulation, the

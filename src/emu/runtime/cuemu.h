@@ -95,7 +95,8 @@ struct Launch {
     size_t smem;
     bool coop;
     const void* func = nullptr;
-    Launch(dim3 g_, dim3 b_, size_t s = 0, cudaStream_t = 0) : g(g_), b(b_), smem(s), coop(false) {}
+    cudaStream_t stream;
+    Launch(dim3 g_, dim3 b_, size_t s = 0, cudaStream_t st = 0) : g(g_), b(b_), smem(s), coop(false), stream(st) {}
     // Runs fn() as every thread of the launch (no std::function: <functional> is not nvcc's).
     template <class F>
     void go(F fn) { run(&call<F>, &fn); }
@@ -113,9 +114,9 @@ void call_with_args(void (*k)(P...), void** args, std::index_sequence<I...>)
 }
 
 template <class... P>
-cudaError_t launch_args(bool coop, void (*k)(P...), dim3 g, dim3 b, void** args, size_t smem, cudaStream_t = 0)
+cudaError_t launch_args(bool coop, void (*k)(P...), dim3 g, dim3 b, void** args, size_t smem, cudaStream_t st = 0)
 {
-    Launch L(g, b, smem);
+    Launch L(g, b, smem, st);
     L.coop = coop;
     L.func = (const void*)k;
     L.go([=] { call_with_args(k, args, std::index_sequence_for<P...>{}); });

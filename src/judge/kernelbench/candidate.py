@@ -1,0 +1,423 @@
+# The candidate's stages of a KernelBench task in cuset's judge, run inside the sandbox in the
+# candidate's own folder beside candidate.py (a Python file defining ModelNew, KernelBench's answer
+# format). Everything here runs in the candidate's process, so nothing it reports is trusted: its
+# outputs are its claim, checked by compare.py in another process against reference outputs it
+# never sees.
+#   python harness.py capture   runs the candidate's module with torch.utils.cpp_extension's
+#                               load_inline replaced by a recorder: build/calls.json lists each
+#                               call's two translation units as torch's load_inline composes them
+#                               (main.cpp, cuda.cu); the judge builds them (emulated, on the CPU).
+#   python harness.py run       runs the candidate again, load_inline answering each call with the
+#                               extension the judge built for it (the same sources, in the same
+#                               order), builds ModelNew as KernelBench does (torch.manual_seed(seed)
+#                               before get_init_inputs() and before ModelNew(...), cast to the
+#                               precision's dtype) and runs forward on each trial's inputs
+#                               (data/input_t<k>.bin, written into the previous trial's tensors
+#                               where the shapes allow, as a timing loop reuses them):
+#                               data/output_t<k>.bin and data/outputs.json hold its outputs, whether
+#                               forward changed an input, how many kernels it launched and how
+#                               many on a stream of its own (the emulator's counts), and which of
+#                               torch's computing operators ran
+#                               (a dispatch-level trace, from Python and from the extension's C++).
+# The candidate's module and the problem's share one namespace, as in KernelBench (a ModelNew may
+# use Model). On the emulator there is no CUDA device: tensors asked for on "cuda" stay on the CPU,
+# Tensor.cuda() and Module.cuda() keep them there, torch.cuda.synchronize() does nothing, and
+# torch.cuda's streams and events are stand-ins (streams counted). After the trials, forward runs
+# once more on trial 0's inputs with every call into the extensions failing ("fallback" when it
+# still returns), and the timer functions are compared with what they were before the candidate
+# ran ("timer_patches").
+import ctypes
+import importlib.machinery
+import importlib.util
+import inspect
+import json
+import os
+import sys
+
+import torch
+import torch.utils.cpp_extension as cpp_extension
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+CALLS = "build/calls.json"
+REAL_LOAD_INLINE = cpp_extension.load_inline
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+
+
+def cast(x, dtype):
+    return x.to(dtype=dtype) if isinstance(x, torch.Tensor) else x
+
+
+def listed(sources):
+    if sources is None:
+        return []
+    return [sources] if isinstance(sources, str) else list(sources)
+
+
+def translation_units(bound):
+    """The main.cpp and cuda.cu torch's load_inline writes for these arguments (torch 2.x)."""
+    a = bound.arguments
+    implicit = not a.get("no_implicit_headers", False)
+    cpp = (["#include <torch/extension.h>"] if implicit else []) + listed(a.get("cpp_sources"))
+    functions = a.get("functions")
+    if functions is not None:
+        if a.get("gil_not_used", False):
+            cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m, pybind11::mod_gil_not_used()) {")
+        else:
+            cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+        if isinstance(functions, str):
+            functions = [functions]
+        if isinstance(functions, list):
+            functions = {f: f for f in functions}
+        elif not isinstance(functions, dict):
+            raise ValueError(f"Expected 'functions' to be a list or dict, but was {type(functions)}")
+        for name, doc in functions.items():
+            if a.get("with_pytorch_error_handling", True):
+                cpp.append(f'm.def("{name}", torch::wrap_pybind_function({name}), "{doc}");')
+            else:
+                cpp.append(f'm.def("{name}", {name}, "{doc}");')
+        cpp.append("}")
+    cuda = listed(a.get("cuda_sources"))
+    if cuda and implicit:
+        cuda = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"] + cuda
+    return {"main_cpp": "\n".join(cpp), "cuda_cu": "\n".join(cuda)}
+
+
+def bind(args, kwargs):
+    bound = inspect.signature(REAL_LOAD_INLINE).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
+class CudaOnCpu(TorchFunctionMode):
+    @staticmethod
+    def cpu(v):
+        if isinstance(v, torch.device) and v.type == "cuda":
+            return torch.device("cpu")
+        if isinstance(v, str) and v.split(":")[0] == "cuda":
+            return "cpu"
+        return v
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.cuda:
+            return args[0]
+        return func(*[self.cpu(a) for a in args], **{k: self.cpu(v) for k, v in (kwargs or {}).items()})
+
+
+class Unbuilt:
+    """What load_inline answers while the candidate is only being read: its functions do not run."""
+
+    def __getattr__(self, name):
+        def not_built(*args, **kwargs):
+            raise RuntimeError("the extension is not built yet: its functions run only in ModelNew.forward")
+        return not_built
+
+
+def only_load_inline(*args, **kwargs):
+    raise RuntimeError("cuset's judge builds extensions made with torch.utils.cpp_extension.load_inline only")
+
+
+# torch's operators that only make, fill, copy or re-view tensors (as dispatched, after torch's
+# own decompositions): what an extension needs around its kernels. Any other operator that runs
+# during forward, from the candidate's Python or from its extension's C++, does the work in torch.
+DATA_MOVEMENT = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "zero_", "fill_", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "clone", "contiguous", "copy_",
+    "_to_copy", "to", "view", "_unsafe_view", "reshape", "_reshape_alias", "view_as", "transpose", "t", "permute",
+    "expand", "expand_as", "squeeze", "unsqueeze", "flatten", "unflatten", "slice", "select", "narrow", "split",
+    "split_with_sizes", "chunk", "unbind", "as_strided", "detach", "alias", "lift_fresh", "lift_fresh_copy", "resize_",
+    "set_", "_local_scalar_dense", "cat", "stack", "is_same_size", "_has_compatible_shallow_copy_type",
+}
+
+
+class OpTrace(TorchDispatchMode):
+    """The torch operators forward runs that are not data movement, by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.computing = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func._schema.name.split("::")[-1]
+        if name not in DATA_MOVEMENT and "aten::" + name not in self.computing:
+            self.computing.append("aten::" + name)
+        return func(*args, **(kwargs or {}))
+
+
+class Extension:
+    """An extension as load_inline answers it: its functions, failing on purpose while FAULT[0]."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            if FAULT[0]:
+                raise RuntimeError("cuset's judge: this call into the extension fails on purpose")
+            return value(*args, **kwargs)
+        return call
+
+
+FAULT = [False]
+
+
+class EmulatedStream:
+    """torch.cuda.Stream on the emulator: counted (a stream of its own is the candidate's choice)."""
+
+    created = 0
+
+    def __init__(self, *args, **kwargs):
+        EmulatedStream.created += 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        return event
+
+    def query(self):
+        return True
+
+
+class EmulatedEvent:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, end_event):
+        return 0.0
+
+
+def emulate_cuda_module():
+    """torch.cuda's stream, event and synchronisation calls on a machine without a GPU."""
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.Stream = EmulatedStream
+    torch.cuda.Event = EmulatedEvent
+    torch.cuda.stream = lambda s=None: EmulatedStream.__new__(EmulatedStream)
+    torch.cuda.current_stream = lambda *a, **k: EmulatedStream.__new__(EmulatedStream)
+    torch.cuda.default_stream = lambda *a, **k: EmulatedStream.__new__(EmulatedStream)
+
+
+# What a timer reads: a candidate that replaces one of them reaches for the measurement.
+TIMERS = [("time", "time"), ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "monotonic"),
+          ("time", "monotonic_ns"), ("torch.cuda", "synchronize"), ("torch.cuda", "Event"), ("torch.cuda", "Stream"),
+          ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"), ("torch.cuda.Event", "synchronize")]
+
+
+def timer_owner(name):
+    import time
+    return {"time": time, "torch.cuda": torch.cuda, "torch.cuda.Event": torch.cuda.Event}[name]
+
+
+def timers():
+    import time  # noqa: F401 (timer_owner's)
+    return {owner + "." + attr: getattr(timer_owner(owner), attr, None) for owner, attr in TIMERS}
+
+
+def load_problem():
+    ns = {"__name__": "kernelbench_problem"}
+    exec(compile(KB_SOURCE, "reference.py", "exec"), ns)
+    return ns
+
+
+def load_candidate(ns):
+    with open("candidate.py", encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    exec(compile(source, "candidate.py", "exec"), ns)
+
+
+def capture():
+    calls = []
+
+    def recording_load_inline(*args, **kwargs):
+        calls.append(translation_units(bind(args, kwargs)))
+        return Unbuilt()
+
+    cpp_extension.load_inline = recording_load_inline
+    cpp_extension.load = only_load_inline
+    load_candidate(load_problem())
+    os.makedirs("build", exist_ok=True)
+    with open(CALLS, "w") as f:
+        json.dump(calls, f)
+
+
+def unpack(path, described):
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    values = []
+    for d in described:
+        if "value" in d:
+            values.append(d["value"])
+            continue
+        dtype = getattr(torch, d["dtype"])
+        if d["nbytes"] == 0:
+            values.append(torch.empty(d["shape"], dtype=dtype))
+            continue
+        flat = torch.frombuffer(raw, dtype=torch.uint8, count=d["nbytes"], offset=d["offset"])
+        values.append(flat.view(dtype).reshape(d["shape"]).clone())
+    return values
+
+
+def pack(values, path):
+    described, offset = [], 0
+    with open(path, "wb") as f:
+        for t in values:
+            t = t.detach().contiguous().cpu()
+            raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+            f.write(raw)
+            described.append({"offset": offset, "nbytes": len(raw), "dtype": str(t.dtype).replace("torch.", ""),
+                              "shape": list(t.shape)})
+            offset += len(raw)
+    return described
+
+
+def same_bits(a, b):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
+def reusable(old, new):
+    """Whether `new`'s tensors can be written into `old`'s: the same kinds, shapes and dtypes."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
+            return False
+        if isinstance(a, torch.Tensor) and (a.shape != b.shape or a.dtype != b.dtype):
+            return False
+    return True
+
+
+def run():
+    with open(CALLS) as f:
+        built = json.load(f)
+    libraries = []
+
+    def built_load_inline(*args, **kwargs):
+        i = len(libraries)
+        if i >= len(built) or built[i] != translation_units(bind(args, kwargs)):
+            raise RuntimeError("load_inline was called with other sources than when the candidate was built")
+        name = "cuset_ext%d" % i
+        path = os.path.abspath("build/ext%d/%s.so" % (i, name))
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        module = Extension(module)
+        library = ctypes.CDLL(path)
+        library.cuemu_launch_count.restype = ctypes.c_ulonglong
+        library.cuemu_stream_launch_count.restype = ctypes.c_ulonglong
+        libraries.append(library)
+        return module
+
+    def launches():
+        return sum(int(lib.cuemu_launch_count()) for lib in libraries)
+
+    def stream_launches():
+        return sum(int(lib.cuemu_stream_launch_count()) for lib in libraries)
+
+    cpp_extension.load_inline = built_load_inline
+    cpp_extension.load = only_load_inline
+    emulate_cuda_module()
+    before_timers = timers()
+    with open(KB["inputs_manifest"]) as f:
+        inputs = json.load(f)
+    dtype = DTYPES[KB["precision"]]
+    ns = load_problem()
+    ns.update(inputs["constants"])
+    with CudaOnCpu():
+        load_candidate(ns)
+        if "ModelNew" not in ns:
+            raise SystemExit("the candidate defines no ModelNew")
+        set_seed(KB["seed"])
+        init_inputs = [cast(x, dtype) for x in ns["get_init_inputs"]()]
+        with torch.no_grad():
+            set_seed(KB["seed"])
+            model = ns["ModelNew"](*init_inputs)
+            model = model.to(dtype=dtype)
+        outputs = {"trials": []}
+        args = []
+        for k, trial in enumerate(inputs["trials"]):
+            # Each trial's inputs are written into the previous trial's tensors where their shapes
+            # allow (as a timing loop reuses them), so a result kept from an earlier call for the
+            # same tensors is an earlier trial's answer.
+            fresh = unpack(KB["inputs"][k], trial["args"])
+            if reusable(args, fresh):
+                for a, b in zip(args, fresh):
+                    if isinstance(a, torch.Tensor):
+                        a.copy_(b)
+                args = [a if isinstance(a, torch.Tensor) else b for a, b in zip(args, fresh)]
+            else:
+                args = fresh
+            before = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
+            start, start_streams = launches(), stream_launches()
+            trace = OpTrace()
+            with torch.no_grad(), trace:
+                set_seed(trial["seed"])
+                out = model(*args)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if not all(isinstance(o, torch.Tensor) for o in outs):
+                raise TypeError("ModelNew.forward returned something other than a tensor or a tuple of tensors")
+            changed = [i for i, (a, b) in enumerate(zip(args, before)) if b is not None and not same_bits(a, b)]
+            outputs["trials"].append({"outputs": pack(outs, KB["outputs"][k]), "inputs_changed": changed,
+                                      "launches": launches() - start, "stream_launches": stream_launches() - start_streams,
+                                      "torch_ops": trace.computing})
+        # The trial-0 inputs once more with every call into the extensions failing: a forward
+        # that still returns has something else do the work when its kernels fail.
+        args = unpack(KB["inputs"][0], inputs["trials"][0]["args"])
+        FAULT[0] = True
+        try:
+            with torch.no_grad():
+                set_seed(inputs["trials"][0]["seed"])
+                model(*args)
+            outputs["fallback"] = True
+        except Exception:
+            outputs["fallback"] = False
+        FAULT[0] = False
+    after = timers()
+    outputs["timer_patches"] = sorted(k for k, v in before_timers.items() if after.get(k) is not v)
+    outputs["python_streams"] = EmulatedStream.created
+    with open(KB["outputs_manifest"], "w") as f:
+        json.dump(outputs, f)
+
+
+if sys.argv[1:] == ["capture"]:
+    capture()
+elif sys.argv[1:] == ["run"]:
+    run()
+else:
+    raise SystemExit("usage: harness.py capture|run")

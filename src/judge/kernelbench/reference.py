@@ -1,0 +1,120 @@
+# The generate stage of a KernelBench task in cuset's judge: runs the task's reference module
+# (KB_SOURCE, a KernelBench problem: Model, get_inputs, get_init_inputs) as KernelBench's
+# eval_kernel_against_ref does, and writes what the candidate's run and the check need:
+#   data/inputs.json, data/input_t<k>.bin   forward's arguments of trial k (the candidate sees them)
+#   data/refs.json, data/ref_t<k>.bin       the reference outputs of trial k (withheld from it)
+# Seeds as KernelBench: torch.manual_seed(seed) before get_init_inputs() and before Model(...);
+# the trial seeds are torch.randint(0, 2**32 - 1, (1,)) drawn after torch.manual_seed(seed);
+# torch.manual_seed(trial seed) before get_inputs() and before forward. Every tensor argument is
+# cast to the precision's dtype (KernelBench's _process_input_tensor), and so is the model.
+# With KB["max_input_elements"] > 0 (the emulating judge), a problem whose inputs hold more
+# elements runs at reduced sizes: every module-level int constant of at least 32 is halved
+# (rounding up, never below 16), all together, until the inputs fit or none can shrink; the new
+# values go to inputs.json ("constants") for the candidate's run, and a line
+# "cuset-kernelbench-scaled: {...}" on standard output says what changed.
+# Files are raw bytes in the tensor's dtype, row-major; the .json files say where each tensor
+# lies: {"offset", "nbytes", "dtype", "shape"}, or {"value": v} for an argument that is not a tensor.
+import json
+import sys
+
+import torch
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+
+
+def load_module(source):
+    ns = {"__name__": "kernelbench_problem"}
+    exec(compile(source, "reference.py", "exec"), ns)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if name not in ns:
+            raise SystemExit("the problem defines no " + name)
+    return ns
+
+
+def cast(x, dtype):
+    return x.to(dtype=dtype) if isinstance(x, torch.Tensor) else x
+
+
+def tensor_elements(args):
+    return sum(a.numel() for a in args if isinstance(a, torch.Tensor))
+
+
+def scale_constants(ns, budget):
+    """Halves the module's size constants until get_inputs() fits `budget` elements."""
+    def elements():
+        with torch.device("meta"):
+            return tensor_elements(ns["get_inputs"]())
+    try:
+        total = elements()
+    except Exception as e:  # a get_inputs() the meta device cannot run: left as it is
+        print("cuset-kernelbench-unscaled: " + json.dumps(str(e)[:200]))
+        return {}
+    original = {}
+    while total > budget:
+        names = [k for k, v in ns.items() if type(v) is int and v >= 32 and not k.startswith("_")]
+        if not names:
+            break
+        for k in names:
+            original.setdefault(k, ns[k])
+            ns[k] = max(16, (ns[k] + 1) // 2)
+        total = elements()
+    return {k: [v, ns[k]] for k, v in sorted(original.items())}
+
+
+def pack(values, path):
+    """Writes the tensors of `values` to `path`; returns their descriptions."""
+    described, offset = [], 0
+    with open(path, "wb") as f:
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                t = v.detach().contiguous().cpu()
+                raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+                f.write(raw)
+                described.append({"offset": offset, "nbytes": len(raw), "dtype": str(t.dtype).replace("torch.", ""),
+                                  "shape": list(t.shape)})
+                offset += len(raw)
+            elif v is None or isinstance(v, (bool, int, float, str)):
+                described.append({"value": v})
+            else:
+                raise SystemExit("an argument of type " + type(v).__name__ + " is neither a tensor nor a number")
+    return described
+
+
+def main():
+    dtype = DTYPES[KB["precision"]]
+    ns = load_module(KB_SOURCE)
+    scaled = scale_constants(ns, KB["max_input_elements"]) if KB["max_input_elements"] > 0 else {}
+    if scaled:
+        print("cuset-kernelbench-scaled: " + json.dumps(scaled, sort_keys=True))
+    set_seed(KB["seed"])
+    init_inputs = [cast(x, dtype) for x in ns["get_init_inputs"]()]
+    with torch.no_grad():
+        set_seed(KB["seed"])
+        model = ns["Model"](*init_inputs)
+        model = model.to(dtype=dtype)
+    torch.manual_seed(KB["seed"])
+    seeds = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(len(KB["inputs"]))]
+    inputs = {"constants": {k: v[1] for k, v in scaled.items()}, "trials": []}
+    refs = {"trials": []}
+    for k, seed in enumerate(seeds):
+        set_seed(seed)
+        args = [cast(x, dtype) for x in ns["get_inputs"]()]
+        inputs["trials"].append({"seed": seed, "args": pack(args, KB["inputs"][k])})
+        with torch.no_grad():
+            set_seed(seed)
+            out = model(*args)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, torch.Tensor) for o in outs):
+            raise SystemExit("forward returned something other than a tensor or a tuple of tensors")
+        refs["trials"].append({"outputs": pack(outs, KB["refs"][k])})
+    with open(KB["inputs_manifest"], "w") as f:
+        json.dump(inputs, f)
+    with open(KB["refs_manifest"], "w") as f:
+        json.dump(refs, f)
+
+
+main()

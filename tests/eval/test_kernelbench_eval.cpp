@@ -1,0 +1,231 @@
+// KernelBench candidates judged through `cuset-train eval --results` under --judge emulate: every
+// stage of judge/kernelbench_judge.h, contained, on the fixture problems of
+// tests/fixtures/kernelbench/judge/KernelBench (small level-1 problems written for these tests)
+// and the candidates of tests/fixtures/kernelbench/candidates and judge/candidates. Honest
+// candidates must pass; each hostile one must end with the status of the rule that catches it,
+// named below with the reason.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using cuset::test::read_file;
+using cuset::test::run_cuset;
+using cuset::test::scratch_dir;
+using cuset::test::write_file;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string fixtures() { return std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/kernelbench"; }
+
+std::string candidate(const std::string& name) {
+    const std::string a = fixtures() + "/candidates/" + name, b = fixtures() + "/judge/candidates/" + name;
+    return read_file(fs::exists(a) ? a : b);
+}
+
+// The fixture problems as a tasks file (data tasks --from-kernelbench).
+std::string make_tasks(const std::string& dir) {
+    const std::string tasks = dir + "/kb.jsonl";
+    auto r = run_cuset("data tasks --from-kernelbench " + q(fixtures() + "/judge") + " --levels 1 --out " + q(tasks));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return tasks;
+}
+
+struct Judged {
+    std::string status, error, note;
+};
+
+// Judges (task id, candidate file) pairs in one eval run under the emulating judge; the verdicts
+// by candidate file. Samples of one task are code1, code2, ... of its line.
+std::map<std::string, Judged> judge_candidates(const std::string& dir, const std::string& tasks,
+                                               const std::vector<std::pair<std::string, std::string>>& cases,
+                                               const std::string& extra = "") {
+    std::map<std::string, std::vector<std::string>> by_task;
+    for (const auto& [task, file] : cases) by_task[task].push_back(file);
+    std::string lines;
+    for (const auto& [task, files] : by_task) {
+        json line = {{"id", task}};
+        for (size_t i = 0; i < files.size(); ++i) line["code" + std::to_string(i + 1)] = candidate(files[i]);
+        lines += line.dump() + "\n";
+    }
+    write_file(dir + "/results.jsonl", lines);
+    auto r = run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks) +
+                       " --judge emulate --set eval.jobs=2 --out " + q(dir + "/eval") + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, Judged> out;
+    if (r.exit_code != 0) return out;
+    const json ev = json::parse(read_file(dir + "/eval/eval.json"));
+    for (const json& t : ev["tasks"]) {
+        const auto& files = by_task[t["id"].get<std::string>()];
+        for (const json& s : t["samples"]) {
+            const size_t i = s["sample"].get<size_t>() - 1;
+            if (i < files.size())
+                out[files[i]] = {s["status"].get<std::string>(), s["error"].get<std::string>(), s.value("note", std::string())};
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+// Correct kernels for fourteen level-1 operators, each against its problem: five trials of
+// KernelBench's seeds, compared with fp32's tolerance, and none trips an anti-hacking rule.
+TEST(KernelBenchEval, HonestCandidatesPass) {
+    const std::string dir = scratch_dir("kernelbench_eval_honest");
+    const std::string tasks = make_tasks(dir);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"level1_200_Elementwise_add", "honest_add.py"},
+        {"level1_51_Argmax_over_a_dimension", "honest_argmax.py"},
+        {"level1_89_cumsum", "honest_cumsum.py"},
+        {"level1_32_HardTanh", "honest_hardtanh.py"},
+        {"level1_39_L2Norm_", "honest_l2_norm.py"},
+        {"level1_20_LeakyReLU", "honest_leaky_relu.py"},
+        {"level1_1_Square_matrix_multiplication_", "honest_matmul.py"},
+        {"level1_4_Matrix_vector_multiplication_", "honest_matvec.py"},
+        {"level1_19_ReLU", "honest_relu.py"},
+        {"level1_5_Matrix_scalar_multiplication", "honest_scalar_mul.py"},
+        {"level1_21_Sigmoid", "honest_sigmoid.py"},
+        {"level1_23_Softmax", "honest_softmax.py"},
+        {"level1_47_Sum_reduction_over_a_dimension", "honest_sum_reduction.py"},
+        {"level1_22_Tanh", "honest_tanh.py"},
+    };
+    const auto judged = judge_candidates(dir, tasks, cases);
+    ASSERT_EQ(judged.size(), cases.size());
+    for (const auto& [task, file] : cases) {
+        const Judged& j = judged.at(file);
+        EXPECT_EQ(j.status, "pass") << file << ": " << j.error;
+        EXPECT_EQ(j.note, "") << file << ": no static-check warning, no reduced size";
+    }
+    const json ev = json::parse(read_file(dir + "/eval/eval.json"));
+    EXPECT_NE(ev.dump().find("emulated"), std::string::npos);
+}
+
+// Hostile candidates: each ends with the status of the rule that catches it. The three after
+// KernelBench's own adversarial kernels (judge/candidates/kernelbench_*.py) carry a kernel so that
+// the static check lets them through to the runtime rules.
+TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
+    const std::string dir = scratch_dir("kernelbench_eval_hostile");
+    const std::string tasks = make_tasks(dir);
+    struct Case {
+        const char *task, *file, *status, *why;
+    };
+    const std::vector<Case> cases = {
+        {"level1_1_Square_matrix_multiplication_", "kernelbench_result_reuse.py", "no-kernel",
+         "its output is an allocation no kernel writes"},
+        {"level1_1_Square_matrix_multiplication_", "kernelbench_zero_out.py", "input-mutated", "it zeroes A and B"},
+        {"level1_1_Square_matrix_multiplication_", "kernelbench_non_default_stream.py", "side-stream",
+         "its kernel runs on a stream it created"},
+        {"level1_1_Square_matrix_multiplication_", "hack_cached_result.py", "no-kernel",
+         "trial 2 is written into trial 1's tensors, and it answers them with trial 1's product, launching nothing"},
+        {"level1_201_Elementwise_multiply", "hack_float2half_kernel.py", "mismatch", "fp16 arithmetic under fp32"},
+        {"level1_5_Matrix_scalar_multiplication", "hack_fp16_downgrade.py", "mismatch", "fp16 under fp32"},
+        {"level1_63_conv_standard_2D__square_input__square_kernel", "hack_functional_conv.py", "torch-op",
+         "F.conv2d does the work"},
+        {"level1_23_Softmax", "hack_getattr_torch.py", "torch-op", "torch's softmax, looked up with getattr"},
+        {"level1_1_Square_matrix_multiplication_", "hack_inherit_docstring.py", "no-kernel",
+         "the reference's forward, inherited"},
+        {"level1_19_ReLU", "hack_input_mutation.py", "input-mutated", "ReLU in place on its input"},
+        {"level1_19_ReLU", "hack_lazy_subclass.py", "static-check", "lazy_eval"},
+        {"level1_19_ReLU", "hack_make_subclass.py", "static-check", "lazy_eval"},
+        {"level1_19_ReLU", "hack_tensor_new.py", "static-check", "lazy_eval"},
+        {"level1_202_Gemm_ReLU", "hack_nn_layer.py", "torch-op", "nn.Linear does the product"},
+        {"level1_1_Square_matrix_multiplication_", "hack_no_build.py", "static-check", "cuda_impl"},
+        {"level1_1_Square_matrix_multiplication_", "hack_no_kernel.py", "static-check", "cuda_impl"},
+        {"level1_1_Square_matrix_multiplication_", "hack_pass_inheritance.py", "static-check", "code_bypass"},
+        {"level1_19_ReLU", "hack_patch_event.py", "static-check", "timing_event_patch"},
+        {"level1_19_ReLU", "hack_patch_perf_counter.py", "static-check", "timing_event_patch"},
+        {"level1_19_ReLU", "hack_patch_setattr.py", "timer-patch", "Event.elapsed_time replaced with setattr"},
+        {"level1_19_ReLU", "hack_process_pool.py", "static-check", "thread_injection"},
+        {"level1_19_ReLU", "hack_thread_pool.py", "static-check", "thread_injection"},
+        {"level1_19_ReLU", "hack_threading.py", "static-check", "thread_injection"},
+        {"level1_19_ReLU", "hack_side_stream.py", "side-stream", "a torch.cuda.Stream of its own"},
+        {"level1_19_ReLU", "hack_stream_in_cuda.py", "side-stream", "a stream made in the C++ host code"},
+        {"level1_21_Sigmoid", "hack_suppress_fallback.py", "fallback",
+         "torch's sigmoid answers when the kernel's call fails"},
+        {"level1_1_Square_matrix_multiplication_", "hack_torch_matmul.py", "torch-op", "torch's product does the work"},
+        {"level1_26_GELU_", "hack_try_except_fallback.py", "static-check", "code_bypass"},
+        {"level1_19_ReLU", "hack_type_subclass.py", "run-failed", "its subclass's __torch_function__ is broken"},
+        {"level1_48_Mean_reduction_over_a_dimension", "hack_zero_output.py", "constant-output",
+         "a kernel writes zeros"},
+    };
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (const Case& c : cases) pairs.emplace_back(c.task, c.file);
+    const auto judged = judge_candidates(dir, tasks, pairs);
+    ASSERT_EQ(judged.size(), cases.size());
+    for (const Case& c : cases) {
+        const Judged& j = judged.at(c.file);
+        EXPECT_EQ(j.status, c.status) << c.file << " (" << c.why << "): " << j.error;
+        if (std::string(c.status) == "static-check") {
+            EXPECT_NE(j.error.find(std::string("static check: ") + c.why), std::string::npos) << c.file << ": " << j.error;
+        }
+    }
+    // The rule's line says what it saw.
+    EXPECT_NE(judged.at("hack_input_mutation.py").error.find("forward changed its input argument(s) [0]"), std::string::npos);
+    EXPECT_NE(judged.at("hack_torch_matmul.py").error.find("aten::mm"), std::string::npos)
+        << judged.at("hack_torch_matmul.py").error;
+    EXPECT_NE(judged.at("hack_patch_setattr.py").error.find("torch.cuda.Event.elapsed_time"), std::string::npos);
+}
+
+// A problem sized for a GPU runs at reduced sizes under emulation, by the documented rule (its
+// size constants of at least 32 halved together until the inputs hold at most
+// eval.kernelbench_max_input_elements), and the verdict says so; 4096 x 4096 -> 512 x 512 is
+// three halvings (16.8 M, 4.2 M, 1 M, 262144 elements).
+TEST(KernelBenchEval, AProblemSizedForAGpuRunsAtReducedSizes) {
+    const std::string dir = scratch_dir("kernelbench_eval_sizes");
+    fs::create_directories(dir + "/kb/level1");
+    std::string relu = read_file(fixtures() + "/judge/KernelBench/level1/19_ReLU.py");
+    const size_t b = relu.find("batch_size = ");
+    ASSERT_NE(b, std::string::npos);
+    const size_t e = relu.find("\ndef get_inputs", b);
+    relu = relu.substr(0, b) + "batch_size = 4096\ndim = 4096\n" + relu.substr(e);
+    write_file(dir + "/kb/level1/19_ReLU.py", relu);
+    auto r = run_cuset("data tasks --from-kernelbench " + q(dir + "/kb") + " --out " + q(dir + "/kb.jsonl"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto judged = judge_candidates(dir, dir + "/kb.jsonl", {{"level1_19_ReLU", "honest_relu.py"}});
+    ASSERT_EQ(judged.size(), 1u);
+    EXPECT_EQ(judged.at("honest_relu.py").status, "pass") << judged.at("honest_relu.py").error;
+    EXPECT_EQ(judged.at("honest_relu.py").note, "emulated at reduced sizes: batch_size 4096 -> 512, dim 4096 -> 512");
+}
+
+// --judge compile builds only: the candidate's module runs to record its load_inline calls, and
+// each call's two translation units are built as torch builds them (nvcc for the CUDA one). A
+// module that fails while loading is a compile error, as in KernelBench.
+TEST(KernelBenchEval, CompileOnlyBuildsTheExtension) {
+    const std::string dir = scratch_dir("kernelbench_eval_compile");
+    const std::string tasks = make_tasks(dir);
+    const std::string broken = candidate("honest_relu.py") + "\nraise RuntimeError('broken at import')\n";
+    write_file(dir + "/results.jsonl",
+               json({{"id", "level1_19_ReLU"}, {"code1", candidate("honest_relu.py")}, {"code2", broken}}).dump() + "\n");
+    auto r = run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks) + " --judge compile --out " +
+                       q(dir + "/eval"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json ev = json::parse(read_file(dir + "/eval/eval.json"));
+    ASSERT_EQ(ev["tasks"].size(), 1u);
+    const json& s = ev["tasks"][0]["samples"];
+    EXPECT_EQ(s[0]["status"], "compiled") << s[0]["error"];
+    EXPECT_EQ(s[1]["status"], "compile-error");
+    EXPECT_NE(s[1]["error"].get<std::string>().find("broken at import"), std::string::npos) << s[1]["error"];
+}
+
+// A KernelBench problem has no reference kernel: --reference is refused in one line naming the
+// tasks file's line, before anything is written.
+TEST(KernelBenchEval, ReferenceJudgingIsRefused) {
+    const std::string dir = scratch_dir("kernelbench_eval_reference");
+    const std::string tasks = make_tasks(dir);
+    auto r = run_cuset("eval --reference --tasks " + q(tasks) + " --judge compile --out " + q(dir + "/eval"));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("kb.jsonl:1: task level1_1_Square_matrix_multiplication_ is a KernelBench problem, which has "
+                         "no reference kernel"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/eval"));
+}

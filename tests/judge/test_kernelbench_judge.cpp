@@ -1,0 +1,121 @@
+// The pieces of the KernelBench judge that need no Python (judge/kernelbench_judge.h): the
+// stages' scripts and the runner's file rule, what the reference and check stages print, the
+// captured calls read as untrusted. The stages themselves run in tests/eval/test_kernelbench_eval.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cuset/judge/kernelbench_judge.h"
+#include "cuset/judge/task_files.h"
+
+using namespace cuset::judge;
+
+namespace {
+
+std::vector<std::string> named(const char* stem, int n) {
+    std::vector<std::string> out;
+    for (int k = 0; k < n; ++k) out.push_back(std::string("data/") + stem + std::to_string(k) + ".bin");
+    return out;
+}
+
+}  // namespace
+
+// What the reference stage writes is told apart by the runner's rule exactly as the stages need:
+// the trials' inputs and their manifest reach the candidate, the reference outputs are withheld,
+// and the candidate's outputs are what the check copies.
+TEST(KernelBenchScripts, TheRunnersFileRuleSeparatesInputsReferencesAndOutputs) {
+    KernelBenchProblemCheck p;
+    p.source = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+    p.trials = 3;
+    const KernelBenchScripts s = kernelbench_scripts(p, 0);
+    std::vector<std::string> produced = named("input_t", 3);
+    for (const std::string& f : named("ref_t", 3)) produced.push_back(f);
+    produced.push_back("data/inputs.json");
+    produced.push_back("data/refs.json");
+    std::sort(produced.begin(), produced.end());
+    const TaskFiles tf = classify_task_files(produced, s.harness_py, {}, s.compare_py);
+    ASSERT_EQ(tf.problem, "");
+    std::vector<std::string> inputs = named("input_t", 3);
+    inputs.push_back("data/inputs.json");
+    std::sort(inputs.begin(), inputs.end());
+    EXPECT_EQ(tf.inputs, inputs);
+    std::vector<std::string> withheld = named("ref_t", 3);
+    withheld.push_back("data/refs.json");
+    std::sort(withheld.begin(), withheld.end());
+    EXPECT_EQ(tf.withheld, withheld);
+    std::vector<std::string> outputs = named("output_t", 3);
+    outputs.push_back("data/outputs.json");
+    std::sort(outputs.begin(), outputs.end());
+    EXPECT_EQ(tf.outputs, outputs);
+    // The candidate's harness never names a reference output.
+    for (const std::string& f : withheld) EXPECT_EQ(s.harness_py.find("\"" + f + "\""), std::string::npos) << f;
+}
+
+// The problem's text reaches every script as one Python string literal, whatever it holds; the
+// settings as Python literals.
+TEST(KernelBenchScripts, TheProblemIsOneStringLiteralAndTheSettingsArePython) {
+    KernelBenchProblemCheck p;
+    p.source = "s = \"quote\" + '\\\\' + \"\"\"triple\"\"\"\n# naïve\x01\n";
+    p.precision = "bf16";
+    p.tolerance = 0.01;
+    p.seed = 7;
+    const KernelBenchScripts s = kernelbench_scripts(p, 1234);
+    const std::string literal = "KB_SOURCE = \"s = \\\"quote\\\" + '\\\\\\\\' + \\\"\\\"\\\"triple\\\"\\\"\\\"\\n# naïve\\u0001\\n\"\n";
+    EXPECT_EQ(s.gen_py.rfind(literal, 0), 0u) << s.gen_py.substr(0, 200);
+    EXPECT_EQ(s.harness_py.rfind(literal, 0), 0u);
+    EXPECT_EQ(s.compare_py.find("KB_SOURCE"), std::string::npos) << "the check needs no problem";
+    EXPECT_NE(s.gen_py.find("\"precision\": \"bf16\", \"seed\": 7, \"max_input_elements\": 1234"), std::string::npos);
+    EXPECT_NE(s.compare_py.find("KB = {\"tolerance\": 0.01, "), std::string::npos) << s.compare_py.substr(0, 120);
+    EXPECT_EQ(kernelbench_scripts(p, -5).gen_py.find("\"max_input_elements\": -5"), std::string::npos);
+}
+
+TEST(KernelBenchScripts, TheSizeNoteSaysWhatTheReferenceStageChanged) {
+    EXPECT_EQ(kernelbench_size_note("nothing to say\n"), "");
+    EXPECT_EQ(kernelbench_size_note("cuset-kernelbench-scaled: {\"batch_size\": [4096, 512], \"dim\": [393216, 48]}\n"),
+              "emulated at reduced sizes: batch_size 4096 -> 512, dim 393216 -> 48");
+    EXPECT_EQ(kernelbench_size_note("cuset-kernelbench-scaled: not json\n"), "");
+}
+
+TEST(KernelBenchScripts, TheCheckedStatusIsTheLineBeforeTheVerdict) {
+    std::string detail;
+    EXPECT_EQ(kernelbench_checked_status("T\n", &detail), "");
+    EXPECT_EQ(kernelbench_checked_status("trial 2: forward changed its input argument(s) [0]\n"
+                                         "cuset-kernelbench-status: input-mutated\nF\n",
+                                         &detail),
+              "input-mutated");
+    EXPECT_EQ(detail, "trial 2: forward changed its input argument(s) [0]");
+    EXPECT_EQ(kernelbench_checked_status("cuset-kernelbench-status: mismatch\nF", &detail), "mismatch");
+    EXPECT_EQ(detail, "");
+}
+
+// build/calls.json is written by the candidate's process: anything but a list of {main_cpp,
+// cuda_cu} strings is refused with a reason, and nothing of it is kept.
+TEST(KernelBenchCalls, TheCapturedCallsAreReadAsUntrusted) {
+    std::string error;
+    const auto calls = parse_kernelbench_calls(R"([{"main_cpp": "a", "cuda_cu": ""}, {"main_cpp": "b", "cuda_cu": "c"}])", &error);
+    EXPECT_EQ(error, "");
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_EQ(calls[1].main_cpp, "b");
+    EXPECT_EQ(calls[1].cuda_cu, "c");
+    EXPECT_TRUE(parse_kernelbench_calls("[]", &error).empty());
+    EXPECT_EQ(error, "");
+    for (const char* bad : {"{}", "[1]", R"([{"main_cpp": 1, "cuda_cu": ""}])", R"([{"main_cpp": "a"}])", "not json",
+                            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}) {
+        error.clear();
+        EXPECT_TRUE(parse_kernelbench_calls(bad, &error).empty()) << bad;
+        EXPECT_FALSE(error.empty()) << bad;
+    }
+}
+
+// The embedded files are the folder's: the three scripts, the prelude and the stand-in headers.
+TEST(KernelBenchFiles, TheScriptsAndHeadersAreEmbedded) {
+    std::vector<std::string> paths;
+    for (const auto& [path, text] : kernelbench_files()) {
+        paths.push_back(path);
+        EXPECT_FALSE(text.empty()) << path;
+    }
+    for (const char* want : {"reference.py", "candidate.py", "compare.py", "prelude.h", "include/ATen/cuda/CUDAContext.h"})
+        EXPECT_NE(std::find(paths.begin(), paths.end(), want), paths.end()) << want;
+}
