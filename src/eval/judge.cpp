@@ -200,6 +200,7 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
         tr.id = r.id;
         tr.id_text = id;
         tr.task_name = it->second->task_name;
+        tr.kernelbench = it->second->kernelbench.has_value();
         tr.samples.resize(r.codes.size());
         for (size_t k = 0; k < r.codes.size(); ++k)
             jobs.push_back({it->second, r.codes[k], sum.tasks.size(), k,

@@ -125,6 +125,25 @@ const char* status_colour(SampleStatus s) {
     return "#000";
 }
 
+// "0", "1", "1.2", ...: the key of fast_p for p.
+std::string p_name(double p) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%g", p);
+    return buf;
+}
+
+// "KernelBench fast_p over 14 problems (sample 1 of each): fast_0 92.9% (13 correct), fast_1 -, ..."
+std::string fast_p_text(const FastP& f) {
+    std::string out = "KernelBench fast_p over " + std::to_string(f.tasks) + " problem(s) (sample 1 of each):";
+    for (const auto& [p, v] : f.fast) {
+        out += " fast_" + p_name(p) + " " + (v ? fixed(100 * *v, 1) + "%" : std::string("-"));
+        if (p == 0) out += " (" + std::to_string(f.correct) + " correct)";
+        out += p == 2.0 ? "" : ",";
+    }
+    if (!f.note.empty()) out += "; " + f.note;
+    return out;
+}
+
 std::string pct_of(int64_t a, int64_t b) { return b > 0 ? pct(a, b) + " (" + std::to_string(a) + "/" + std::to_string(b) + ")" : "-"; }
 
 }  // namespace
@@ -290,6 +309,47 @@ RepairReport repair_report(const std::vector<TaskResult>& tasks, std::vector<std
     return r;
 }
 
+std::optional<FastP> kernelbench_fast_p(const std::vector<TaskResult>& tasks, JudgeMode mode) {
+    FastP f;
+    for (const TaskResult& t : tasks) {
+        if (!t.kernelbench || t.samples.empty()) continue;
+        ++f.tasks;
+        const SampleResult& s = t.samples.front();
+        if (s.status != SampleStatus::kPass) continue;
+        ++f.correct;
+        if (!s.speedup) continue;
+        ++f.timed;
+        if (*s.speedup > kExcessiveSpeedup) ++f.flagged;
+    }
+    if (f.tasks == 0) return std::nullopt;
+    const bool judged = mode != JudgeMode::kCompile;
+    const bool timed = f.correct > 0 && f.timed == f.correct;
+    for (double p : {0.0, 1.0, 1.2, 1.5, 2.0}) {
+        std::optional<double> v;
+        if (judged && (p == 0 || timed || f.correct == 0)) {
+            int64_t n = 0;
+            for (const TaskResult& t : tasks) {
+                if (!t.kernelbench || t.samples.empty()) continue;
+                const SampleResult& s = t.samples.front();
+                if (s.status != SampleStatus::kPass) continue;
+                if (p == 0 || (s.speedup && *s.speedup > p && *s.speedup <= kExcessiveSpeedup)) ++n;
+            }
+            v = static_cast<double>(n) / static_cast<double>(f.tasks);
+        }
+        f.fast.emplace_back(p, v);
+    }
+    if (!judged)
+        f.note = "compile-only: no candidate ran, so neither correctness nor speed is known";
+    else if (f.correct > 0 && !timed)
+        f.note = "fast_p above p = 0 needs the speed-up of every correct candidate over the reference module, timed by "
+                 "a GPU judge; this judge (" + std::string(judge_label(mode)) + ") timed " + std::to_string(f.timed) +
+                 " of " + std::to_string(f.correct);
+    if (f.flagged)
+        f.note += std::string(f.note.empty() ? "" : "; ") + std::to_string(f.flagged) +
+                  " speed-up(s) above 10x flagged for inspection and not credited";
+    return f;
+}
+
 EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file) {
     EvalReport r;
     r.mode = s.mode;
@@ -307,6 +367,7 @@ EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, con
     }
     r.overall = figures_of(all, s.mode);
     for (const auto& [name, ts] : fam) r.families.emplace_back(name, figures_of(ts, s.mode));
+    r.fast_p = kernelbench_fast_p(s.tasks, s.mode);
     return r;
 }
 
@@ -323,6 +384,18 @@ ojson report_json(const EvalReport& r) {
     ojson fams = ojson::object();
     for (const auto& [name, f] : r.families) fams[name] = figures_json(f);
     j["families"] = fams;
+    if (r.fast_p) {
+        ojson kb;
+        kb["tasks"] = r.fast_p->tasks;
+        kb["correct"] = r.fast_p->correct;
+        kb["timed"] = r.fast_p->timed;
+        kb["flagged"] = r.fast_p->flagged;
+        ojson fp = ojson::object();
+        for (const auto& [p, v] : r.fast_p->fast) fp[p_name(p)] = v ? ojson(*v) : ojson(nullptr);
+        kb["fast_p"] = fp;
+        kb["note"] = r.fast_p->note;
+        j["kernelbench"] = kb;
+    }
     ojson tasks = ojson::array();
     for (size_t i = 0; i < r.tasks.size(); ++i) {
         const TaskResult& t = r.tasks[i];
@@ -404,6 +477,7 @@ std::string report_table(const EvalReport& r) {
                pct_of(o.correctk, o.passk_tasks)) + "; functionality: @1 " + pct_of(o.pass1, o.pass1_tasks) +
                (one ? "" : ", @" + K + " " + pct_of(o.passk, o.passk_tasks)) + "\n";
     out += "mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "\n";
+    if (r.fast_p) out += fast_p_text(*r.fast_p) + "\n";
     if (r.repair) {
         const RepairReport& rp = *r.repair;
         const Figures& f = rp.final_figures;
@@ -516,6 +590,7 @@ std::string report_html(const EvalReport& r) {
         estimates("unbiased pass@k, judged only", o.pass_at_judged);
     }
     h += "<br>mean generated tokens per sample: " + (o.mean_tokens >= 0 ? fixed(o.mean_tokens, 1) : std::string("n/a")) + "</p>\n";
+    if (r.fast_p) h += "<h2>KernelBench</h2>\n<p>" + html_escape(fast_p_text(*r.fast_p)) + "</p>\n";
     if (r.repair) h += repair_html(*r.repair, o, crit);
     h += "<h2>Tasks</h2>\n<table><tr><th>id</th><th>task</th>";
     for (int64_t k = 1; k <= o.max_samples; ++k) h += "<th>sample " + std::to_string(k) + "</th>";

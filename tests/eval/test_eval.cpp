@@ -136,6 +136,21 @@ TEST(EvalPrompt, UserPromptsAsCudaBenchBuildsThem) {
     EXPECT_THROW(build_user_prompt(t[0], 4, ""), cuset::UsageError);
 }
 
+// A KernelBench problem's answer is read by KernelBench's extract_first_code(["python", "cpp"]):
+// the first block whatever its word, then a leading "python", then a leading "cpp", removed.
+TEST(EvalExtract, KernelBenchAnswersByKernelBenchsRule) {
+    Task kb;
+    kb.kernelbench = Task::KernelBench{};
+    EXPECT_EQ(extract_code(kb, "x\n```python\nimport torch\n```\n```cpp\nint y;\n```"), "import torch");
+    EXPECT_EQ(extract_code(kb, "```pythoncpp\nA\n```"), "A");  // both words, in that order
+    EXPECT_EQ(extract_code(kb, "```py\nA\n```"), "py\nA");    // CUDABench's rule would drop "py"
+    EXPECT_EQ(extract_code(Task{}, "```py\nA\n```"), "A");
+    EXPECT_EQ(extract_code(kb, "```python\nA"), std::nullopt);
+    EXPECT_EQ(system_prompt(kb), "You are a helpful assistant");
+    kb.kernelbench->prompt = "KernelBench's prompt";
+    EXPECT_EQ(build_user_prompt(kb, 3, "GPU"), "KernelBench's prompt");
+}
+
 TEST(EvalExtract, FirstFencedBlockStripped) {
     EXPECT_EQ(extract_code("Here:\n```cpp\nint main() {}\n```\nand\n```\nsecond\n```"), "int main() {}");
     EXPECT_EQ(extract_code("```cuda   \n\n  __global__ void k();  \n\n```"), "__global__ void k();");
@@ -202,6 +217,50 @@ TEST(EvalResults, WrittenAsCudaBenchAndReadBack) {
     EXPECT_EQ(s[0].codes[0], "k");
     EXPECT_EQ(s[0].task_name, "Unknown");
     EXPECT_EQ(new_run_id().size(), 8u);
+}
+
+// KernelBench's fast_p, worked by hand: six problems, sample 1 of five correct with speed-ups
+// 0.5, 1.1, 1.3, 2.5 and 12 (flagged: above 10x, never credited), one wrong; a CUDABench task
+// beside them is no problem of KernelBench's. fast_0 = 5/6, fast_1 = 3/6 (1.1, 1.3, 2.5),
+// fast_1.2 = 2/6, fast_1.5 = fast_2 = 1/6.
+TEST(EvalReport, KernelBenchFastPWorkedByHand) {
+    std::vector<TaskResult> tasks;
+    auto add = [&](bool kb, SampleStatus st, std::optional<double> speedup) {
+        TaskResult t;
+        t.kernelbench = kb;
+        SampleResult s;
+        s.status = st;
+        s.speedup = speedup;
+        t.samples.push_back(s);
+        tasks.push_back(t);
+    };
+    for (double v : {0.5, 1.1, 1.3, 2.5, 12.0}) add(true, SampleStatus::kPass, v);
+    add(true, SampleStatus::kMismatch, std::nullopt);
+    add(false, SampleStatus::kPass, 3.0);
+    const std::optional<FastP> f = kernelbench_fast_p(tasks, JudgeMode::kGpu);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->tasks, 6);
+    EXPECT_EQ(f->correct, 5);
+    EXPECT_EQ(f->timed, 5);
+    EXPECT_EQ(f->flagged, 1);
+    const std::vector<std::pair<double, double>> want = {{0, 5.0 / 6}, {1, 3.0 / 6}, {1.2, 2.0 / 6}, {1.5, 1.0 / 6}, {2, 1.0 / 6}};
+    ASSERT_EQ(f->fast.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(f->fast[i].first, want[i].first);
+        ASSERT_TRUE(f->fast[i].second) << want[i].first;
+        EXPECT_DOUBLE_EQ(*f->fast[i].second, want[i].second) << want[i].first;
+    }
+    EXPECT_NE(f->note.find("1 speed-up(s) above 10x flagged"), std::string::npos) << f->note;
+    // Without timings (the emulating judge): fast_0 is the correctness rate, the rest unknown.
+    for (TaskResult& t : tasks) t.samples[0].speedup.reset();
+    const std::optional<FastP> e = kernelbench_fast_p(tasks, JudgeMode::kEmulate);
+    ASSERT_TRUE(e);
+    EXPECT_DOUBLE_EQ(e->fast[0].second.value_or(-1), 5.0 / 6);
+    for (size_t i = 1; i < e->fast.size(); ++i) EXPECT_FALSE(e->fast[i].second) << e->fast[i].first;
+    EXPECT_NE(e->note.find("timed 0 of 5"), std::string::npos) << e->note;
+    // Compile-only: nothing ran. No KernelBench problem: no figures.
+    EXPECT_FALSE(kernelbench_fast_p(tasks, JudgeMode::kCompile)->fast[0].second);
+    EXPECT_FALSE(kernelbench_fast_p({tasks.back()}, JudgeMode::kGpu));
 }
 
 TEST(EvalPassAtK, UnbiasedEstimatorAgainstHandValues) {

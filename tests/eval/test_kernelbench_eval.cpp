@@ -6,6 +6,7 @@
 // named below with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -105,8 +106,16 @@ TEST(KernelBenchEval, HonestCandidatesPass) {
         EXPECT_EQ(j.status, "pass") << file << ": " << j.error;
         EXPECT_EQ(j.note, "") << file << ": no static-check warning, no reduced size";
     }
+    // fast_p-ready: fast_0 is the correctness rate; speed-ups need a GPU judge's timings.
     const json ev = json::parse(read_file(dir + "/eval/eval.json"));
-    EXPECT_NE(ev.dump().find("emulated"), std::string::npos);
+    EXPECT_EQ(ev["judge"], "emulated");
+    const json& kb = ev["kernelbench"];
+    EXPECT_EQ(kb["tasks"], 14);
+    EXPECT_EQ(kb["correct"], 14);
+    EXPECT_EQ(kb["fast_p"]["0"], 1.0);
+    for (const char* p : {"1", "1.2", "1.5", "2"}) EXPECT_TRUE(kb["fast_p"][p].is_null()) << p;
+    EXPECT_NE(kb["note"].get<std::string>().find("timed by a GPU judge"), std::string::npos) << kb["note"];
+    EXPECT_NE(read_file(dir + "/eval/eval.html").find("KernelBench fast_p over 14 problem(s)"), std::string::npos);
 }
 
 // Hostile candidates: each ends with the status of the rule that catches it. The three after
@@ -214,6 +223,47 @@ TEST(KernelBenchEval, CompileOnlyBuildsTheExtension) {
     EXPECT_EQ(s[0]["status"], "compiled") << s[0]["error"];
     EXPECT_EQ(s[1]["status"], "compile-error");
     EXPECT_NE(s[1]["error"].get<std::string>().find("broken at import"), std::string::npos) << s[1]["error"];
+}
+
+// data build takes KernelBench problems: each answer's candidate (KernelBench's extraction) is
+// judged by the KernelBench stages, and the passing one is kept with KernelBench's prompt and
+// system prompt; repair rounds (CUDABench's feedback) are refused.
+TEST(KernelBenchEval, DataBuildKeepsThePassingCandidate) {
+    const std::string dir = scratch_dir("kernelbench_data_build");
+    const std::string tasks = make_tasks(dir);
+    auto answer = [&](const char* task, int sample, const std::string& file) {
+        return json({{"id", task}, {"sample", sample}, {"response", "Here it is.\n```python\n" + candidate(file) + "```\n"}})
+                   .dump() +
+               "\n";
+    };
+    write_file(dir + "/answers.jsonl", answer("level1_19_ReLU", 1, "hack_input_mutation.py") +
+                                           answer("level1_19_ReLU", 2, "honest_relu.py") +
+                                           answer("level1_21_Sigmoid", 1, "hack_suppress_fallback.py"));
+    const std::string base = "data build --tasks " + q(tasks) + " --candidates " + q(dir + "/answers.jsonl") +
+                             " --task-ids level1_19_ReLU,level1_21_Sigmoid --samples 2 --judge emulate"
+                             " --config configs/demo.yaml --set log.progress=never --out ";
+    auto r = run_cuset(base + q(dir + "/out") + " --rounds 1");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string kept = read_file(dir + "/out/train.jsonl");
+    ASSERT_EQ(std::count(kept.begin(), kept.end(), '\n'), 1) << kept;
+    const json k = json::parse(kept.substr(0, kept.find('\n')));
+    EXPECT_EQ(k["id"], "level1_19_ReLU-s2");
+    EXPECT_EQ(k["system"], "You are a helpful assistant");
+    // The prompt is the task's KernelBench prompt, as data tasks wrote it.
+    const std::string tasks_text = read_file(tasks);
+    std::string prompt;
+    for (size_t b = 0; b < tasks_text.size();) {
+        const size_t e = tasks_text.find('\n', b);
+        const json t = json::parse(tasks_text.substr(b, e - b));
+        if (t["id"] == "level1_19_ReLU") prompt = t["kernelbench_prompt"].get<std::string>();
+        b = e == std::string::npos ? tasks_text.size() : e + 1;
+    }
+    ASSERT_FALSE(prompt.empty());
+    EXPECT_EQ(k["prompt"], prompt);
+    EXPECT_EQ(k["response"], "Here it is.\n```python\n" + candidate("honest_relu.py") + "```\n");
+    r = run_cuset(base + q(dir + "/out2") + " --rounds 2");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("is a KernelBench problem: build from it with --rounds 1"), std::string::npos) << r.err;
 }
 
 // A KernelBench problem has no reference kernel: --reference is refused in one line naming the

@@ -60,6 +60,7 @@ struct TaskResult {
     nlohmann::json id;
     std::string id_text, task_name;
     std::vector<SampleResult> samples;
+    bool kernelbench = false;  // a KernelBench problem (Task::kernelbench)
 };
 
 struct JudgeSummary {

@@ -83,6 +83,23 @@ struct RepairReport {
 RepairReport repair_report(const std::vector<TaskResult>& tasks, std::vector<std::vector<std::vector<SampleResult>>> history,
                            JudgeMode mode, int64_t turns);
 
+// KernelBench's fast_p (its score.py's fastp) over the KernelBench problems judged: the share of
+// them whose sample 1 is correct and more than p times faster than the reference module, for
+// p = 0, 1, 1.2, 1.5, 2. fast_0 is the correctness rate. A speed-up comes only from the judge's
+// timing of the candidate against the reference (a GPU judge): without it, fast_p for p > 0 is
+// unknown (nullopt) and `note` says why. A speed-up above kExcessiveSpeedup is flagged for
+// inspection and never credited (KernelBench's excessive-speedup check, its threshold).
+inline constexpr double kExcessiveSpeedup = 10;
+struct FastP {
+    int64_t tasks = 0, correct = 0;
+    int64_t timed = 0;    // correct samples 1 with a speed-up
+    int64_t flagged = 0;  // of them, above kExcessiveSpeedup
+    std::vector<std::pair<double, std::optional<double>>> fast;  // (p, fast_p)
+    std::string note;
+};
+// nullopt when no task is a KernelBench problem.
+std::optional<FastP> kernelbench_fast_p(const std::vector<TaskResult>& tasks, JudgeMode mode);
+
 struct EvalReport {
     JudgeMode mode = JudgeMode::kCompile;
     std::string notice;
@@ -93,6 +110,7 @@ struct EvalReport {
     std::vector<std::pair<std::string, Figures>> families;  // by family name
     std::vector<TaskResult> tasks;  // the judged tasks, one row each in eval.html and eval.json (turn 1)
     std::optional<RepairReport> repair;  // eval --turns T with T > 1
+    std::optional<FastP> fast_p;         // KernelBench problems among the tasks
 };
 
 EvalReport make_report(const JudgeSummary& s, const std::string& tasks_file, const std::string& results_file);

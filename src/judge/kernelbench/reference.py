@@ -9,9 +9,10 @@
 # cast to the precision's dtype (KernelBench's _process_input_tensor), and so is the model.
 # With KB["max_input_elements"] > 0 (the emulating judge), a problem whose inputs hold more
 # elements runs at reduced sizes: every module-level int constant of at least 32 is halved
-# (rounding up, never below 16), all together, until the inputs fit or none can shrink; the new
-# values go to inputs.json ("constants") for the candidate's run, and a line
-# "cuset-kernelbench-scaled: {...}" on standard output says what changed.
+# (rounding up, never below 16), all together, until the inputs fit or none can shrink (tuples
+# and other values stay as written; the inputs are counted on torch's meta device, so nothing is
+# allocated at full size); the new values go to inputs.json ("constants") for the candidate's run,
+# and a line "cuset-kernelbench-scaled: {...}" on standard output says what changed.
 # Files are raw bytes in the tensor's dtype, row-major; the .json files say where each tensor
 # lies: {"offset", "nbytes", "dtype", "shape"}, or {"value": v} for an argument that is not a tensor.
 import json
@@ -117,4 +118,5 @@ def main():
         json.dump(refs, f)
 
 
-main()
+if __name__ == "__main__":
+    main()
