@@ -144,6 +144,12 @@ std::vector<KernelBenchCall> parse_kernelbench_calls(const std::string& text, st
     return calls;
 }
 
+std::string kernelbench_calls_json(const std::vector<KernelBenchCall>& calls) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const KernelBenchCall& c : calls) j.push_back({{"main_cpp", c.main_cpp}, {"cuda_cu", c.cuda_cu}});
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 TorchBuildInfo torch_build_info(const std::string& python) {
     TorchBuildInfo info;
     if (python.empty()) {

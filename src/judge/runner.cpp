@@ -955,6 +955,15 @@ struct Runner::Impl {
             v.error = "candidate: its load_inline calls cannot be read: " + why;
             return;
         }
+        // Nothing the capture left in the folder (links above all) reaches the later stages: the
+        // folder is made again from the judge's own files.
+        remove_tree(box);
+        fs::create_directories(box / "data", ec);
+        if (ec) throw RuntimeFailure("judge: cannot create " + box.string() + ": " + ec.message());
+        write_text(box / "candidate.py", source);
+        write_text(box / "harness.py", scripts.harness_py);
+        fs::create_directories(box / "build", ec);
+        write_text(box / "build/calls.json", kernelbench_calls_json(calls));
 
         // build: each call's translation units
         for (size_t i = 0; i < calls.size(); ++i) {

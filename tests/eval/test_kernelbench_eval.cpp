@@ -184,6 +184,25 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
     EXPECT_NE(judged.at("hack_patch_setattr.py").error.find("torch.cuda.Event.elapsed_time"), std::string::npos);
 }
 
+// The candidate's module runs first to record its calls: what it leaves in its folder then (here a
+// link where the judge builds its extension, pointing out of the folder) never redirects a later
+// stage's files.
+TEST(KernelBenchEval, ALinkLeftByTheCaptureDoesNotRedirectTheBuild) {
+    const std::string dir = scratch_dir("kernelbench_eval_link");
+    const std::string tasks = make_tasks(dir);
+    const std::string victim = dir + "/victim";
+    fs::create_directories(victim);
+    const std::string code = "import os\nos.makedirs('build', exist_ok=True)\nif not os.path.lexists('build/ext0'):\n"
+                             "    os.symlink('" + victim + "', 'build/ext0')\n" + candidate("honest_relu.py");
+    write_file(dir + "/results.jsonl", json({{"id", "level1_19_ReLU"}, {"code1", code}}).dump() + "\n");
+    auto r = run_cuset("eval --results " + q(dir + "/results.jsonl") + " --tasks " + q(tasks) +
+                       " --judge emulate --out " + q(dir + "/eval"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json ev = json::parse(read_file(dir + "/eval/eval.json"));
+    EXPECT_EQ(ev["tasks"][0]["samples"][0]["status"], "pass") << ev["tasks"][0]["samples"][0]["error"];
+    EXPECT_TRUE(fs::is_empty(victim)) << "the judge wrote through the candidate's link";
+}
+
 // A problem sized for a GPU runs at reduced sizes under emulation, by the documented rule (its
 // size constants of at least 32 halved together until the inputs hold at most
 // eval.kernelbench_max_input_elements), and the verdict says so; 4096 x 4096 -> 512 x 512 is

@@ -99,6 +99,8 @@ TEST(KernelBenchCalls, TheCapturedCallsAreReadAsUntrusted) {
     ASSERT_EQ(calls.size(), 2u);
     EXPECT_EQ(calls[1].main_cpp, "b");
     EXPECT_EQ(calls[1].cuda_cu, "c");
+    EXPECT_EQ(parse_kernelbench_calls(kernelbench_calls_json(calls), &error).size(), 2u);  // written back, read again
+    EXPECT_EQ(parse_kernelbench_calls(kernelbench_calls_json(calls), &error)[1].cuda_cu, "c");
     EXPECT_TRUE(parse_kernelbench_calls("[]", &error).empty());
     EXPECT_EQ(error, "");
     for (const char* bad : {"{}", "[1]", R"([{"main_cpp": 1, "cuda_cu": ""}])", R"([{"main_cpp": "a"}])", "not json",

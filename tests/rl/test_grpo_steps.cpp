@@ -403,6 +403,23 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
     EXPECT_EQ(got, want);
     EXPECT_GT(want.size(), 8u) << "2 steps x 2 tasks x 4 trajectories, some of them two turns";
     CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-two/checkpoint-0000002"), 1e-6);
+    // ZeRO stage 2 across the same two ranks, and activation checkpointing in one process: the
+    // same records, and the same weights to the same bound (ZeRO 2 reduce-scatters the gradient,
+    // another order of the same fp32 sums; checkpointing recomputes the same forward).
+    cuset::test::run_ranks(2, rcfg, dir, "mt-zero2", cuset::test::free_port(4),
+                           {"--set", "train.micro_batch_size=4", "--set", "distributed.zero_stage=2"});
+    got = lines_of(dir + "/mt-zero2/rewards.jsonl");
+    const std::vector<std::string> z1 = lines_of(dir + "/mt-zero2/rewards-rank1.jsonl");
+    got.insert(got.end(), z1.begin(), z1.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "ZeRO stage 2";
+    CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-zero2/checkpoint-0000002"), 1e-6);
+    auto ac = run_cuset("--config " + rcfg + " --run-name mt-ac --set model.activation_checkpointing=true");
+    ASSERT_EQ(ac.exit_code, 0) << ac.err;
+    got = lines_of(dir + "/mt-ac/rewards.jsonl");
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "activation checkpointing";
+    CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-ac/checkpoint-0000002"), 1e-6);
     const std::string lcfg = grpo_config(dir, "mt-lora", policy, tasks,
                                          {{"train.max_steps", "2"}, {"objective.grpo.turns", "2"}, {"data.max_seq_len", "1024"},
                                           {"model.lora.enabled", "true"}, {"model.lora.r", "4"}, {"train.lr", "1.0e-2"}});

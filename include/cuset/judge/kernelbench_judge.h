@@ -72,6 +72,9 @@ struct KernelBenchCall {
 // as untrusted: a JSON list of objects with the two strings); `error` says what is wrong when it
 // is not that, and the list is then empty.
 std::vector<KernelBenchCall> parse_kernelbench_calls(const std::string& text, std::string* error);
+// The calls as build/calls.json holds them (what parse_kernelbench_calls reads back): the judge's
+// own copy, which the run stage answers load_inline's calls against.
+std::string kernelbench_calls_json(const std::vector<KernelBenchCall>& calls);
 
 // torch as the judge's Python has it: what an extension is built against.
 struct TorchBuildInfo {
