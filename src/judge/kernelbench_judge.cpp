@@ -2,10 +2,6 @@
 // (judge/kernelbench_judge.h); the stages themselves run in the runner (judge/runner.cpp).
 #include "cuset/judge/kernelbench_judge.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -82,12 +78,15 @@ KernelBenchScripts kernelbench_scripts(const KernelBenchProblemCheck& p, int64_t
     const std::string refs = "\"refs\": " + py_list(trial_files("ref_t", trials)) + ", \"refs_manifest\": \"data/refs.json\"";
     const std::string outputs = "\"outputs\": " + py_list(trial_files("output_t", trials)) +
                                 ", \"outputs_manifest\": \"data/outputs.json\"";
+    const std::string& common = embedded("common.py");
     KernelBenchScripts s;
     s.gen_py = source + "KB = {" + precision + ", " + seed + ", \"max_input_elements\": " +
-               std::to_string(std::max<int64_t>(0, max_input_elements)) + ", " + inputs + ", " + refs + "}\n" +
+               std::to_string(std::max<int64_t>(0, max_input_elements)) + ", " + inputs + ", " + refs + "}\n" + common +
                embedded("reference.py");
-    s.harness_py = source + "KB = {" + precision + ", " + seed + ", " + inputs + ", " + outputs + "}\n" + embedded("candidate.py");
-    s.compare_py = "KB = {\"tolerance\": " + number(p.tolerance) + ", " + refs + ", " + outputs + "}\n" + embedded("compare.py");
+    s.harness_py = source + "KB = {" + precision + ", " + seed + ", " + inputs + ", " + outputs + "}\n" + common +
+                   embedded("candidate.py");
+    s.compare_py = "KB = {\"tolerance\": " + number(p.tolerance) + ", " + refs + ", " + outputs + "}\n" + common +
+                   embedded("compare.py");
     return s;
 }
 
@@ -212,12 +211,6 @@ KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const
     flags.push_back("-DTORCH_API_INCLUDE_EXTENSION_H");
     flags.push_back("-D_GLIBCXX_USE_CXX11_ABI=" + std::to_string(torch.cxx11_abi));
     const fs::path dir(tc.dir);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-        tc.error = "cannot create " + tc.dir + ": " + ec.message();
-        return tc;
-    }
     tc.flags = flags;
     tc.flags.insert(tc.flags.end(), {"-include", tc.dir + "/prelude.h"});
     tc.link = {tc.dir + "/cuemu_pic.o"};
@@ -225,43 +218,20 @@ KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const
     // Symbols bound inside the extension: the emulator's CUDA runtime, not the real one that
     // torch's CUDA libraries bring into the process.
     tc.link.insert(tc.link.end(), {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python", "-Wl,-Bsymbolic"});
-    // One builder at a time per machine; "ready" is written last.
-    const int lock = ::open((tc.dir + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock >= 0) ::flock(lock, LOCK_EX);
-    struct Unlock {
-        int fd;
-        ~Unlock() {
-            if (fd >= 0) ::close(fd);
-        }
-    } unlock{lock};
-    if (fs::exists(dir / "ready", ec)) return tc;
-    try {
-        for (const auto& [rel, text] : kernelbench_files())
-            if (rel == "prelude.h" || rel.rfind("include/", 0) == 0) write_file(dir / rel, text);
-    } catch (const std::exception& e) {
-        tc.error = e.what();
-        return tc;
-    }
-    auto build = [&](std::vector<std::string> tail, const char* what) {
-        ProcessOptions po;
-        po.argv = {cxx};
-        po.argv.insert(po.argv.end(), flags.begin(), flags.end());
-        po.argv.insert(po.argv.end(), tail.begin(), tail.end());
-        po.cwd = tc.dir;
-        po.timeout_s = 900;
-        po.merge_stderr = true;
-        ProcessResult r = process_run(po);
-        if (!r.ok()) tc.error = std::string("the emulated extensions' ") + what + " does not build: " + first_error_line(r.out);
-        return r.ok();
-    };
-    if (!build({"-c", emu_dir + "/cuemu.cpp", "-o", tc.dir + "/cuemu_pic.o"}, "runtime")) return tc;
     // torch/extension.h precompiled: a build reads it in about a second instead of parsing it
-    // (a minute); a failure leaves the plain header in use.
-    if (!build({"-x", "c++-header", tc.dir + "/prelude.h", "-o", tc.dir + "/prelude.h.gch"}, "precompiled header")) {
-        fs::remove(dir / "prelude.h.gch", ec);
-        tc.error.clear();
-    }
-    write_file(dir / "ready", "");
+    // (a minute).
+    tc.error = build_cached_runtime(
+        cxx, flags, tc.dir,
+        [&]() -> std::string {
+            try {
+                for (const auto& [rel, text] : kernelbench_files())
+                    if (rel == "prelude.h" || rel.rfind("include/", 0) == 0) write_file(dir / rel, text);
+            } catch (const std::exception& e) {
+                return e.what();
+            }
+            return "";
+        },
+        {emu_dir + "/cuemu.cpp", tc.dir + "/cuemu_pic.o", tc.dir + "/prelude.h"}, 900, "the emulated extensions'");
     return tc;
 }
 

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,19 +81,12 @@ std::string seconds_text(double s) {
     return buf;
 }
 
-std::string ending(const ProcessResult& r, double timeout_s) {
-    if (r.timed_out) return "timed out after " + seconds_text(timeout_s) + " s";
-    if (r.killed) return "stopped";
-    if (r.signal) return "killed by signal " + std::to_string(r.signal);
-    return "exit status " + std::to_string(r.exit_code);
-}
-
 std::string ending(const Ran& r, double timeout_s) {
     if (r.over_disk)
         return "stopped: its folder passed " + std::to_string(r.disk_mb) + " MiB or " + std::to_string(kMaxWorkEntries) +
                " entries (eval.sandbox.disk_mb)";
     if (r.usage.oom_killed) return "killed at its memory limit of " + std::to_string(r.memory_mb) + " MiB (eval.sandbox.memory_mb)";
-    return ending(static_cast<const ProcessResult&>(r), timeout_s);
+    return process_ending(r, timeout_s);
 }
 
 StageReport report_of(const ProcessResult& r, bool compiler) {
@@ -444,45 +436,13 @@ struct Runner::Impl {
         emu_dir = dir.string();
         emu_flags = emu::build_flags(emu_dir, cuda_include);
         emu_object = (dir / "cuemu.o").string();
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec) {
-            emu_error = "cannot create " + dir.string() + ": " + ec.message();
-            return;
-        }
-        // One builder at a time per machine (other cuset processes wait); "ready" is written last.
-        const int lock = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (lock >= 0) ::flock(lock, LOCK_EX);
-        struct Unlock {
-            int fd;
-            ~Unlock() {
-                if (fd >= 0) ::close(fd);
-            }
-        } unlock{lock};
-        if (fs::exists(dir / "ready", ec)) return;
-        emu::write_runtime_files(dir.string());
-        auto build = [&](std::vector<std::string> tail, const char* what) {
-            std::vector<std::string> argv = {o.cxx};
-            argv.insert(argv.end(), emu_flags.begin(), emu_flags.end());
-            argv.insert(argv.end(), tail.begin(), tail.end());
-            ProcessOptions po;
-            po.argv = argv;
-            po.cwd = dir.string();
-            po.timeout_s = 600;
-            po.merge_stderr = true;
-            ProcessResult r = process_run(po);
-            if (!r.ok()) emu_error = std::string("the emulator's ") + what + " does not build (" + ending(r, 600) + "): " +
-                                     first_error_line(r.out);
-            return r.ok();
-        };
-        if (!build({"-c", (dir / "cuemu.cpp").string(), "-o", emu_object}, "runtime")) return;
-        // A precompiled header is an optimisation: a failure leaves the plain header in use.
-        if (!build({"-x", "c++-header", (dir / "cuemu.h").string(), "-o", (dir / "cuemu.h.gch").string()},
-                   "precompiled header")) {
-            fs::remove(dir / "cuemu.h.gch", ec);
-            emu_error.clear();
-        }
-        write_text(dir / "ready", "");
+        emu_error = build_cached_runtime(
+            o.cxx, emu_flags, emu_dir,
+            [&] {
+                emu::write_runtime_files(emu_dir);
+                return std::string();
+            },
+            {(dir / "cuemu.cpp").string(), emu_object, (dir / "cuemu.h").string()}, 600, "the emulator's");
     }
 
     // The task's generated files: made by the first program that needs them, shared by the rest.
@@ -670,26 +630,7 @@ struct Runner::Impl {
             v.error = std::string("run: ") + e.what();
             return;
         }
-        v.run = report_of(r, false);
-        if (o.mode == JudgeMode::kEmulate && emulator_ran_out(r, run_timeout)) {
-            // On the emulator a long run says nothing about the program (a GPU would take
-            // milliseconds); what kept the emulator busy to its limit is not judged.
-            v.status = Status::kUnjudged;
-            v.error = "emulator: no result within the limit (" + ending(r, run_timeout) + ", " +
-                      seconds_text(std::round(r.cpu_seconds())) + " s of CPU): too slow to emulate, or it does not end";
-            return;
-        }
-        if (!r.ok()) {
-            v.ran = false;
-            v.functional = false;
-            v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
-            std::string how = ending(r, run_timeout);
-            if (r.timed_out || r.signal == SIGXCPU)
-                how += " with " + seconds_text(std::round(r.cpu_seconds() * 10) / 10) + " s of CPU";
-            v.error = "run: " + how + (v.run.line.empty() ? "" : ": " + v.run.line);
-            return;
-        }
-        v.ran = true;
+        if (!read_run(r, run_timeout, v)) return;
         if (!gen) {  // a self-checking program: its exit status is the verdict
             v.functional = true;
             v.status = Status::kPass;
@@ -697,6 +638,33 @@ struct Runner::Impl {
         }
         (void)check_stage(*task, *gen, box, dir, v);
         if (v.status == Status::kPass && o.speedup.enabled) measure_speedup(*task, *gen, box / program, dir, run_timeout, v);
+    }
+
+    // What a finished run says before any check, in v: false when that is the verdict (the
+    // emulator ran out of time: unjudged; it failed: run-failed or run-timeout, with its CPU time
+    // where the clock or the CPU limit stopped it), true when it exited 0.
+    bool read_run(const Ran& r, double timeout_s, Verdict& v) const {
+        v.run = report_of(r, false);
+        if (o.mode == JudgeMode::kEmulate && emulator_ran_out(r, timeout_s)) {
+            // On the emulator a long run says nothing about the program (a GPU would take
+            // milliseconds); what kept the emulator busy to its limit is not judged.
+            v.status = Status::kUnjudged;
+            v.error = "emulator: no result within the limit (" + ending(r, timeout_s) + ", " +
+                      seconds_text(std::round(r.cpu_seconds())) + " s of CPU): too slow to emulate, or it does not end";
+            return false;
+        }
+        if (!r.ok()) {
+            v.ran = false;
+            v.functional = false;
+            v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
+            std::string how = ending(r, timeout_s);
+            if (r.timed_out || r.signal == SIGXCPU)
+                how += " with " + seconds_text(std::round(r.cpu_seconds() * 10) / 10) + " s of CPU";
+            v.error = "run: " + how + (v.run.line.empty() ? "" : ": " + v.run.line);
+            return false;
+        }
+        v.ran = true;
+        return true;
     }
 
     // Whether an emulated run ended for the emulator's own limit, measured by the judge: it used
@@ -990,22 +958,8 @@ struct Runner::Impl {
         // run: ModelNew on every trial's inputs
         argv = python;
         argv.push_back("run");
-        Ran r = run(argv, box, input_mounts(gen), o.emulate_timeout_s, kRunLogCap, true, true);
-        v.run = report_of(r, false);
-        if (emulator_ran_out(r, o.emulate_timeout_s)) {
-            v.status = Status::kUnjudged;
-            v.error = "emulator: no result within the limit (" + ending(r, o.emulate_timeout_s) + ", " +
-                      seconds_text(std::round(r.cpu_seconds())) + " s of CPU): too slow to emulate, or it does not end";
+        if (!read_run(run(argv, box, input_mounts(gen), o.emulate_timeout_s, kRunLogCap, true, true), o.emulate_timeout_s, v))
             return;
-        }
-        if (!r.ok()) {
-            v.ran = false;
-            v.functional = false;
-            v.status = r.timed_out ? Status::kRunTimeout : Status::kRunFailed;
-            v.error = "run: " + ending(r, o.emulate_timeout_s) + (v.run.line.empty() ? "" : ": " + v.run.line);
-            return;
-        }
-        v.ran = true;
 
         // check: KernelBench's rule and the anti-hacking statuses
         const std::string out = check_stage(staged, gen, box, dir, v);

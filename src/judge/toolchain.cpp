@@ -1,12 +1,16 @@
 // Finding nvcc, Python and a GPU; reading error lines (judge/toolchain.h).
 #include "cuset/judge/toolchain.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "cuset/core/error.h"
@@ -170,6 +174,57 @@ std::string last_output_line(const std::string& output) {
     std::vector<std::string> lines = lines_of(output);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (!it->empty()) return clip(*it);
+    return "";
+}
+
+std::string process_ending(const ProcessResult& r, double timeout_s) {
+    if (r.timed_out) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", timeout_s);
+        return std::string("timed out after ") + buf + " s";
+    }
+    if (r.killed) return "stopped";
+    if (r.signal) return "killed by signal " + std::to_string(r.signal);
+    return "exit status " + std::to_string(r.exit_code);
+}
+
+std::string build_cached_runtime(const std::string& cxx, const std::vector<std::string>& flags, const std::string& dir,
+                                 const std::function<std::string()>& write_files, const CachedRuntime& runtime,
+                                 double timeout_s, const std::string& whose) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return "cannot create " + dir + ": " + ec.message();
+    const int lock = ::open((dir + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock >= 0) ::flock(lock, LOCK_EX);
+    struct Unlock {
+        int fd;
+        ~Unlock() {
+            if (fd >= 0) ::close(fd);
+        }
+    } unlock{lock};
+    const std::filesystem::path ready = std::filesystem::path(dir) / "ready";
+    if (std::filesystem::exists(ready, ec)) return "";
+    if (std::string why = write_files(); !why.empty()) return why;
+    std::string error;
+    auto build = [&](std::vector<std::string> tail, const char* what) {
+        ProcessOptions po;
+        po.argv = {cxx};
+        po.argv.insert(po.argv.end(), flags.begin(), flags.end());
+        po.argv.insert(po.argv.end(), tail.begin(), tail.end());
+        po.cwd = dir;
+        po.timeout_s = timeout_s;
+        po.merge_stderr = true;
+        const ProcessResult r = process_run(po);
+        if (!r.ok())
+            error = whose + " " + what + " does not build (" + process_ending(r, timeout_s) + "): " + first_error_line(r.out);
+        return r.ok();
+    };
+    if (!build({"-c", runtime.source, "-o", runtime.object}, "runtime")) return error;
+    if (!build({"-x", "c++-header", runtime.header, "-o", runtime.header + ".gch"}, "precompiled header"))
+        std::filesystem::remove(runtime.header + ".gch", ec);
+    std::ofstream out(ready);
+    out.close();
+    if (!out) throw RuntimeFailure("cannot write '" + ready.string() + "'");
     return "";
 }
 

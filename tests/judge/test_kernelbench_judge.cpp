@@ -65,7 +65,7 @@ TEST(KernelBenchScripts, TheProblemIsOneStringLiteralAndTheSettingsArePython) {
     const std::string literal = "KB_SOURCE = \"s = \\\"quote\\\" + '\\\\\\\\' + \\\"\\\"\\\"triple\\\"\\\"\\\"\\n# naïve\\u0001\\n\"\n";
     EXPECT_EQ(s.gen_py.rfind(literal, 0), 0u) << s.gen_py.substr(0, 200);
     EXPECT_EQ(s.harness_py.rfind(literal, 0), 0u);
-    EXPECT_EQ(s.compare_py.find("KB_SOURCE"), std::string::npos) << "the check needs no problem";
+    EXPECT_EQ(s.compare_py.find("KB_SOURCE = "), std::string::npos) << "the check needs no problem";
     EXPECT_NE(s.gen_py.find("\"precision\": \"bf16\", \"seed\": 7, \"max_input_elements\": 1234"), std::string::npos);
     EXPECT_NE(s.compare_py.find("KB = {\"tolerance\": 0.01, "), std::string::npos) << s.compare_py.substr(0, 120);
     EXPECT_EQ(kernelbench_scripts(p, -5).gen_py.find("\"max_input_elements\": -5"), std::string::npos);
@@ -118,6 +118,6 @@ TEST(KernelBenchFiles, TheScriptsAndHeadersAreEmbedded) {
         paths.push_back(path);
         EXPECT_FALSE(text.empty()) << path;
     }
-    for (const char* want : {"reference.py", "candidate.py", "compare.py", "prelude.h", "include/ATen/cuda/CUDAContext.h"})
+    for (const char* want : {"common.py", "reference.py", "candidate.py", "compare.py", "prelude.h", "include/ATen/cuda/CUDAContext.h"})
         EXPECT_NE(std::find(paths.begin(), paths.end(), want), paths.end()) << want;
 }

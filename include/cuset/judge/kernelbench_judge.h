@@ -38,12 +38,13 @@ struct KernelBenchProblemCheck {
     int64_t seed = 42;               // KernelBench's seed_num
 };
 
-// The files of src/judge/kernelbench/ (the three scripts, prelude.h and the stand-in headers
-// under include/), as (relative path, text).
+// The files of src/judge/kernelbench/ (the three scripts and common.py, prelude.h and the
+// stand-in headers under include/), as (relative path, text).
 const std::vector<std::pair<std::string, std::string>>& kernelbench_files();
 
 // The scripts of a problem's stages: each the embedded script after a prefix setting KB_SOURCE
-// (the problem) and KB (precision, tolerance, seed, the file names). The file names are string
+// (the problem) and KB (precision, tolerance, seed, the file names), then common.py (what the
+// three share: seeding, casting, the problem module, the layout of tensors in files). The file names are string
 // literals of the prefixes, so that the runner's rule (judge/task_files.h) tells them apart: the
 // inputs (data/inputs.json, data/input_t<k>.bin) are named by the harness, the reference outputs
 // (data/refs.json, data/ref_t<k>.bin) and the candidate's outputs (data/outputs.json,

@@ -3,8 +3,11 @@
 // whether a GPU is present. Also the one reading of compiler and program output for error lines.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "cuset/core/process.h"
 
 namespace cuset::judge {
 
@@ -42,5 +45,23 @@ std::string first_error_line(const std::string& output);
 // The last non-empty line of a program's output, as valid UTF-8 clipped like first_error_line;
 // "" when there is none.
 std::string last_output_line(const std::string& output);
+
+// How a command ended, for messages: "timed out after 600 s", "stopped", "killed by signal 9",
+// "exit status 1".
+std::string process_ending(const ProcessResult& r, double timeout_s);
+
+// A runtime the host compiler builds once per machine into the cache folder `dir` (the
+// emulator's, and the emulated KernelBench extensions'): under an exclusive lock on <dir>.lock
+// (other cuset processes wait), unless <dir>/ready exists: `write_files()` (it returns "" or why
+// it cannot), then with `flags` the object `object` from `source` and, as an optimisation,
+// `header` precompiled into <header>.gch (a failure leaves the plain header in use), <dir>/ready
+// last. Returns "" when the folder is ready, else why not, e.g. "the emulator's runtime does not
+// build (exit status 1): <its first error>" (`whose` = "the emulator's").
+struct CachedRuntime {
+    std::string source, object, header;
+};
+std::string build_cached_runtime(const std::string& cxx, const std::vector<std::string>& flags, const std::string& dir,
+                                 const std::function<std::string()>& write_files, const CachedRuntime& runtime,
+                                 double timeout_s, const std::string& whose);
 
 }  // namespace cuset::judge

@@ -39,17 +39,8 @@ import torch.utils.cpp_extension as cpp_extension
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 CALLS = "build/calls.json"
 REAL_LOAD_INLINE = cpp_extension.load_inline
-
-
-def set_seed(seed):
-    torch.manual_seed(seed)
-
-
-def cast(x, dtype):
-    return x.to(dtype=dtype) if isinstance(x, torch.Tensor) else x
 
 
 def listed(sources):
@@ -245,12 +236,6 @@ def timers():
     return {owner + "." + attr: getattr(timer_owner(owner), attr, None) for owner, attr in TIMERS}
 
 
-def load_problem():
-    ns = {"__name__": "kernelbench_problem"}
-    exec(compile(KB_SOURCE, "reference.py", "exec"), ns)
-    return ns
-
-
 def load_candidate(ns):
     with open("candidate.py", encoding="utf-8", errors="replace") as f:
         source = f.read()
@@ -270,36 +255,6 @@ def capture():
     os.makedirs("build", exist_ok=True)
     with open(CALLS, "w") as f:
         json.dump(calls, f)
-
-
-def unpack(path, described):
-    with open(path, "rb") as f:
-        raw = bytearray(f.read())
-    values = []
-    for d in described:
-        if "value" in d:
-            values.append(d["value"])
-            continue
-        dtype = getattr(torch, d["dtype"])
-        if d["nbytes"] == 0:
-            values.append(torch.empty(d["shape"], dtype=dtype))
-            continue
-        flat = torch.frombuffer(raw, dtype=torch.uint8, count=d["nbytes"], offset=d["offset"])
-        values.append(flat.view(dtype).reshape(d["shape"]).clone())
-    return values
-
-
-def pack(values, path):
-    described, offset = [], 0
-    with open(path, "wb") as f:
-        for t in values:
-            t = t.detach().contiguous().cpu()
-            raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-            f.write(raw)
-            described.append({"offset": offset, "nbytes": len(raw), "dtype": str(t.dtype).replace("torch.", ""),
-                              "shape": list(t.shape)})
-            offset += len(raw)
-    return described
 
 
 def same_bits(a, b):

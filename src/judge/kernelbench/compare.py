@@ -30,18 +30,6 @@ def verdict(status, detail):
     raise SystemExit(0)
 
 
-def load(path, d):
-    dtype = getattr(torch, d["dtype"])
-    if d["nbytes"] == 0:
-        return torch.empty(d["shape"], dtype=dtype)
-    with open(path, "rb") as f:
-        f.seek(d["offset"])
-        raw = bytearray(f.read(d["nbytes"]))
-    if len(raw) != d["nbytes"]:
-        raise ValueError("short file")
-    return torch.frombuffer(raw, dtype=torch.uint8).view(dtype).reshape(d["shape"])
-
-
 def constant(t):
     if t.numel() < 2:
         return False
@@ -105,13 +93,13 @@ def main():
         if len(described) != len(ref["outputs"]):
             verdict("mismatch", "trial %d: Output count mismatch: Expected %d, got %d" % (k, len(ref["outputs"]), len(described)))
         for i, (rd, od) in enumerate(zip(ref["outputs"], described)):
-            want = load(KB["refs"][k], rd)
+            want = read_tensor(KB["refs"][k], rd)
             try:
                 if list(od["shape"]) != list(rd["shape"]):
                     verdict("mismatch", "trial %d: Output shape mismatch: Expected %s, got %s" % (k, shape_text(rd["shape"]), shape_text(od["shape"])))
                 if od["dtype"] != rd["dtype"]:
                     verdict("mismatch", "trial %d: Output dtype mismatch: Expected %s, got %s" % (k, rd["dtype"], od["dtype"]))
-                got = load(KB["outputs"][k], od)
+                got = read_tensor(KB["outputs"][k], od)
             except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as e:
                 verdict("mismatch", "trial %d output %d: unreadable (%s)" % (k, i, e))
             if constant(got) and not constant(want):

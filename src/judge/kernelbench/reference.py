@@ -13,31 +13,10 @@
 # and other values stay as written; the inputs are counted on torch's meta device, so nothing is
 # allocated at full size); the new values go to inputs.json ("constants") for the candidate's run,
 # and a line "cuset-kernelbench-scaled: {...}" on standard output says what changed.
-# Files are raw bytes in the tensor's dtype, row-major; the .json files say where each tensor
-# lies: {"offset", "nbytes", "dtype", "shape"}, or {"value": v} for an argument that is not a tensor.
+# Files and their .json descriptions are common.py's layout.
 import json
-import sys
 
 import torch
-
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def set_seed(seed):
-    torch.manual_seed(seed)
-
-
-def load_module(source):
-    ns = {"__name__": "kernelbench_problem"}
-    exec(compile(source, "reference.py", "exec"), ns)
-    for name in ("Model", "get_inputs", "get_init_inputs"):
-        if name not in ns:
-            raise SystemExit("the problem defines no " + name)
-    return ns
-
-
-def cast(x, dtype):
-    return x.to(dtype=dtype) if isinstance(x, torch.Tensor) else x
 
 
 def tensor_elements(args):
@@ -66,28 +45,9 @@ def scale_constants(ns, budget):
     return {k: [v, ns[k]] for k, v in sorted(original.items())}
 
 
-def pack(values, path):
-    """Writes the tensors of `values` to `path`; returns their descriptions."""
-    described, offset = [], 0
-    with open(path, "wb") as f:
-        for v in values:
-            if isinstance(v, torch.Tensor):
-                t = v.detach().contiguous().cpu()
-                raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-                f.write(raw)
-                described.append({"offset": offset, "nbytes": len(raw), "dtype": str(t.dtype).replace("torch.", ""),
-                                  "shape": list(t.shape)})
-                offset += len(raw)
-            elif v is None or isinstance(v, (bool, int, float, str)):
-                described.append({"value": v})
-            else:
-                raise SystemExit("an argument of type " + type(v).__name__ + " is neither a tensor nor a number")
-    return described
-
-
 def main():
     dtype = DTYPES[KB["precision"]]
-    ns = load_module(KB_SOURCE)
+    ns = load_problem()
     scaled = scale_constants(ns, KB["max_input_elements"]) if KB["max_input_elements"] > 0 else {}
     if scaled:
         print("cuset-kernelbench-scaled: " + json.dumps(scaled, sort_keys=True))
