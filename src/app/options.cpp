@@ -139,6 +139,7 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     mt.history = rl::turn_history_parse(k.history, "objective.grpo.history");
     mt.max_context = cfg.data.max_seq_len;
     mt.max_new_tokens = k.max_completion_length;
+    o.retry_all_failed = k.retry_all_failed;
     return o;
 }
 

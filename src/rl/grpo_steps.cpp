@@ -15,6 +15,7 @@
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/error.h"
 #include "cuset/core/hash.h"
+#include "cuset/core/input_file.h"
 #include "cuset/core/journal.h"
 #include "cuset/core/json_io.h"
 #include "cuset/core/log.h"
@@ -32,27 +33,32 @@ using nlohmann::json;
 
 namespace {
 
-// splitmix64: a portable stream (std::shuffle's draws differ between standard libraries).
-uint64_t splitmix64(uint64_t& x) {
-    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-std::vector<size_t> pass_order(uint64_t seed, size_t n, int64_t pass) {
-    std::vector<size_t> p(n);
-    for (size_t i = 0; i < n; ++i) p[i] = i;
-    uint64_t state = Hasher().add("grpo task order").add_u64(seed).add_u64(static_cast<uint64_t>(pass)).value();
-    for (size_t i = n; i > 1; --i) {  // Fisher-Yates; the modulo bias is < n / 2^64
-        const size_t j = static_cast<size_t>(splitmix64(state) % i);
-        std::swap(p[i - 1], p[j]);
-    }
-    return p;
-}
-
 // The rewards file cut back to the records of steps <= `step` (a stopped run may have written
 // past its last checkpoint), replaced atomically; a line that is not a record ends the cut there.
+// Per group of a rollout's `groups`: true when no answer passed and every trajectory has the same
+// finite return (a single-turn row's reward, a multi-turn trajectory's first-turn return): all
+// advantages 0, nothing learnt.
+std::vector<bool> groups_without_signal(const std::vector<RolloutRecord>& records, size_t groups) {
+    std::vector<bool> passed(groups, false), differ(groups, false), seen(groups, false);
+    std::vector<double> value(groups, 0.0);
+    for (const RolloutRecord& r : records) {
+        const size_t g = static_cast<size_t>(r.group);
+        if (g >= groups) throw RuntimeFailure("grpo: a rollout record of group " + std::to_string(g));
+        for (int k = 0; k < judge::kStatusCount; ++k)
+            if (r.status == judge::status_name(static_cast<judge::Status>(k)) &&
+                judge::status_passed(static_cast<judge::Status>(k)))
+                passed[g] = true;
+        if (r.turn > 1) continue;
+        const double v = r.turn == 0 ? r.reward : r.ret;
+        if (!std::isfinite(v) || (seen[g] && v != value[g])) differ[g] = true;
+        seen[g] = true;
+        value[g] = v;
+    }
+    std::vector<bool> out(groups);
+    for (size_t g = 0; g < groups; ++g) out[g] = seen[g] && !passed[g] && !differ[g];
+    return out;
+}
+
 void cut_rewards(const std::string& path, int64_t step) {
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) return;
@@ -78,28 +84,6 @@ void cut_rewards(const std::string& path, int64_t step) {
 }
 
 }  // namespace
-
-std::vector<size_t> grpo_step_tasks(uint64_t seed, size_t n, int64_t per_step, int64_t step, int64_t rank,
-                                    int64_t world) {
-    if (n == 0 || per_step <= 0 || world <= 0 || per_step % world != 0)
-        throw UsageError("config error: 'objective.grpo.tasks_per_step' (" + std::to_string(per_step) +
-                         ") must be a positive multiple of the number of ranks (" + std::to_string(world) +
-                         "): a task's completions never split over ranks");
-    const int64_t mine = per_step / world;
-    std::vector<size_t> out;
-    int64_t cached_pass = -1;
-    std::vector<size_t> order;
-    for (int64_t j = rank * mine; j < (rank + 1) * mine; ++j) {
-        const int64_t pos = step * per_step + j;
-        const int64_t pass = pos / static_cast<int64_t>(n);
-        if (pass != cached_pass) {
-            order = pass_order(seed, n, pass);
-            cached_pass = pass;
-        }
-        out.push_back(order[static_cast<size_t>(pos % static_cast<int64_t>(n))]);
-    }
-    return out;
-}
 
 GrpoSteps::GrpoSteps(GrpoStepsOptions o) : o_(std::move(o)) {
     try {
@@ -143,7 +127,21 @@ const std::pair<const char*, at::Tensor GrpoRollout::*> kBatchTensors[] = {
 
 }  // namespace
 
+namespace {
+
+// The file of the task schedule in a checkpoint folder (retry_all_failed).
+std::string schedule_file(const std::string& dir) { return (fs::path(dir) / "grpo-schedule.json").string(); }
+
+}  // namespace
+
 void GrpoSteps::save_state(const std::string& dir, int64_t steps_taken, const Comm& comm) const {
+    if (schedule_ && comm.rank == 0) {  // the same on every rank: the order after the last generation taken
+        if (scheduled_generation_ != (steps_taken - 1) / o_.num_iterations)
+            throw RuntimeFailure(strprintf("grpo: a checkpoint of step %lld with the task schedule of generation %lld",
+                                           (long long)steps_taken, (long long)scheduled_generation_ + 1));
+        const json j = {{"schedule", schedule_->to_json()}, {"generation", scheduled_generation_}, {"tasks", data_hash_}};
+        atomic_write(schedule_file(dir), j.dump(1) + "\n", "task schedule");
+    }
     // Only a checkpoint inside a generation needs its batch: the next step trains on it again.
     if (steps_taken % o_.num_iterations == 0) return;
     if (held_generation_ != (steps_taken - 1) / o_.num_iterations)
@@ -279,6 +277,26 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
                                 {"tasks", data_hash_}},
                                t, ctx.model->config().vocab_size);
     }
+    if (o_.retry_all_failed) {
+        schedule_.emplace(o_.seed, tasks_.size());
+        if (resumed_step > 0) {  // the schedule with the retries queued so far, as saved
+            const std::string f = schedule_file(resumed_from);
+            if (!fs::exists(f))
+                throw InputError("checkpoint " + resumed_from + " holds no grpo-schedule.json: it was written without "
+                                 "objective.grpo.retry_all_failed; resume it with the settings that wrote it");
+            const json j = json_parse(read_input_file(f, "task schedule", size_t(64) << 20), f);
+            const int64_t want = (resumed_step - 1) / o_.num_iterations;
+            if (!j.is_object() || !j.contains("generation") || !j["generation"].is_number_integer() ||
+                j["generation"].get<int64_t>() != want || !j.contains("tasks") || j["tasks"] != data_hash_)
+                throw InputError(f + ": not the task schedule of generation " + std::to_string(want + 1) + " of this "
+                                 "task file: the checkpoint's files do not belong together; resume from another checkpoint");
+            schedule_ = TaskSchedule::from_json(j.value("schedule", json()), o_.seed, tasks_.size(), f);
+            scheduled_generation_ = want;
+        }
+    } else if (resumed_step > 0 && fs::exists(schedule_file(resumed_from))) {
+        throw InputError("checkpoint " + resumed_from + " holds a task schedule with retries, but this run has no "
+                         "objective.grpo.retry_all_failed; resume it with the settings that wrote it");
+    }
     rewards_.open(rewards_path_, std::ios::app);  // cut_rewards checked that it is the run's own file
     if (!rewards_) throw RuntimeFailure("cannot write " + rewards_path_);
 }
@@ -291,11 +309,25 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
                                        (long long)ctx.step + 1, (long long)generation));
     double generate_s = 0, judge_s = 0;
     int64_t generated = 0;
+    std::vector<ScheduledTask> all_slots, slots;  // retry_all_failed: the step's tasks, this rank's share
+    int64_t queued = 0;                            // tasks queued for a retry after this step
     Rollout rollout;
     auto t_update = std::chrono::steady_clock::time_point();
     if (fresh) {
-        const std::vector<size_t> idx =
-            grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
+        std::vector<size_t> idx;
+        if (schedule_) {  // every rank takes the step's tasks, then its share
+            if (scheduled_generation_ != generation - 1)
+                throw RuntimeFailure(strprintf("grpo: generation %lld after the task schedule of generation %lld",
+                                               (long long)generation + 1, (long long)scheduled_generation_ + 1));
+            all_slots = schedule_->take(o_.tasks_per_step);
+            scheduled_generation_ = generation;
+            const int64_t share = o_.tasks_per_step / ctx.comm.world;
+            slots = std::vector<ScheduledTask>(all_slots.begin() + ctx.comm.rank * share,
+                                               all_slots.begin() + (ctx.comm.rank + 1) * share);
+            for (const ScheduledTask& s : slots) idx.push_back(s.task);
+        } else {
+            idx = grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
+        }
         std::vector<eval::Task> mine;
         for (size_t i : idx) mine.push_back(tasks_[i]);
         SampleFn sample = [&](const std::vector<GenerationInput>& inputs, const FinishFn& on_finish) {
@@ -325,6 +357,23 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         if (ctx.comm.world > 1) stopped = ctx.comm.sum_vec({stopped ? 1.0 : 0.0})[0] > 0;
         if (stopped) throw StoppedBySignal("the step's judging was stopped by a signal");
         judge_s = seconds_since(t_roll) - generate_s;
+        if (schedule_) {  // the step's groups without signal or pass, over all ranks, queued in step order
+            const std::vector<bool> none = groups_without_signal(rollout.records, slots.size());
+            std::vector<double> flags(all_slots.size(), 0.0);
+            const size_t first = slots.size() * static_cast<size_t>(ctx.comm.rank);
+            for (size_t g = 0; g < none.size(); ++g) flags[first + g] = none[g] ? 1.0 : 0.0;
+            if (ctx.comm.world > 1) flags = ctx.comm.sum_vec(flags);
+            std::string ids;
+            for (size_t j = 0; j < all_slots.size(); ++j)
+                if (flags[j] > 0 && !all_slots[j].retry && schedule_->queue_retry(all_slots[j].task)) {
+                    ++queued;
+                    ids += (ids.empty() ? "" : ", ") + tasks_[all_slots[j].task].id_text;
+                }
+            if (queued > 0 && ctx.comm.rank == 0)
+                log_info("grpo: step %lld: task(s) %s gave no signal (every trajectory failed with the same return): "
+                         "taken again at the end of pass %lld",
+                         (long long)ctx.step + 1, ids.c_str(), (long long)schedule_->pass() + 1);
+        }
         t_update = std::chrono::steady_clock::now();
         if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update
             rollout.batch.old_logps = rollout_old_logps(ctx.model, rollout.batch, o_.step);  // [N, T]
@@ -358,6 +407,7 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
                   {"reason", rec.reason}, {"tokens", rec.tokens}, {"finish", rec.finish}};
         j["reward"] = std::isfinite(rec.reward) ? json(rec.reward) : json(nullptr);
         if (!rec.error.empty()) j["error"] = rec.error;
+        if (!slots.empty() && slots.at(static_cast<size_t>(rec.group)).retry) j["retry"] = true;
         if (rec.speedup) j["speedup"] = *rec.speedup;
         if (!rec.speedup_note.empty()) j["speedup_note"] = rec.speedup_note;
         if (rec.turn > 0) {  // a multi-turn rollout's row
@@ -436,6 +486,10 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     m["update_s"] = update_s;
     if (fresh) m["generated_tokens_per_s"] = generate_s > 0 ? double(generated) / generate_s : 0.0;
     if (o_.num_iterations > 1) m["generation"] = generation + 1;
+    if (fresh && schedule_) {  // the same on every rank
+        m["retried_tasks"] = std::count_if(all_slots.begin(), all_slots.end(), [](const ScheduledTask& t) { return t.retry; });
+        m["queued_for_retry"] = queued;
+    }
     if (fresh && o_.token_weights.enabled) {  // the CuSeT weights of this generation's completion tokens
         const std::vector<double>& w = weight_sums_;
         m["cuset_kept_fraction"] = w[0] > 0 ? w[1] / w[0] : 0.0;

@@ -161,6 +161,7 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             row_rewards.push_back(static_cast<float>(tt.reward.value));
             row_adv.push_back(adv[j][static_cast<int64_t>(t)]);
             RolloutRecord rec = rollout_record(tasks[tr.task].id_text, tr.sample + 1, tt.verdict, tt.reward, tt.out);
+            rec.group = static_cast<int64_t>(tr.task);
             rec.turn = static_cast<int64_t>(t) + 1;
             rec.ret = ret[j][static_cast<int64_t>(t)];
             rec.advantage = adv[j][static_cast<int64_t>(t)];

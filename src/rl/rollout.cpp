@@ -233,6 +233,7 @@ Rollout grpo_rollout(const SampleFn& sample, const ChatFormatter& fmt, const std
         const judge::Reward rw = sample_reward(s, o.rewards);
         ra[row] = static_cast<float>(rw.value);
         out.records.push_back(rollout_record(tr.id_text, row % G + 1, s, rw, g));
+        out.records.back().group = row / G;
     }
     out.batch.rewards = rewards;
     out.groups_judged_while_sampling = sampled.groups_judged_while_sampling;

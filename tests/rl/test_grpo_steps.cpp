@@ -8,6 +8,8 @@
 // - it learns: a policy that writes a compiling and a non-compiling program about equally often
 //   (data/tiny-coder fine-tuned here on such answers for the purpose) writes the compiling one
 //   more often after a short GRPO run, by a margin stated below;
+// - retry_all_failed: tasks without signal taken again at the end of the pass, on one rank or two,
+//   single- or multi-turn, and resumed exactly;
 // - configuration refusals (exit 2, one line naming the key).
 #include <gtest/gtest.h>
 
@@ -451,6 +453,114 @@ TEST(GrpoSteps, ConfigurationRefusals) {
         EXPECT_NE(r.err.find(c.key), std::string::npos) << r.err;
         EXPECT_FALSE(fs::exists(dir + "/r/checkpoint-0000002"));
     }
+}
+
+// objective.grpo.retry_all_failed: with completions of 2 tokens no answer holds a program, so
+// every group fails alike (status no-code, reward 0) and gives no signal. Over 3 tasks in steps of
+// 2, pass 1 (order a b c) is then, worked by hand: step 1 a b (both queued), step 2 c and a's
+// retry (c queued; a retry is not queued again), step 3 the retries of b and c, step 4 the first
+// two tasks of pass 2 (both queued again: a new pass). The log names the queued tasks, rewards.jsonl marks the retried records,
+// metrics.jsonl counts both, and a run resumed from the step-2 checkpoint (which holds the queue)
+// ends as the uninterrupted one. Resuming with the other setting is refused (exit 3).
+TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
+    const std::string dir = scratch_dir("grpo-steps-retry");
+    const std::string tasks = write_tasks(dir, 3);
+    const cuset::test::ConfigKeys keys = {{"train.max_steps", "4"},
+                                          {"train.seed", "7"},
+                                          {"checkpoint.every", "2"},
+                                          {"checkpoint.keep_last", "0"},
+                                          {"objective.grpo.max_completion_length", "2"},
+                                          {"objective.grpo.retry_all_failed", "true"}};
+    const std::string cfg = grpo_config(dir, "retry", kDemo, tasks, keys);
+    auto a = run_cuset("--config " + cfg + " --run-name a");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+
+    const std::vector<cuset::eval::Task> t = cuset::eval::load_tasks(tasks);
+    const std::vector<size_t> p1 = cuset::rl::grpo_pass_order(7, 3, 0), p2 = cuset::rl::grpo_pass_order(7, 3, 1);
+    const std::vector<std::pair<size_t, bool>> want = {{p1[0], false}, {p1[1], false}, {p1[2], false}, {p1[0], true},
+                                                       {p1[1], true},  {p1[2], true},  {p2[0], false}, {p2[1], false}};
+    const std::vector<json> rec = jsonl(dir + "/a/rewards.jsonl");
+    ASSERT_EQ(rec.size(), 32u);  // 4 steps x 2 tasks x 4 completions
+    for (size_t i = 0; i < rec.size(); ++i) {
+        const auto& [task, retried] = want[i / 4];
+        EXPECT_EQ(rec[i]["status"], "no-code") << "record " << i;
+        EXPECT_EQ(rec[i]["reward"].get<double>(), 0.0);
+        EXPECT_EQ(rec[i]["task"], t[task].id_text) << "record " << i;
+        EXPECT_EQ(rec[i].value("retry", false), retried) << "record " << i;
+    }
+    const std::vector<json> m = read_metrics(dir + "/a");
+    ASSERT_EQ(m.size(), 4u);
+    const int64_t retried[] = {0, 1, 2, 0}, queued[] = {2, 1, 0, 2};
+    for (size_t s = 0; s < 4; ++s) {
+        EXPECT_EQ(m[s]["retried_tasks"].get<int64_t>(), retried[s]) << "step " << s + 1;
+        EXPECT_EQ(m[s]["queued_for_retry"].get<int64_t>(), queued[s]) << "step " << s + 1;
+    }
+    EXPECT_NE(a.err.find("task(s) " + t[p1[0]].id_text + ", " + t[p1[1]].id_text + " gave no signal"), std::string::npos)
+        << a.err;
+    ASSERT_TRUE(fs::exists(dir + "/a/checkpoint-0000002/grpo-schedule.json"));
+
+    // Resumed from step 2 in a fresh process: the queue (c's retry) comes from the checkpoint.
+    fs::create_directories(dir + "/b");
+    fs::copy(dir + "/a/checkpoint-0000002", dir + "/b/checkpoint-0000002", fs::copy_options::recursive);
+    fs::copy_file(dir + "/a/rewards.jsonl", dir + "/b/rewards.jsonl");
+    auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    expect_same_ending(dir, "a", "b", "checkpoint-0000004");
+    const std::vector<json> mb = read_metrics(dir + "/b");
+    ASSERT_EQ(mb.size(), 2u);
+    EXPECT_EQ(mb[0]["retried_tasks"].get<int64_t>(), 2);
+
+    // Multi-turn (every trajectory's two answers fail alike: its first-turn returns are equal) over
+    // two ranks under ZeRO stage 1: the queue is summed over the ranks, so the records are one
+    // process's, split between the ranks' files.
+    const std::string mcfg = grpo_config(dir, "turns", kDemo, tasks,
+                                         {{"train.max_steps", "4"}, {"train.seed", "7"}, {"objective.grpo.turns", "2"},
+                                          {"objective.grpo.max_completion_length", "2"}, {"data.max_seq_len", "1024"},
+                                          {"objective.grpo.retry_all_failed", "true"}, {"distributed.timeout_s", "60"}});
+    auto mt = run_cuset("--config " + mcfg + " --run-name mt-one");
+    ASSERT_EQ(mt.exit_code, 0) << mt.err;
+    std::vector<std::string> want_mt = lines_of(dir + "/mt-one/rewards.jsonl");
+    ASSERT_EQ(want_mt.size(), 64u) << "4 steps x 2 tasks x 4 trajectories x 2 turns";
+    for (size_t i = 0; i < want_mt.size(); ++i) {
+        const json r = json::parse(want_mt[i]);
+        EXPECT_EQ(r["task"], t[want[i / 8].first].id_text) << "record " << i;
+        EXPECT_EQ(r.value("retry", false), want[i / 8].second) << "record " << i;
+    }
+    cuset::test::run_ranks(2, mcfg, dir, "mt-two", cuset::test::free_port(6),
+                           {"--set", "train.micro_batch_size=4", "--set", "distributed.zero_stage=1"});
+    std::vector<std::string> got_mt = lines_of(dir + "/mt-two/rewards.jsonl");
+    const std::vector<std::string> rank1 = lines_of(dir + "/mt-two/rewards-rank1.jsonl");
+    got_mt.insert(got_mt.end(), rank1.begin(), rank1.end());
+    std::sort(got_mt.begin(), got_mt.end());
+    std::sort(want_mt.begin(), want_mt.end());
+    EXPECT_EQ(got_mt, want_mt);
+    const std::vector<json> m2 = read_metrics(dir + "/mt-two");
+    ASSERT_EQ(m2.size(), 4u);
+    for (size_t s = 0; s < 4; ++s) EXPECT_EQ(m2[s]["queued_for_retry"].get<int64_t>(), queued[s]) << "step " << s + 1;
+
+    // A checkpoint whose schedule is missing, or one with a schedule its run did not keep (a
+    // checkpoint put together by hand: another setting is already refused by the configuration's
+    // hash), is refused with exit 3, naming the file.
+    fs::create_directories(dir + "/c");
+    fs::copy(dir + "/a/checkpoint-0000002", dir + "/c/checkpoint-0000002", fs::copy_options::recursive);
+    fs::remove(dir + "/c/checkpoint-0000002/grpo-schedule.json");
+    auto c = run_cuset("--config " + cfg + " --run-name c --resume auto");
+    EXPECT_EQ(c.exit_code, 3) << c.err;
+    EXPECT_NE(c.err.find("holds no grpo-schedule.json"), std::string::npos) << c.err;
+    cuset::test::ConfigKeys off = keys;
+    off.push_back({"objective.grpo.retry_all_failed", "false"});
+    const std::string cfg_off = grpo_config(dir, "off", kDemo, tasks, off);
+    auto d = run_cuset("--config " + cfg_off + " --run-name d");
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    EXPECT_FALSE(fs::exists(dir + "/d/checkpoint-0000002/grpo-schedule.json"));
+    for (const json& r : jsonl(dir + "/d/rewards.jsonl")) EXPECT_FALSE(r.contains("retry"));
+    for (const json& r : read_metrics(dir + "/d")) EXPECT_FALSE(r.contains("retried_tasks"));
+    fs::create_directories(dir + "/e");
+    fs::copy(dir + "/d/checkpoint-0000002", dir + "/e/checkpoint-0000002", fs::copy_options::recursive);
+    fs::copy_file(dir + "/a/checkpoint-0000002/grpo-schedule.json", dir + "/e/checkpoint-0000002/grpo-schedule.json");
+    auto e = run_cuset("--config " + cfg_off + " --run-name e --resume auto");
+    EXPECT_EQ(e.exit_code, 3) << e.err;
+    EXPECT_NE(e.err.find("objective.grpo.retry_all_failed"), std::string::npos) << e.err;
 }
 
 // The KL term's reference: a full fine-tune loads the frozen starting model, a LoRA run takes its

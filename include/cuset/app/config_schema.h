@@ -86,6 +86,7 @@ struct GrpoKeys {
     double turn_discount{};
     std::string turn_advantage;
     bool turn_anchor{};
+    bool retry_all_failed{};
     std::string history;
     judge::RewardWeights reward;  // objective.grpo.reward.*
     int64_t speedup_warmup{};     // objective.grpo.speedup.warmup

@@ -6,13 +6,15 @@
 // Every completion's verdict and reward goes to rewards.jsonl in the run folder (rank 0; rank r >
 // 0 writes rewards-rank<r>.jsonl), so that a run can be audited for reward hacking.
 //
-// Reproducible and resumable: the task order is drawn from (seed, pass over the task file), each
+// Reproducible and resumable: the task order is drawn from (seed, pass over the task file) and,
+// with retries, kept in each checkpoint (rl/task_schedule.h); each
 // completion's sampling stream from (seed, step, task, sample), so a resumed run samples what the
 // stopped run would have sampled next; records a stopped run wrote past its checkpoint are cut.
 #pragma once
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "cuset/rl/rollout.h"
 #include "cuset/rl/token_weights.h"
 #include "cuset/rl/grpo_step.h"
+#include "cuset/rl/task_schedule.h"
 #include "cuset/train/step_source.h"
 
 namespace cuset::rl {
@@ -49,13 +52,11 @@ struct GrpoStepsOptions {
     // Multi-turn rollouts (objective.grpo.turns > 1, rl/multi_turn.h): a task's trajectories answer
     // the judge's findings; each turn a row with its own advantage. turns 1 = single-turn GRPO.
     MultiTurnOptions multi_turn;
+    // objective.grpo.retry_all_failed: a task whose G trajectories all failed with the same return
+    // (a group without signal) is taken again at the end of the pass (rl/task_schedule.h); the
+    // schedule is kept in each checkpoint (grpo-schedule.json).
+    bool retry_all_failed = false;
 };
-
-// The tasks of step `step` on rank `rank` of `world`, as indices into a task list of n tasks:
-// positions step * per_step .. step * per_step + per_step - 1 of the endless sequence of passes,
-// pass e a permutation of 0..n-1 drawn from (seed, e); the rank takes its contiguous share.
-std::vector<size_t> grpo_step_tasks(uint64_t seed, size_t n, int64_t per_step, int64_t step, int64_t rank,
-                                    int64_t world);
 
 class GrpoSteps : public StepSource {
 public:
@@ -79,6 +80,8 @@ private:
     std::ofstream rewards_;
     GrpoRollout held_;               // the generation batch being trained on (num_iterations > 1)
     int64_t held_generation_ = -1;   // its generation index (-1 = none)
+    std::optional<TaskSchedule> schedule_;  // retry_all_failed: the order with its retries, after
+    int64_t scheduled_generation_ = -1;     // this generation (-1 = none taken yet)
     std::vector<double> weight_sums_;  // token_weights: tokens, kept, sensitive, sum w_i, completions of the generation
     double first_reward_ = -1, last_reward_ = -1;  // mean rewards of the session's first and last steps (-1 = none)
     int64_t completions_ = 0;

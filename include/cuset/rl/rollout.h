@@ -50,6 +50,7 @@ struct RolloutOptions {
 
 struct RolloutRecord {
     std::string task;     // the task's id
+    int64_t group = 0;    // its task's index in the rollout's task list
     int64_t sample = 0;   // 1-based within its group
     std::string status;   // the judge's status name
     std::string reason;   // reward_of's reason
