@@ -45,8 +45,10 @@ judge::Status status_of(const std::string& name) {
     return s;
 }
 
-// The user turn after an attempt of build.jsonl (eval's renderer).
-std::string repair_turn(const std::string& status, const std::string& error) { return eval::repair_turn(status_of(status), error); }
+// The user turn after an attempt of build.jsonl at `task` (eval's renderer).
+std::string repair_turn(const eval::Task& task, const std::string& status, const std::string& error) {
+    return eval::repair_turn(task, status_of(status), error);
+}
 
 // The settings that decide which attempts a build makes and what they are judged as; the keep
 // policy, the training format and `against` act on the finished attempts and may change.
@@ -111,11 +113,6 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
     if (opts.keep == KeepPolicy::kFastest && mode != judge::JudgeMode::kGpu)
         throw UsageError("--keep fastest needs run times measured on a GPU (--judge gpu)");
     if (tasks.empty()) throw InputError(opts.tasks_file + ": no task to build from");
-    if (opts.rounds > 1)
-        for (const eval::Task& t : tasks)
-            if (t.kernelbench)
-                throw UsageError("data build: --rounds above 1 repairs CUDABench programs; task " + t.id_text +
-                                 " is a KernelBench problem: build from it with --rounds 1");
     const judge::Status pass_status = mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
     const std::string pass_name = judge::status_name(pass_status);
 
@@ -184,7 +181,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
                 bool open = true;
                 for (int64_t p = 1; p < r && open; ++p) {
                     const AttemptRecord* a = record_at(i, k, p);
-                    const std::string turn = a ? repair_turn(a->status, a->error) : "";
+                    const std::string turn = a ? repair_turn(tasks[i], a->status, a->error) : "";
                     open = !turn.empty();
                     if (open) {
                         q.conversation.messages.push_back({"assistant", a->response});
@@ -340,7 +337,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
             for (int64_t r = 1; r <= a->key.round; ++r) {
                 const AttemptRecord* p = record_at(c.task, c.sample, r);
                 msgs.push_back({{"role", "assistant"}, {"content", p->response}});
-                if (r < a->key.round) msgs.push_back({{"role", "user"}, {"content", repair_turn(p->status, p->error)}});
+                if (r < a->key.round) msgs.push_back({{"role", "user"}, {"content", repair_turn(tasks[c.task], p->status, p->error)}});
             }
             j["messages"] = std::move(msgs);
         }

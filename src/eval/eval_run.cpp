@@ -65,9 +65,12 @@ using JudgeFn = std::function<JudgeSummary(const std::vector<ResultRecord>&, con
 // judged. Every later answer goes into records[..].repairs. With req.answers the answers are the
 // source's (its turn t of the sample) instead of the model's.
 RepairReport repair_turns(const EvalRequest& req, const std::string& out, GenerateRequest g, const TextOptions& text,
-                          const Runtime* runtime, std::vector<ResultRecord>& records, const JudgeSummary& first,
-                          const JudgeFn& judge_now) {
+                          const Runtime* runtime, const std::vector<Task>& tasks, std::vector<ResultRecord>& records,
+                          const JudgeSummary& first, const JudgeFn& judge_now) {
+    std::map<std::string, const Task*> task_of;  // by id: the task's prompt, extraction and repair wording
+    for (const Task& t : tasks) task_of[t.id_text] = &t;
     struct Chain {
+        const Task* spec = nullptr;
         size_t task = 0, sample = 0;
         std::string task_id;  // the task's id as text
         std::string id;       // "<task id>/s<k>"
@@ -79,14 +82,17 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         ResultRecord& r = records[i];
         r.repairs.assign(r.codes.size(), {});
         const std::string id = r.id.is_string() ? r.id.get<std::string>() : r.id.dump();
+        const auto spec = task_of.find(id);
+        if (spec == task_of.end()) throw RuntimeFailure("eval: repair turns for a results record of unknown task " + id);
         for (size_t k = 0; k < first.tasks[i].samples.size(); ++k) {
             history[i].push_back({first.tasks[i].samples[k]});
             Chain c;
+            c.spec = spec->second;
             c.task = i;
             c.sample = k;
             c.task_id = id;
             c.id = id + "/s" + std::to_string(k + 1);
-            c.conv.messages = {{"system", system_prompt()},
+            c.conv.messages = {{"system", system_prompt(*c.spec)},
                                {"user", r.prompt},
                                {"assistant", k < r.responses.size() ? r.responses[k].value_or("") : ""}};
             chains.push_back(std::move(c));
@@ -101,7 +107,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         for (Chain& c : chains) {
             const std::vector<SampleResult>& h = history[c.task][c.sample];
             if (static_cast<int64_t>(h.size()) != turn - 1) continue;  // the conversation ended before
-            std::string fb = repair_turn(h.back().status, h.back().error);
+            std::string fb = repair_turn(*c.spec, h.back().status, h.back().error);
             if (fb.empty()) continue;  // a pass, or nothing the program can fix
             c.conv.messages.push_back({"user", fb});
             lines += prompt_record_line(c.id + "/t" + T, c.conv) + "\n";
@@ -140,7 +146,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
             rec.prompt = r.prompt;
             rec.run_id = r.run_id;
             rec.responses.push_back(response);
-            rec.codes.push_back(extract_code(response));
+            rec.codes.push_back(extract_code(*c.spec, response));
             records[c.task].repairs[c.sample].push_back({turn, feedback[q], rec.responses[0], rec.codes[0]});
             recs.push_back(std::move(rec));
             judged.emplace_back(&c, ntok);
@@ -259,11 +265,6 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
     if (req.reference)  // refused before anything is written
         for (const Task& t : tasks) require_reference(t);
-    if (req.turns > 1)
-        for (const Task& t : tasks)
-            if (t.kernelbench)
-                throw UsageError("eval: --turns above 1 repairs CUDABench programs; task " + t.id_text +
-                                 " is a KernelBench problem: judge it with --turns 1");
     std::string how;
     JudgeMode mode = resolve_judge(req.judge, &how);
 
@@ -416,7 +417,7 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
     if (!res.summary.notice.empty()) log_warn("eval: %s", res.summary.notice.c_str());
     res.report = make_report(res.summary, req.tasks, results_file);
     if (req.turns > 1) {
-        res.report.repair = repair_turns(req, out, g, text, runtime, records, res.summary, judge_now);
+        res.report.repair = repair_turns(req, out, g, text, runtime, tasks, records, res.summary, judge_now);
         write_results(results_file, records);  // with every turn's answer and program
     }
     write_report(res.report, out);

@@ -21,6 +21,7 @@
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/eval/eval_run.h"
+#include "cuset/eval/repair.h"
 #include "cuset/generate/generate_run.h"
 #include "cuset/model/model_config.h"
 #include "cuset/model/safetensors.h"
@@ -44,10 +45,8 @@ std::vector<bool> groups_without_signal(const std::vector<RolloutRecord>& record
     for (const RolloutRecord& r : records) {
         const size_t g = static_cast<size_t>(r.group);
         if (g >= groups) throw RuntimeFailure("grpo: a rollout record of group " + std::to_string(g));
-        for (int k = 0; k < judge::kStatusCount; ++k)
-            if (r.status == judge::status_name(static_cast<judge::Status>(k)) &&
-                judge::status_passed(static_cast<judge::Status>(k)))
-                passed[g] = true;
+        judge::Status status;
+        if (eval::status_parse(r.status, &status) && judge::status_passed(status)) passed[g] = true;
         if (r.turn > 1) continue;
         const double v = r.turn == 0 ? r.reward : r.ret;
         if (!std::isfinite(v) || (seen[g] && v != value[g])) differ[g] = true;

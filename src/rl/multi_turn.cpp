@@ -59,11 +59,6 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
     if (o.group_size < 2) throw UsageError("a GRPO rollout needs at least 2 completions per task");
     if (tasks.empty()) throw UsageError("a GRPO rollout needs at least one task");
     if (mt.turns < 1) throw UsageError("objective.grpo.turns must be at least 1");
-    if (mt.turns > 1)
-        for (const eval::Task& t : tasks)
-            if (t.kernelbench)
-                throw UsageError("objective.grpo.turns above 1 repairs CUDABench programs; task " + t.id_text +
-                                 " is a KernelBench problem: train on it with turns 1");
     const int64_t G = o.group_size;
     std::vector<Trajectory> traj;
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -114,13 +109,14 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             tt.out = std::move(outs[q]);
             tt.verdict = sampled.groups.at(q).samples.at(0);
             tt.reward = sample_reward(tt.verdict, o.rewards);
-            const std::string feedback = eval::repair_turn(tt.verdict.status, tt.verdict.error);
+            const eval::Task& task = tasks[tr.task];
+            const std::string feedback = eval::repair_turn(task, tt.verdict.status, tt.verdict.error);
             if (feedback.empty() || turn == mt.turns) {
                 tr.open = false;
                 continue;
             }
-            const std::optional<std::string> code = eval::extract_code(tt.out.text);
-            tr.programs.push_back(code ? "```cuda\n" + *code + "\n```" : tt.out.text);
+            const std::optional<std::string> code = eval::extract_code(task, tt.out.text);
+            tr.programs.push_back(code ? std::string("```") + eval::answer_fence(task) + "\n" + *code + "\n```" : tt.out.text);
             tr.conv.messages.push_back({"assistant", tt.out.text});
             tr.conv.messages.push_back({"user", feedback});
         }

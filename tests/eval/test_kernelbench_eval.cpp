@@ -246,7 +246,7 @@ TEST(KernelBenchEval, CompileOnlyBuildsTheExtension) {
 
 // data build takes KernelBench problems: each answer's candidate (KernelBench's extraction) is
 // judged by the KernelBench stages, and the passing one is kept with KernelBench's prompt and
-// system prompt; repair rounds (CUDABench's feedback) are refused.
+// system prompt; a repair round gives back KernelBench's finding about the module.
 TEST(KernelBenchEval, DataBuildKeepsThePassingCandidate) {
     const std::string dir = scratch_dir("kernelbench_data_build");
     const std::string tasks = make_tasks(dir);
@@ -280,9 +280,71 @@ TEST(KernelBenchEval, DataBuildKeepsThePassingCandidate) {
     ASSERT_FALSE(prompt.empty());
     EXPECT_EQ(k["prompt"], prompt);
     EXPECT_EQ(k["response"], "Here it is.\n```python\n" + candidate("honest_relu.py") + "```\n");
-    r = run_cuset(base + q(dir + "/out2") + " --rounds 2");
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find("is a KernelBench problem: build from it with --rounds 1"), std::string::npos) << r.err;
+
+    // A repair round: the module that wrote its input gets KernelBench's finding, and its honest
+    // second answer is kept as the whole conversation (--format messages).
+    write_file(dir + "/rounds.jsonl",
+               json({{"id", "level1_19_ReLU"}, {"sample", 1}, {"round", 1}, {"response", "```python\n" + candidate("hack_input_mutation.py") + "```"}})
+                       .dump() +
+                   "\n" +
+                   json({{"id", "level1_19_ReLU"}, {"sample", 1}, {"round", 2}, {"response", "```python\n" + candidate("honest_relu.py") + "```"}})
+                       .dump() +
+                   "\n");
+    r = run_cuset("data build --tasks " + q(tasks) + " --candidates " + q(dir + "/rounds.jsonl") +
+                  " --task-ids level1_19_ReLU --samples 1 --rounds 2 --format messages --judge emulate"
+                  " --config configs/demo.yaml --set log.progress=never --out " + q(dir + "/out2"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string kept2 = read_file(dir + "/out2/train.jsonl");
+    ASSERT_EQ(std::count(kept2.begin(), kept2.end(), '\n'), 1) << kept2;
+    const json m = json::parse(kept2.substr(0, kept2.find('\n')))["messages"];
+    ASSERT_EQ(m.size(), 5u) << m.dump();
+    EXPECT_EQ(m[0]["content"], "You are a helpful assistant");
+    EXPECT_EQ(m[1]["content"], prompt);
+    EXPECT_EQ(m[3]["role"], "user");
+    const std::string finding = m[3]["content"].get<std::string>();
+    EXPECT_NE(finding.find("ModelNew breaks a rule of the benchmark: forward changes its input tensors"), std::string::npos)
+        << finding;
+    EXPECT_NE(finding.find("```python"), std::string::npos) << finding;
+    EXPECT_EQ(m[4]["content"], "```python\n" + candidate("honest_relu.py") + "```");
+}
+
+// eval --turns 2 on a KernelBench problem with answers from a file: turn 1 a module that writes
+// its input and one without a kernel (the static check's finding), turn 2 honest modules; the per-turn figures, the
+// finding given back, and KernelBench's fields of turn 1 kept in results.jsonl.
+TEST(KernelBenchEval, RepairTurnsAnswerTheModulesFinding) {
+    const std::string dir = scratch_dir("kernelbench_eval_turns");
+    const std::string tasks = make_tasks(dir);
+    auto line = [&](int sample, int round, const std::string& file) {
+        return json({{"id", "level1_19_ReLU"}, {"sample", sample}, {"round", round},
+                     {"response", "```python\n" + candidate(file) + "```"}})
+                   .dump() +
+               "\n";
+    };
+    write_file(dir + "/answers.jsonl", line(1, 1, "hack_input_mutation.py") + line(1, 2, "honest_relu.py") +
+                                           line(2, 1, "hack_no_kernel.py") + line(2, 2, "honest_relu.py"));
+    auto r = run_cuset("eval --candidates " + q(dir + "/answers.jsonl") + " --tasks " + q(tasks) +
+                       " --task-ids level1_19_ReLU --samples 2 --turns 2 --judge emulate --set eval.jobs=2"
+                       " --set log.progress=never --out " + q(dir + "/eval"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json ev = json::parse(read_file(dir + "/eval/eval.json"));
+    EXPECT_EQ(ev["overall"]["pass@1_passed"], 0);
+    const json& rep = ev["repair"];
+    EXPECT_EQ(rep["final"]["pass@1_passed"], 1);
+    EXPECT_EQ(rep["fixed_samples"], 2);
+    ASSERT_EQ(rep["by_turn"].size(), 2u);
+    EXPECT_EQ(rep["by_turn"][1]["passed"], 2);
+    const json& samples = ev["tasks"][0]["samples"];
+    ASSERT_EQ(samples.size(), 2u);
+    EXPECT_EQ(samples[0]["turns"][0]["status"], "input-mutated");
+    EXPECT_EQ(samples[1]["turns"][0]["status"], "static-check");  // no __global__ kernel in its source
+    EXPECT_EQ(samples[0]["turns"][1]["status"], "pass");
+    EXPECT_EQ(samples[1]["turns"][1]["status"], "pass");
+    const json res = json::parse(read_file(dir + "/eval/results.jsonl"));
+    EXPECT_EQ(res["code1"].get<std::string>() + "\n", candidate("hack_input_mutation.py"));
+    const std::string fb = res["repairs2"][0]["feedback"].get<std::string>();
+    EXPECT_NE(fb.find("its source fails the static check (static check: cuda_impl: Missing __global__"), std::string::npos)
+        << fb;
+    EXPECT_EQ(res["repairs2"][0]["code"].get<std::string>() + "\n", candidate("honest_relu.py"));
 }
 
 // A KernelBench problem has no reference kernel: --reference is refused in one line naming the

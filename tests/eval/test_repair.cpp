@@ -39,6 +39,42 @@ SampleResult verdict(Status s, const std::string& error = "") {
 
 }  // namespace
 
+// A KernelBench problem's finding speaks of its ModelNew module and asks for a ```python block;
+// each anti-hacking status names the rule broken; a CUDABench task keeps CUDABench's wording.
+TEST(RepairTurn, AKernelBenchProblemGetsTheModulesFinding) {
+    Task kb;
+    kb.id_text = "level1_19_ReLU";
+    kb.kernelbench = Task::KernelBench{};
+    Task cb;
+    cb.id_text = "100100";
+    EXPECT_EQ(answer_fence(kb), std::string("python"));
+    EXPECT_EQ(answer_fence(cb), std::string("cuda"));
+    for (Status s : {Status::kCompileError, Status::kRunFailed, Status::kMismatch, Status::kNoCode})
+        EXPECT_EQ(repair_turn(cb, s, "why"), repair_turn(s, "why")) << cuset::judge::status_name(s);
+    std::string t = repair_turn(kb, Status::kCompileError, "RuntimeError: Error building extension 'relu'");
+    EXPECT_NE(t.find("does not build or import"), std::string::npos) << t;
+    EXPECT_NE(t.find("RuntimeError: Error building extension 'relu'"), std::string::npos) << t;
+    EXPECT_NE(t.find("ModelNew and its inline CUDA sources) in one ```python code block"), std::string::npos) << t;
+    EXPECT_EQ(t.find("```cuda"), std::string::npos) << t;
+    t = repair_turn(kb, Status::kMismatch, "output 0 differs: max abs diff 0.5");
+    EXPECT_NE(t.find("do not match the reference Model's (output 0 differs: max abs diff 0.5)"), std::string::npos) << t;
+    EXPECT_NE(repair_turn(kb, Status::kNoCode, "").find("defining ModelNew"), std::string::npos);
+    const std::pair<Status, const char*> rules[] = {
+        {Status::kStaticCheck, "static check"},           {Status::kInputMutated, "changes its input tensors"},
+        {Status::kNoKernel, "launches no kernel"},        {Status::kTorchOp, "computes with torch operators"},
+        {Status::kSideStream, "a stream of its own"},     {Status::kTimerPatch, "the timer reads"},
+        {Status::kFallback, "when its kernels fail"},     {Status::kConstantOutput, "an output is constant"}};
+    for (const auto& [status, says] : rules) {
+        t = repair_turn(kb, status, "the judge's detail");
+        EXPECT_NE(t.find("breaks a rule of the benchmark: "), std::string::npos) << t;
+        EXPECT_NE(t.find(says), std::string::npos) << t;
+        EXPECT_NE(t.find("(the judge's detail)"), std::string::npos) << t;
+        EXPECT_EQ(repair_turn(cb, status, "x"), "") << "a CUDABench program has no such status";
+    }
+    for (Status s : {Status::kPass, Status::kCompiled, Status::kGenFailed, Status::kTaskError, Status::kUnjudged})
+        EXPECT_EQ(repair_turn(kb, s, "x"), "") << cuset::judge::status_name(s);
+}
+
 TEST(RepairTurn, TheTurnCarriesTheFinding) {
     std::string t = repair_turn(Status::kCompileError, "kernel.cu(3): error: identifier \"x\" is undefined");
     EXPECT_NE(t.find("does not compile"), std::string::npos) << t;

@@ -9,6 +9,9 @@
 // message (eval's repair turn), each turn's stream its own seed; `programs` history keeps only an
 // earlier answer's fenced program; a context limit ends a trajectory that has no room left; judging
 // each answer as it finishes changes nothing; one turn is the single-turn rollout, bit for bit.
+// A KernelBench problem's trajectories answer KernelBench's findings (its system prompt, its
+// prompt, the module's feedback) under the emulating judge.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -257,4 +260,59 @@ TEST(MultiTurnRollout, OneTurnIsTheSingleTurnRollout) {
         EXPECT_TRUE(at::equal(single.batch.*field, multi.batch.*field));
     EXPECT_TRUE(at::equal(multi.batch.advantages, grpo_advantages(single.batch.rewards, 2, RewardScaling::kGroup).advantages));
     EXPECT_FALSE(single.batch.advantages.defined());
+}
+
+// A KernelBench problem (the fixture ReLU of tests/fixtures/kernelbench/judge, as `data tasks
+// --from-kernelbench` writes it) under the emulating judge, G = 2, T = 2: trajectory 1 answers
+// with a module that writes its input (input-mutated), then with an honest one (pass);
+// trajectory 2 passes at once. The turn-2 prompt is KernelBench's conversation (its system prompt
+// and prompt, the answer, the module's finding with the rule it broke); the pass earns more.
+TEST(MultiTurnRollout, KernelBenchProblemsAnswerTheirOwnFindings) {
+    const std::string dir = cuset::test::scratch_dir("multi_turn_kernelbench");
+    const std::string fixtures = std::string(CUSET_SOURCE_DIR) + "/tests/fixtures/kernelbench";
+    auto made = cuset::test::run_cuset("data tasks --from-kernelbench '" + fixtures + "/judge' --levels 1 --out '" + dir +
+                                       "/kb.jsonl'");
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    eval::Task task;
+    for (const eval::Task& t : eval::load_tasks(dir + "/kb.jsonl"))
+        if (t.id_text == "level1_19_ReLU") task = t;
+    ASSERT_TRUE(task.kernelbench.has_value());
+    auto answer = [&](const std::string& file) {
+        return "Here.\n```python\n" + cuset::test::read_file(fixtures + "/candidates/" + file) + "```\n";
+    };
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    Script s;
+    s.tok = tok.get();
+    s.turns = {{answer("hack_input_mutation.py"), answer("honest_relu.py")}, {answer("honest_relu.py")}};
+    rl::RolloutOptions o = options("multi_turn_kernelbench_judge");
+    o.judge.runner.mode = judge::JudgeMode::kEmulate;
+    o.judge.runner.python = judge::find_python(CUSET_PYTHON, "eval.python");
+    // The toolchain the command line builds once per machine (eval's cache folder).
+    const char* home = std::getenv("HOME");
+    o.judge.runner.cache_dir = home && *home ? std::string(home) + "/.cache/cuset/judge" : dir + "/cache";
+    rl::MultiTurnOptions mt;
+    mt.turns = 2;
+    rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, /*pad_id=*/0, o, mt);
+
+    ASSERT_EQ(r.records.size(), 3u);
+    EXPECT_EQ(r.records[0].status, "input-mutated") << r.records[0].error;
+    EXPECT_EQ(r.records[1].status, "pass") << r.records[1].error;
+    EXPECT_EQ(r.records[2].status, "pass") << r.records[2].error;
+    EXPECT_EQ(r.records[1].turn, 2);
+    EXPECT_GT(r.records[1].reward, r.records[0].reward);
+    EXPECT_EQ(r.records[1].reward, r.records[2].reward);
+    EXPECT_EQ(r.fixed, 1);
+    ASSERT_EQ(s.seen.size(), 2u);
+    ASSERT_EQ(s.seen[1].size(), 1u);
+    Conversation c;
+    c.id = "task " + task.id_text;
+    c.messages = {{"system", "You are a helpful assistant"},
+                  {"user", task.kernelbench->prompt},
+                  {"assistant", s.turns[0][0]},
+                  {"user", eval::repair_turn(task, judge::Status::kInputMutated, r.records[0].error)}};
+    EXPECT_EQ(s.seen[1][0].prompt, fmt.generation_prompt(c, false));
+    const std::string feedback = c.messages.back().content;
+    EXPECT_NE(feedback.find("forward changes its input tensors"), std::string::npos) << feedback;
+    EXPECT_NE(feedback.find("```python"), std::string::npos) << feedback;
 }

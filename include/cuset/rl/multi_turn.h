@@ -1,5 +1,6 @@
 // Multi-turn GRPO rollouts (objective.grpo.turns T > 1): each of a task's G trajectories answers
-// CUDABench's prompt (turn 1: the single-turn rollout's prompt and sampling stream), its program
+// the task's prompt, CUDABench's or KernelBench's (turn 1: the single-turn rollout's prompt and
+// sampling stream), its program
 // is judged, and while it has not passed, its failure is the program's own (eval/repair.h) and
 // turns remain, the judge's finding is its next user turn and the policy answers again. Each turn
 // is one row of the GRPO batch: its prompt is the conversation so far, rendered by the model's
