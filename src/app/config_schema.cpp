@@ -321,6 +321,9 @@ void add_objective_keys(Table& t) {
     choices(t.add("objective.grpo.history", CUSET_MEMBER(objective.grpo.history), "full",
                   "grpo, turns > 1: earlier answers in the next prompt: full, or programs (their fenced program only)"),
             {"full", "programs"});
+    t.add("objective.grpo.continue_after_pass", CUSET_MEMBER(objective.grpo.continue_after_pass), false,
+          "grpo, turns > 1 with the speed-up reward: a passing answer's speed-up goes back as the next user turn, "
+          "asking for a faster program");
     t.add("objective.grpo.retry_all_failed", CUSET_MEMBER(objective.grpo.retry_all_failed), false,
           "grpo: a task whose trajectories all failed with the same return (no signal) is taken again at the end "
           "of the pass, once per pass");

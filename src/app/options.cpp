@@ -140,6 +140,11 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     mt.max_context = cfg.data.max_seq_len;
     mt.max_new_tokens = k.max_completion_length;
     o.retry_all_failed = k.retry_all_failed;
+    if (k.continue_after_pass && (k.turns < 2 || k.reward.speedup <= 0))
+        throw UsageError("config error: 'objective.grpo.continue_after_pass' asks a passing answer for a faster "
+                         "program: it needs objective.grpo.turns above 1 and the speed-up reward "
+                         "(objective.grpo.reward.speedup > 0, a gpu judge)");
+    mt.continue_after_pass = k.continue_after_pass;
     return o;
 }
 

@@ -1,6 +1,8 @@
 // The user turn that carries the judge's finding (eval/repair.h).
 #include "cuset/eval/repair.h"
 
+#include <cstdio>
+
 #include "cuset/core/error.h"
 
 namespace cuset::eval {
@@ -62,6 +64,16 @@ std::string repair_turn(const Task& task, judge::Status status, const std::strin
         default:
             return "";  // a pass, or nothing judged about the module: no repair
     }
+}
+
+std::string speedup_turn(const Task& task, double speedup) {
+    char figure[32];
+    std::snprintf(figure, sizeof figure, "%.2fx", speedup);
+    const bool kb = task.kernelbench.has_value();
+    return std::string(kb ? "ModelNew is correct" : "The program is correct") + " and runs " + figure +
+           " as fast as the reference (its time over yours). Make it faster: answer with the complete " +
+           (kb ? "module (ModelNew and its inline CUDA sources)" : "program") + " in one ```" + answer_fence(task) +
+           " code block; it must stay correct.";
 }
 
 const char* answer_fence(const Task& task) { return task.kernelbench ? "python" : "cuda"; }

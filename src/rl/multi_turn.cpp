@@ -110,7 +110,10 @@ Rollout multi_turn_rollout(const SampleFn& sample, const ChatFormatter& fmt, con
             tt.verdict = sampled.groups.at(q).samples.at(0);
             tt.reward = sample_reward(tt.verdict, o.rewards);
             const eval::Task& task = tasks[tr.task];
-            const std::string feedback = eval::repair_turn(task, tt.verdict.status, tt.verdict.error);
+            std::string feedback = eval::repair_turn(task, tt.verdict.status, tt.verdict.error);
+            if (feedback.empty() && mt.continue_after_pass && tt.verdict.status == judge::Status::kPass &&
+                tt.verdict.speedup)
+                feedback = eval::speedup_turn(task, *tt.verdict.speedup);
             if (feedback.empty() || turn == mt.turns) {
                 tr.open = false;
                 continue;

@@ -75,6 +75,21 @@ TEST(RepairTurn, AKernelBenchProblemGetsTheModulesFinding) {
         EXPECT_EQ(repair_turn(kb, s, "x"), "") << cuset::judge::status_name(s);
 }
 
+// A pass with a speed-up (objective.grpo.continue_after_pass): the figure to two decimals and the
+// request for a faster program in the task's own fence.
+TEST(RepairTurn, ASpeedupTurnAsksForAFasterProgram) {
+    Task cb;
+    Task kb;
+    kb.kernelbench = Task::KernelBench{};
+    EXPECT_EQ(speedup_turn(cb, 1.234),
+              "The program is correct and runs 1.23x as fast as the reference (its time over yours). Make it faster: "
+              "answer with the complete program in one ```cuda code block; it must stay correct.");
+    EXPECT_EQ(speedup_turn(kb, 0.5),
+              "ModelNew is correct and runs 0.50x as fast as the reference (its time over yours). Make it faster: "
+              "answer with the complete module (ModelNew and its inline CUDA sources) in one ```python code block; it "
+              "must stay correct.");
+}
+
 TEST(RepairTurn, TheTurnCarriesTheFinding) {
     std::string t = repair_turn(Status::kCompileError, "kernel.cu(3): error: identifier \"x\" is undefined");
     EXPECT_NE(t.find("does not compile"), std::string::npos) << t;

@@ -444,6 +444,9 @@ TEST(GrpoSteps, ConfigurationRefusals) {
         {{{"train.max_steps", "2"}, {"distributed.zero_stage", "3"}}, "distributed.zero_stage"},
         {{{"train.max_steps", "2"}, {"objective.grpo.loss_type", "ppo"}}, "objective.grpo.loss_type"},
         {{{"train.max_steps", "2"}, {"objective.grpo.num_generations", "1"}}, "objective.grpo.num_generations"},
+        {{{"train.max_steps", "2"}, {"objective.grpo.continue_after_pass", "true"}}, "objective.grpo.continue_after_pass"},
+        {{{"train.max_steps", "2"}, {"objective.grpo.turns", "2"}, {"objective.grpo.continue_after_pass", "true"}},
+         "objective.grpo.continue_after_pass"},
     };
     int i = 0;
     for (const Case& c : cases) {

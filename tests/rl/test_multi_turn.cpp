@@ -9,6 +9,7 @@
 // message (eval's repair turn), each turn's stream its own seed; `programs` history keeps only an
 // earlier answer's fenced program; a context limit ends a trajectory that has no room left; judging
 // each answer as it finishes changes nothing; one turn is the single-turn rollout, bit for bit.
+// With continue_after_pass, a passing answer with a speed-up gets the figure back and answers again.
 // A KernelBench problem's trajectories answer KernelBench's findings (its system prompt, its
 // prompt, the module's feedback) under the emulating judge.
 #include <cstdlib>
@@ -315,4 +316,55 @@ TEST(MultiTurnRollout, KernelBenchProblemsAnswerTheirOwnFindings) {
     const std::string feedback = c.messages.back().content;
     EXPECT_NE(feedback.find("forward changes its input tensors"), std::string::npos) << feedback;
     EXPECT_NE(feedback.find("```python"), std::string::npos) << feedback;
+}
+
+// continue_after_pass under the emulating judge with the speed-up measure on (the measure itself
+// is tested in tests/eval/test_speedup.cpp; emulated times say nothing about a GPU, which is why
+// the configuration asks for a gpu judge, but the rollout's rule is the same). G = 2, T = 2:
+// trajectory 1 passes at turn 1 with a speed-up, and instead of ending gets the figure back and
+// answers again; trajectory 2 fails to compile and gets the compiler's finding. Without the
+// option, the passing trajectory ends at turn 1.
+TEST(MultiTurnRollout, ContinueAfterPassAsksAPassingTrajectoryForSpeed) {
+    auto tok = tokenizer_load(demo_dir());
+    ChatFormatter fmt(*tok, ChatFormatOptions{}, demo_dir());
+    const eval::Task task = first_task();
+    const std::string reference = "```cuda\n" + task.bench_cu + "\n```";
+    for (bool go_on : {true, false}) {
+        Script s;
+        s.tok = tok.get();
+        s.turns = {{reference, kBroken}, {reference, reference}};
+        rl::RolloutOptions o = options(go_on ? "multi_turn_continue" : "multi_turn_stop");
+        o.judge.runner.mode = judge::JudgeMode::kEmulate;
+        o.judge.runner.python = judge::find_python(CUSET_PYTHON, "eval.python");
+        o.judge.runner.cache_dir = o.judge.runner.work_dir + "/cache";
+        o.judge.runner.speedup.enabled = true;
+        o.judge.runner.speedup.warmup = 0;
+        o.judge.runner.speedup.repeats = 1;
+        rl::MultiTurnOptions mt;
+        mt.turns = 2;
+        mt.continue_after_pass = go_on;
+        rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, /*pad_id=*/0, o, mt);
+        ASSERT_GE(r.records.size(), 3u);
+        EXPECT_EQ(r.records[0].status, "pass") << r.records[0].error;
+        ASSERT_TRUE(r.records[0].speedup.has_value()) << r.records[0].speedup_note;
+        ASSERT_EQ(s.seen.size(), 2u);
+        if (!go_on) {
+            EXPECT_EQ(r.records.size(), 3u) << "a pass ends its trajectory";
+            EXPECT_EQ(s.seen[1].size(), 1u);
+            continue;
+        }
+        ASSERT_EQ(r.records.size(), 4u);
+        EXPECT_EQ(r.records[1].turn, 2);
+        EXPECT_EQ(r.records[1].sample, 1);
+        EXPECT_EQ(r.records[1].status, "pass") << r.records[1].error;
+        ASSERT_EQ(s.seen[1].size(), 2u);
+        Conversation c;
+        c.id = "task " + task.id_text;
+        c.messages = {{"system", eval::system_prompt(task)},
+                      {"user", eval::build_user_prompt(task, o.level, o.gpu_name)},
+                      {"assistant", reference},
+                      {"user", eval::speedup_turn(task, *r.records[0].speedup)}};
+        EXPECT_EQ(s.seen[1][0].prompt, fmt.generation_prompt(c, false));
+        EXPECT_EQ(r.fixed, 1) << "trajectory 2, fixed at turn 2; trajectory 1 passed at turn 1";
+    }
 }

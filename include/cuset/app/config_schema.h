@@ -87,6 +87,7 @@ struct GrpoKeys {
     std::string turn_advantage;
     bool turn_anchor{};
     bool retry_all_failed{};
+    bool continue_after_pass{};
     std::string history;
     judge::RewardWeights reward;  // objective.grpo.reward.*
     int64_t speedup_warmup{};     // objective.grpo.speedup.warmup

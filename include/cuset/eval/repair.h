@@ -28,6 +28,11 @@ std::string repair_turn(judge::Status status, const std::string& error);
 // complete corrected module in one ```python code block. "" where repair_turn(status, error) is.
 std::string repair_turn(const Task& task, judge::Status status, const std::string& error);
 
+// The user turn after an answer to `task` passed with `speedup` (the reference's time over the
+// program's, a GPU judge's timing): the figure and the request for a faster program (module, for
+// a KernelBench problem) that stays correct, complete, in one code block of the task's fence.
+std::string speedup_turn(const Task& task, double speedup);
+
 // The fence language of an answer to `task` ("python" for a KernelBench problem, else "cuda"):
 // how a program is shown again when an earlier answer is cut to its program.
 const char* answer_fence(const Task& task);

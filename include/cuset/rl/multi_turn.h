@@ -15,6 +15,10 @@
 // only its fenced program (an answer without one is kept as it was), so that long prose does not
 // fill the context. A trajectory whose next prompt plus max_new_tokens would pass the context
 // limit is rendered with `programs` history, and if that is still too long it ends there.
+//
+// continue_after_pass (objective.grpo.continue_after_pass): a passing answer whose verdict has a
+// speed-up over the task's reference gets that figure as its next user turn, asking for a faster
+// program; a pass without a speed-up still ends the trajectory.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,9 @@ struct MultiTurnOptions {
     TurnHistory history = TurnHistory::kFull;
     int64_t max_context = 0;           // prompt + new tokens at most (the model's positions); 0 = no limit
     int64_t max_new_tokens = 0;        // per answer (for the context check)
+    // A passing answer with a speed-up (a GPU judge with the speed-up reward) does not end its
+    // trajectory: the figure goes back (eval::speedup_turn) and the policy answers again, up to T.
+    bool continue_after_pass = false;
 };
 
 // The rollout of `tasks` in up to mt.turns turns. Rows are trajectory by trajectory, turn by turn;
