@@ -4,6 +4,8 @@
 #include "cuset/core/error.h"
 #include "cuset/core/log.h"
 #include "cuset/core/markup.h"
+#include "cuset/eval/repair.h"
+#include "cuset/judge/runner.h"
 
 namespace cuset::databuild {
 
@@ -56,8 +58,11 @@ std::string build_html(const nlohmann::ordered_json& b) {
             h += ':';
             for (const auto& a : chain) {
                 const std::string st = a["status"].get<std::string>();
-                const char* cls = (st == "pass" || st == "compiled") ? "pass" : (st == "unjudged" || st == "gen-failed" ||
-                                                                                 st == "task-error") ? "other" : "fail";
+                judge::Status s = judge::Status::kNoCode;
+                const bool known = eval::status_parse(st, &s);
+                const bool not_judged = s == judge::Status::kUnjudged || s == judge::Status::kGenFailed ||
+                                        s == judge::Status::kTaskError;  // nothing said about the program
+                const char* cls = !known ? "fail" : judge::status_passed(s) ? "pass" : not_judged ? "other" : "fail";
                 h += std::string(" <span class=") + cls + " title=\"" + html_escape(a["error"].get<std::string>()) + "\">" +
                      html_escape(st) + "</span>";
             }

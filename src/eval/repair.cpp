@@ -7,63 +7,71 @@
 
 namespace cuset::eval {
 
-std::string repair_turn(judge::Status status, const std::string& error) {
-    const std::string finding = quote_bounded(error, kFindingMaxBytes);
-    const std::string ask = "\n\nFix it and answer with the complete corrected program in one ```cuda code block.";
+namespace {
+
+// How the findings are said of an answer: a CUDABench program, or a KernelBench problem's module.
+struct Wording {
+    const char* no_code;    // the whole turn for an answer without a program
+    const char* compile;    // before the first error
+    const char* run;        // before the run's failure
+    const char* mismatch;   // before "(<finding>)."
+    const char* ask;        // after every finding
+};
+
+const Wording kProgram = {
+    "Your answer holds no complete program. Answer with the whole CUDA program in one ```cuda code block.",
+    "The program does not compile. The compiler's first error:\n", "The program compiles but fails when it runs: ",
+    "The program runs, but its output does not match the reference output (",
+    "\n\nFix it and answer with the complete corrected program in one ```cuda code block."};
+
+const Wording kModule = {
+    "Your answer holds no complete module. Answer with the whole Python module defining ModelNew, its CUDA kernels "
+    "inline (torch.utils.cpp_extension.load_inline), in one ```python code block.",
+    "The module does not build or import (its inline CUDA sources are compiled with load_inline). The first error:\n",
+    "The module builds, but running ModelNew fails: ", "ModelNew runs, but its outputs do not match the reference Model's (",
+    "\n\nFix it and answer with the complete corrected module (ModelNew and its inline CUDA sources) in one ```python "
+    "code block."};
+
+// The rule of the benchmark a KernelBench anti-hacking status stands for; nullptr for the others.
+const char* broken_rule(judge::Status status) {
     switch (status) {
-        case judge::Status::kNoCode:
-            return "Your answer holds no complete program. Answer with the whole CUDA program in one ```cuda code block.";
-        case judge::Status::kCompileError:
-        case judge::Status::kCompileTimeout:
-            return "The program does not compile. The compiler's first error:\n" + finding + ask;
-        case judge::Status::kRunFailed:
-        case judge::Status::kRunTimeout:
-            return "The program compiles but fails when it runs: " + finding + ask;
-        case judge::Status::kCompareFailed:
-        case judge::Status::kNoVerdict:
-        case judge::Status::kMismatch:
-            return "The program runs, but its output does not match the reference output (" + finding + ")." + ask;
-        default:
-            return "";  // a pass, or nothing judged about the program: no repair
+        case judge::Status::kStaticCheck: return "its source fails the static check";
+        case judge::Status::kInputMutated: return "forward changes its input tensors";
+        case judge::Status::kNoKernel: return "forward launches no kernel of its own";
+        case judge::Status::kTorchOp: return "forward computes with torch operators";
+        case judge::Status::kSideStream: return "forward launches its kernels on a stream of its own, not the current one";
+        case judge::Status::kTimerPatch: return "the module replaces a function the timer reads";
+        case judge::Status::kFallback: return "forward still returns when its kernels fail (a fallback)";
+        case judge::Status::kConstantOutput: return "an output is constant where the reference's is not";
+        default: return nullptr;
     }
 }
 
-std::string repair_turn(const Task& task, judge::Status status, const std::string& error) {
-    if (!task.kernelbench) return repair_turn(status, error);
+std::string finding_turn(const Wording& w, judge::Status status, const std::string& error) {
     const std::string finding = quote_bounded(error, kFindingMaxBytes);
-    const std::string ask =
-        "\n\nFix it and answer with the complete corrected module (ModelNew and its inline CUDA sources) in one "
-        "```python code block.";
-    auto rule = [&](const char* what) {
-        return std::string("ModelNew breaks a rule of the benchmark: ") + what + " (" + finding +
-               "). The work of forward must be done by your own CUDA kernels." + ask;
-    };
     switch (status) {
-        case judge::Status::kNoCode:
-            return "Your answer holds no complete module. Answer with the whole Python module defining ModelNew, its "
-                   "CUDA kernels inline (torch.utils.cpp_extension.load_inline), in one ```python code block.";
+        case judge::Status::kNoCode: return w.no_code;
         case judge::Status::kCompileError:
-        case judge::Status::kCompileTimeout:
-            return "The module does not build or import (its inline CUDA sources are compiled with load_inline). "
-                   "The first error:\n" + finding + ask;
+        case judge::Status::kCompileTimeout: return w.compile + finding + w.ask;
         case judge::Status::kRunFailed:
-        case judge::Status::kRunTimeout:
-            return "The module builds, but running ModelNew fails: " + finding + ask;
+        case judge::Status::kRunTimeout: return w.run + finding + w.ask;
         case judge::Status::kCompareFailed:
         case judge::Status::kNoVerdict:
-        case judge::Status::kMismatch:
-            return "ModelNew runs, but its outputs do not match the reference Model's (" + finding + ")." + ask;
-        case judge::Status::kStaticCheck: return rule("its source fails the static check");
-        case judge::Status::kInputMutated: return rule("forward changes its input tensors");
-        case judge::Status::kNoKernel: return rule("forward launches no kernel of its own");
-        case judge::Status::kTorchOp: return rule("forward computes with torch operators");
-        case judge::Status::kSideStream: return rule("forward launches its kernels on a stream of its own, not the current one");
-        case judge::Status::kTimerPatch: return rule("the module replaces a function the timer reads");
-        case judge::Status::kFallback: return rule("forward still returns when its kernels fail (a fallback)");
-        case judge::Status::kConstantOutput: return rule("an output is constant where the reference's is not");
-        default:
-            return "";  // a pass, or nothing judged about the module: no repair
+        case judge::Status::kMismatch: return w.mismatch + finding + ")." + w.ask;
+        default: break;
     }
+    if (const char* rule = broken_rule(status); rule && &w == &kModule)
+        return std::string("ModelNew breaks a rule of the benchmark: ") + rule + " (" + finding +
+               "). The work of forward must be done by your own CUDA kernels." + w.ask;
+    return "";  // a pass, or nothing judged about the program: no repair
+}
+
+}  // namespace
+
+std::string repair_turn(judge::Status status, const std::string& error) { return finding_turn(kProgram, status, error); }
+
+std::string repair_turn(const Task& task, judge::Status status, const std::string& error) {
+    return finding_turn(task.kernelbench ? kModule : kProgram, status, error);
 }
 
 std::string speedup_turn(const Task& task, double speedup) {

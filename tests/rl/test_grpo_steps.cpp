@@ -140,6 +140,18 @@ std::vector<json> jsonl(const std::string& path) {
     return out;
 }
 
+// The records of every rank of run `run` of `dir` (rewards.jsonl, then rewards-rank<r>.jsonl), or
+// of a one-process run, sorted: two runs that judged the same completions compare equal.
+std::vector<std::string> sorted_records(const std::string& dir, const std::string& run) {
+    std::vector<std::string> all = lines_of(dir + "/" + run + "/rewards.jsonl");
+    for (int r = 1; fs::exists(dir + "/" + run + "/rewards-rank" + std::to_string(r) + ".jsonl"); ++r) {
+        const std::vector<std::string> more = lines_of(dir + "/" + run + "/rewards-rank" + std::to_string(r) + ".jsonl");
+        all.insert(all.end(), more.begin(), more.end());
+    }
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
 // Runs `a` and `b` of `dir` ended alike: the weights of checkpoint `ckpt` bit for bit, and the
 // same rewards.jsonl.
 void expect_same_ending(const std::string& dir, const std::string& a, const std::string& b, const std::string& ckpt) {
@@ -397,12 +409,8 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
     auto one = run_cuset("--config " + rcfg + " --run-name mt-one");
     ASSERT_EQ(one.exit_code, 0) << one.err;
     cuset::test::run_ranks(2, rcfg, dir, "mt-two", cuset::test::free_port(3), {"--set", "train.micro_batch_size=4"});
-    std::vector<std::string> got = lines_of(dir + "/mt-two/rewards.jsonl"), want = lines_of(dir + "/mt-one/rewards.jsonl");
-    const std::vector<std::string> r1 = lines_of(dir + "/mt-two/rewards-rank1.jsonl");
-    got.insert(got.end(), r1.begin(), r1.end());
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    EXPECT_EQ(got, want);
+    const std::vector<std::string> want = sorted_records(dir, "mt-one");
+    EXPECT_EQ(sorted_records(dir, "mt-two"), want);
     EXPECT_GT(want.size(), 8u) << "2 steps x 2 tasks x 4 trajectories, some of them two turns";
     CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-two/checkpoint-0000002"), 1e-6);
     // ZeRO stage 2 across the same two ranks, and activation checkpointing in one process: the
@@ -410,17 +418,11 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
     // another order of the same fp32 sums; checkpointing recomputes the same forward).
     cuset::test::run_ranks(2, rcfg, dir, "mt-zero2", cuset::test::free_port(4),
                            {"--set", "train.micro_batch_size=4", "--set", "distributed.zero_stage=2"});
-    got = lines_of(dir + "/mt-zero2/rewards.jsonl");
-    const std::vector<std::string> z1 = lines_of(dir + "/mt-zero2/rewards-rank1.jsonl");
-    got.insert(got.end(), z1.begin(), z1.end());
-    std::sort(got.begin(), got.end());
-    EXPECT_EQ(got, want) << "ZeRO stage 2";
+    EXPECT_EQ(sorted_records(dir, "mt-zero2"), want) << "ZeRO stage 2";
     CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-zero2/checkpoint-0000002"), 1e-6);
     auto ac = run_cuset("--config " + rcfg + " --run-name mt-ac --set model.activation_checkpointing=true");
     ASSERT_EQ(ac.exit_code, 0) << ac.err;
-    got = lines_of(dir + "/mt-ac/rewards.jsonl");
-    std::sort(got.begin(), got.end());
-    EXPECT_EQ(got, want) << "activation checkpointing";
+    EXPECT_EQ(sorted_records(dir, "mt-ac"), want) << "activation checkpointing";
     CUSET_EXPECT_WITHIN(cuset::test::max_weight_diff(dir + "/mt-one/checkpoint-0000002", dir + "/mt-ac/checkpoint-0000002"), 1e-6);
     const std::string lcfg = grpo_config(dir, "mt-lora", policy, tasks,
                                          {{"train.max_steps", "2"}, {"objective.grpo.turns", "2"}, {"data.max_seq_len", "1024"},
@@ -522,7 +524,7 @@ TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
                                           {"objective.grpo.retry_all_failed", "true"}, {"distributed.timeout_s", "60"}});
     auto mt = run_cuset("--config " + mcfg + " --run-name mt-one");
     ASSERT_EQ(mt.exit_code, 0) << mt.err;
-    std::vector<std::string> want_mt = lines_of(dir + "/mt-one/rewards.jsonl");
+    const std::vector<std::string> want_mt = lines_of(dir + "/mt-one/rewards.jsonl");
     ASSERT_EQ(want_mt.size(), 64u) << "4 steps x 2 tasks x 4 trajectories x 2 turns";
     for (size_t i = 0; i < want_mt.size(); ++i) {
         const json r = json::parse(want_mt[i]);
@@ -531,12 +533,7 @@ TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
     }
     cuset::test::run_ranks(2, mcfg, dir, "mt-two", cuset::test::free_port(6),
                            {"--set", "train.micro_batch_size=4", "--set", "distributed.zero_stage=1"});
-    std::vector<std::string> got_mt = lines_of(dir + "/mt-two/rewards.jsonl");
-    const std::vector<std::string> rank1 = lines_of(dir + "/mt-two/rewards-rank1.jsonl");
-    got_mt.insert(got_mt.end(), rank1.begin(), rank1.end());
-    std::sort(got_mt.begin(), got_mt.end());
-    std::sort(want_mt.begin(), want_mt.end());
-    EXPECT_EQ(got_mt, want_mt);
+    EXPECT_EQ(sorted_records(dir, "mt-two"), sorted_records(dir, "mt-one"));
     const std::vector<json> m2 = read_metrics(dir + "/mt-two");
     ASSERT_EQ(m2.size(), 4u);
     for (size_t s = 0; s < 4; ++s) EXPECT_EQ(m2[s]["queued_for_retry"].get<int64_t>(), queued[s]) << "step " << s + 1;
@@ -898,13 +895,7 @@ TEST(GrpoSteps, TwoRanksMatchOneProcessAndStopTogether) {
     const std::vector<json> m1 = read_metrics(dir + "/one");
     for (const std::string run : {"two", "zero2"}) {
         // Rank 0 judged the first task of each step, rank 1 the second: together, the same records.
-        std::vector<std::string> got = lines_of(dir + "/" + run + "/rewards.jsonl");
-        const std::vector<std::string> r1 = lines_of(dir + "/" + run + "/rewards-rank1.jsonl");
-        got.insert(got.end(), r1.begin(), r1.end());
-        std::vector<std::string> w = want;
-        std::sort(got.begin(), got.end());
-        std::sort(w.begin(), w.end());
-        EXPECT_EQ(got, w) << run;
+        EXPECT_EQ(sorted_records(dir, run), sorted_records(dir, "one")) << run;
         const std::vector<json> m = read_metrics(dir + "/" + run);
         ASSERT_EQ(m.size(), 3u) << run;
         for (size_t s = 0; s < 3; ++s) {
