@@ -34,8 +34,6 @@ using nlohmann::json;
 
 namespace {
 
-// The rewards file cut back to the records of steps <= `step` (a stopped run may have written
-// past its last checkpoint), replaced atomically; a line that is not a record ends the cut there.
 // Per group of a rollout's `groups`: true when no answer passed and every trajectory has the same
 // finite return (a single-turn row's reward, a multi-turn trajectory's first-turn return): all
 // advantages 0, nothing learnt.
@@ -58,6 +56,8 @@ std::vector<bool> groups_without_signal(const std::vector<RolloutRecord>& record
     return out;
 }
 
+// The rewards file cut back to the records of steps <= `step` (a stopped run may have written
+// past its last checkpoint), replaced atomically; a line that is not a record ends the cut there.
 void cut_rewards(const std::string& path, int64_t step) {
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) return;
