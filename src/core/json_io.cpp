@@ -99,6 +99,11 @@ int64_t JsonFields::integer_or(const char* key, int64_t fallback) const {
     return v.get<int64_t>();
 }
 
+double JsonFields::number(const char* key) const {
+    if (!has(key)) wrong(key, "a number");
+    return number_or(key, 0.0);
+}
+
 double JsonFields::number_or(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const nlohmann::json& v = j_.at(key);

@@ -17,6 +17,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/input_file.h"
+#include "cuset/core/json_io.h"
 #include "cuset/core/utf8_text.h"
 #include "cuset/databuild/module_tasks.h"
 
@@ -369,36 +370,16 @@ std::string kernelbench_task_record(const KernelBenchProblem& p, const KernelBen
     return t.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
-namespace {
-
-const json& field(const json& record, const char* key, json::value_t type, const std::string& where) {
-    const auto it = record.find(key);
-    const bool ok = it != record.end() &&
-                    (it->type() == type || (type == json::value_t::number_integer && it->is_number_unsigned()) ||
-                     (type == json::value_t::number_float && it->is_number()));
-    if (!ok) {
-        std::string what = where;
-        what += ": KernelBench task field \"";
-        what += key;
-        what += it == record.end() ? "\" is missing" : "\" has the wrong type";
-        throw InputError(what);
-    }
-    return *it;
-}
-
-}  // namespace
-
 std::optional<KernelBenchTask> kernelbench_task_of(const json& record, const std::string& where) {
     if (!record.is_object() || !record.contains("family") || record["family"] != "kernelbench") return std::nullopt;
-    using T = json::value_t;
-    auto text = [&](const char* key) { return field(record, key, T::string, where).get<std::string>(); };
+    const JsonFields f(record, where);
+    auto text = [&](const char* key) { return f.string(key); };
     KernelBenchTask t;
-    const json& id = field(record, "id", record.contains("id") && record["id"].is_number() ? T::number_integer : T::string, where);
-    t.id = id.is_string() ? id.get<std::string>() : id.dump();
-    const int64_t level = field(record, "kernelbench_level", T::number_integer, where).get<int64_t>();
+    t.id = f.id("id");
+    const int64_t level = f.integer("kernelbench_level");
     if (level < 1 || level > 4) throw InputError(where + ": KernelBench task field \"kernelbench_level\" is not 1 to 4");
     t.problem.level = static_cast<int>(level);
-    t.problem.problem_id = field(record, "kernelbench_problem_id", T::number_integer, where).get<int64_t>();
+    t.problem.problem_id = f.integer("kernelbench_problem_id");
     t.problem.name = text("kernelbench_name");
     t.problem.source = text("kernelbench_source");
     t.get_inputs = text("kernelbench_get_inputs");
@@ -406,7 +387,7 @@ std::optional<KernelBenchTask> kernelbench_task_of(const json& record, const std
     const std::optional<KernelBenchPrecision> precision = kernelbench_precision_named(text("kernelbench_precision"));
     if (!precision) throw InputError(where + ": KernelBench task field \"kernelbench_precision\" is not fp32, fp16 or bf16");
     t.precision = *precision;
-    t.tolerance = field(record, "kernelbench_tolerance", T::number_float, where).get<double>();
+    t.tolerance = f.number("kernelbench_tolerance");
     const std::optional<KernelBenchPromptOption> option = kernelbench_option_named(text("kernelbench_prompt_option"));
     if (!option) throw InputError(where + ": KernelBench task field \"kernelbench_prompt_option\" is not zero_shot or one_shot");
     t.option = *option;

@@ -140,6 +140,7 @@ TEST(JsonFields, TypedFieldsAndOneLineErrors) {
     EXPECT_EQ(f.integer_or("nul", -1), -1);  // null is absent
     EXPECT_DOUBLE_EQ(f.number_or("f", 0), 1.5);
     EXPECT_DOUBLE_EQ(f.number_or("n", 0), 3.0);
+    EXPECT_DOUBLE_EQ(f.number("f"), 1.5);
     EXPECT_TRUE(f.boolean_or("b", false));
     EXPECT_FALSE(f.opt_string("nul").has_value());
     EXPECT_FALSE(f.has("nul"));
@@ -159,6 +160,8 @@ TEST(JsonFields, TypedFieldsAndOneLineErrors) {
     EXPECT_EQ(message([&] { f.id("f"); }), "gen.jsonl:4: \"f\" must be an integer or a string");
     EXPECT_EQ(message([&] { f.boolean_or("n", false); }), "gen.jsonl:4: \"n\" must be true or false");
     EXPECT_EQ(message([&] { f.number_or("name", 0); }), "gen.jsonl:4: \"name\" must be a number");
+    EXPECT_EQ(message([&] { f.number("absent"); }), "gen.jsonl:4: \"absent\" must be a number");
+    EXPECT_EQ(message([&] { f.number("nul"); }), "gen.jsonl:4: \"nul\" must be a number");
     EXPECT_EQ(message([&] { cuset::JsonFields(nlohmann::json::array(), "x.jsonl:1"); }), "x.jsonl:1: expected a JSON object");
 }
 

@@ -249,7 +249,10 @@ TEST(KernelBenchTasks, RecordsCarryTheProblemAndLoadAsTasks) {
     json broken = records[0];
     broken.erase("kernelbench_source");
     EXPECT_EQ(input_error_of([&] { kernelbench_task_of(broken, "f:1"); }),
-              "f:1: KernelBench task field \"kernelbench_source\" is missing");
+              "f:1: \"kernelbench_source\" must be a string");
+    broken = records[0];
+    broken["kernelbench_tolerance"] = "tight";
+    EXPECT_EQ(input_error_of([&] { kernelbench_task_of(broken, "f:1"); }), "f:1: \"kernelbench_tolerance\" must be a number");
     broken = records[0];
     broken["kernelbench_precision"] = "fp64";
     EXPECT_EQ(input_error_of([&] { kernelbench_task_of(broken, "f:1"); }),

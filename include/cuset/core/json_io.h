@@ -69,6 +69,7 @@ public:
     std::optional<std::string> opt_string(const char* key) const;
     int64_t integer(const char* key) const;
     int64_t integer_or(const char* key, int64_t fallback) const;
+    double number(const char* key) const;
     double number_or(const char* key, double fallback) const;
     bool boolean_or(const char* key, bool fallback) const;
     // An id: an integer or a string, as text (an integer as its decimal digits).
