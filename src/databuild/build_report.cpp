@@ -60,9 +60,10 @@ std::string build_html(const nlohmann::ordered_json& b) {
                 const std::string st = a["status"].get<std::string>();
                 judge::Status s = judge::Status::kNoCode;
                 const bool known = eval::status_parse(st, &s);
-                const bool not_judged = s == judge::Status::kUnjudged || s == judge::Status::kGenFailed ||
-                                        s == judge::Status::kTaskError;  // nothing said about the program
-                const char* cls = !known ? "fail" : judge::status_passed(s) ? "pass" : not_judged ? "other" : "fail";
+                const char* cls = !known                   ? "fail"
+                                  : judge::status_passed(s)   ? "pass"
+                                  : judge::status_unjudged(s) ? "other"  // nothing said about the program
+                                                              : "fail";
                 h += std::string(" <span class=") + cls + " title=\"" + html_escape(a["error"].get<std::string>()) + "\">" +
                      html_escape(st) + "</span>";
             }

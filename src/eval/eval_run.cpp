@@ -47,13 +47,15 @@ Generated read_generations(const std::string& path) {
     return g;
 }
 
-// Where the emulator's runtime is built once per machine: $XDG_CACHE_HOME/cuset, ~/.cache/cuset,
-// else a folder under the system's temporary folder.
+}  // namespace
+
 std::string judge_cache_dir() {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/cuset/judge";
     if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/cuset/judge";
     return (fs::temp_directory_path() / "cuset-judge-cache").string();
 }
+
+namespace {
 
 using JudgeFn = std::function<JudgeSummary(const std::vector<ResultRecord>&, const std::string&)>;
 
@@ -72,7 +74,6 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
     struct Chain {
         const Task* spec = nullptr;
         size_t task = 0, sample = 0;
-        std::string task_id;  // the task's id as text
         std::string id;       // "<task id>/s<k>"
         Conversation conv;
     };
@@ -90,7 +91,6 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
             c.spec = spec->second;
             c.task = i;
             c.sample = k;
-            c.task_id = id;
             c.id = id + "/s" + std::to_string(k + 1);
             c.conv.messages = {{"system", system_prompt(*c.spec)},
                                {"user", r.prompt},
@@ -123,7 +123,7 @@ RepairReport repair_turns(const EvalRequest& req, const std::string& out, Genera
         Generated gen;
         if (req.answers) {  // the source's answer (task, sample, turn)
             for (const Chain* c : todo)
-                if (auto a = req.answers(c->task_id, static_cast<int64_t>(c->sample) + 1, turn))
+                if (auto a = req.answers(c->spec->id_text, static_cast<int64_t>(c->sample) + 1, turn))
                     gen.by_id[c->id + "/t" + T].emplace_back(std::move(a), -1);
         } else {
             if (!runtime) throw RuntimeFailure("eval: repair turns need the runtime to generate on");

@@ -152,6 +152,15 @@ std::vector<std::string> sorted_records(const std::string& dir, const std::strin
     return all;
 }
 
+// Run `to` of `dir` made to resume from checkpoint `ckpt` of run `from`: a copy of the checkpoint
+// folder and, with `rewards`, of the rewards file `from` wrote (records past the checkpoint included).
+void resume_folder(const std::string& dir, const std::string& from, const std::string& to, const std::string& ckpt,
+                   bool rewards) {
+    fs::create_directories(dir + "/" + to);
+    fs::copy(dir + "/" + from + "/" + ckpt, dir + "/" + to + "/" + ckpt, fs::copy_options::recursive);
+    if (rewards) fs::copy_file(dir + "/" + from + "/rewards.jsonl", dir + "/" + to + "/rewards.jsonl");
+}
+
 // Runs `a` and `b` of `dir` ended alike: the weights of checkpoint `ckpt` bit for bit, and the
 // same rewards.jsonl.
 void expect_same_ending(const std::string& dir, const std::string& a, const std::string& b, const std::string& ckpt) {
@@ -237,9 +246,7 @@ TEST(GrpoSteps, ARunLogsEveryVerdictAndResumesExactly) {
 
     // Continue from the step-2 checkpoint in a fresh process and run folder, which also holds
     // the records the stopped run wrote past it (steps 3-4): they are cut, then written again.
-    fs::create_directories(dir + "/b");
-    fs::copy(dir + "/a/checkpoint-0000002", dir + "/b/checkpoint-0000002", fs::copy_options::recursive);
-    fs::copy_file(dir + "/a/rewards.jsonl", dir + "/b/rewards.jsonl");
+    resume_folder(dir, "a", "b", "checkpoint-0000002", true);
     auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_EQ(lines_of(dir + "/b/rewards.jsonl"), lines_of(dir + "/a/rewards.jsonl"));
@@ -393,9 +400,7 @@ TEST(GrpoSteps, MultiTurnTheSecondTurnLearnsToAnswerTheFinding) {
     const auto batch = cuset::safetensors_load(dir + "/iter/checkpoint-0000001/grpo-rollout-rank0.safetensors", c10::kCPU);
     ASSERT_TRUE(batch.count("advantages"));
     EXPECT_EQ(batch.at("advantages").size(0), batch.at("completion_ids").size(0));
-    fs::create_directories(dir + "/c");
-    fs::copy(dir + "/iter/checkpoint-0000001", dir + "/c/checkpoint-0000001", fs::copy_options::recursive);
-    fs::copy_file(dir + "/iter/rewards.jsonl", dir + "/c/rewards.jsonl");
+    resume_folder(dir, "iter", "c", "checkpoint-0000001", true);
     auto c = run_cuset("--config " + icfg + " --run-name c --resume auto");
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_ending(dir, "iter", "c", "checkpoint-0000002");
@@ -505,9 +510,7 @@ TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
     ASSERT_TRUE(fs::exists(dir + "/a/checkpoint-0000002/grpo-schedule.json"));
 
     // Resumed from step 2 in a fresh process: the queue (c's retry) comes from the checkpoint.
-    fs::create_directories(dir + "/b");
-    fs::copy(dir + "/a/checkpoint-0000002", dir + "/b/checkpoint-0000002", fs::copy_options::recursive);
-    fs::copy_file(dir + "/a/rewards.jsonl", dir + "/b/rewards.jsonl");
+    resume_folder(dir, "a", "b", "checkpoint-0000002", true);
     auto b = run_cuset("--config " + cfg + " --run-name b --resume auto");
     ASSERT_EQ(b.exit_code, 0) << b.err;
     expect_same_ending(dir, "a", "b", "checkpoint-0000004");
@@ -544,8 +547,7 @@ TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
     // A checkpoint whose schedule is missing, or one with a schedule its run did not keep (a
     // checkpoint put together by hand: another setting is already refused by the configuration's
     // hash), is refused with exit 3, naming the file.
-    fs::create_directories(dir + "/c");
-    fs::copy(dir + "/a/checkpoint-0000002", dir + "/c/checkpoint-0000002", fs::copy_options::recursive);
+    resume_folder(dir, "a", "c", "checkpoint-0000002", false);
     fs::remove(dir + "/c/checkpoint-0000002/grpo-schedule.json");
     auto c = run_cuset("--config " + cfg + " --run-name c --resume auto");
     EXPECT_EQ(c.exit_code, 3) << c.err;
@@ -558,8 +560,7 @@ TEST(GrpoSteps, RetryAllFailedTakesTasksWithoutSignalAgainAtTheEndOfThePass) {
     EXPECT_FALSE(fs::exists(dir + "/d/checkpoint-0000002/grpo-schedule.json"));
     for (const json& r : jsonl(dir + "/d/rewards.jsonl")) EXPECT_FALSE(r.contains("retry"));
     for (const json& r : read_metrics(dir + "/d")) EXPECT_FALSE(r.contains("retried_tasks"));
-    fs::create_directories(dir + "/e");
-    fs::copy(dir + "/d/checkpoint-0000002", dir + "/e/checkpoint-0000002", fs::copy_options::recursive);
+    resume_folder(dir, "d", "e", "checkpoint-0000002", false);
     fs::copy_file(dir + "/a/checkpoint-0000002/grpo-schedule.json", dir + "/e/checkpoint-0000002/grpo-schedule.json");
     auto e = run_cuset("--config " + cfg_off + " --run-name e --resume auto");
     EXPECT_EQ(e.exit_code, 3) << e.err;
@@ -799,23 +800,19 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
         EXPECT_EQ(fs::exists(dir + "/mu/" + name + "/grpo-rollout-rank0.safetensors"), s % 2 == 1) << name;
     }
     // Resumed after step 3, in a fresh folder: step 4 trains on generation 2 as saved.
-    fs::create_directories(dir + "/c");
-    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/c/checkpoint-0000003", fs::copy_options::recursive);
-    fs::copy_file(dir + "/mu/rewards.jsonl", dir + "/c/rewards.jsonl");
+    resume_folder(dir, "mu", "c", "checkpoint-0000003", true);
     auto c = run_cuset("--config " + cfg_mu + " --run-name c --resume auto");
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_ending(dir, "mu", "c", "checkpoint-0000004");
     // Without the batch the checkpoint cannot be resumed, and says so.
-    fs::create_directories(dir + "/d");
-    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+    resume_folder(dir, "mu", "d", "checkpoint-0000003", false);
     fs::remove(dir + "/d/checkpoint-0000003/grpo-rollout-rank0.safetensors");
     auto d = run_cuset("--config " + cfg_mu + " --run-name d --resume auto");
     EXPECT_EQ(d.exit_code, 3) << d.err;  // a bad checkpoint
     EXPECT_NE(d.err.find("grpo-rollout-rank0.safetensors"), std::string::npos) << d.err;
     // A batch written by another number of ranks (rank 0's half of it) is refused, not half-trained on.
     fs::remove_all(dir + "/d");
-    fs::create_directories(dir + "/d");
-    fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+    resume_folder(dir, "mu", "d", "checkpoint-0000003", false);
     const std::string batch = dir + "/d/checkpoint-0000003/grpo-rollout-rank0.safetensors";
     cuset::NamedTensors tensors;
     for (auto& [name, t] : cuset::safetensors_load(batch, c10::kCPU)) tensors.emplace_back(name, t);
@@ -849,8 +846,7 @@ TEST(GrpoSteps, NumIterationsTrainsOnOneGenerationSeveralTimes) {
     };
     for (const Damage& dmg : damages) {
         fs::remove_all(dir + "/d");
-        fs::create_directories(dir + "/d");
-        fs::copy(dir + "/mu/checkpoint-0000003", dir + "/d/checkpoint-0000003", fs::copy_options::recursive);
+        resume_folder(dir, "mu", "d", "checkpoint-0000003", false);
         if (dmg.apply) {
             std::map<std::string, at::Tensor> t;
             for (const auto& [name, x] : saved) t[name] = x.clone();

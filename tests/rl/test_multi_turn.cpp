@@ -12,7 +12,6 @@
 // With continue_after_pass, a passing answer with a speed-up gets the figure back and answers again.
 // A KernelBench problem's trajectories answer KernelBench's findings (its system prompt, its
 // prompt, the module's feedback) under the emulating judge.
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "cuset/core/error.h"
+#include "cuset/eval/eval_run.h"
 #include "cuset/eval/repair.h"
 #include "cuset/generate/sampling.h"
 #include "cuset/judge/toolchain.h"
@@ -289,9 +289,7 @@ TEST(MultiTurnRollout, KernelBenchProblemsAnswerTheirOwnFindings) {
     rl::RolloutOptions o = options("multi_turn_kernelbench_judge");
     o.judge.runner.mode = judge::JudgeMode::kEmulate;
     o.judge.runner.python = judge::find_python(CUSET_PYTHON, "eval.python");
-    // The toolchain the command line builds once per machine (eval's cache folder).
-    const char* home = std::getenv("HOME");
-    o.judge.runner.cache_dir = home && *home ? std::string(home) + "/.cache/cuset/judge" : dir + "/cache";
+    o.judge.runner.cache_dir = eval::judge_cache_dir();  // the toolchain the command line builds once per machine
     rl::MultiTurnOptions mt;
     mt.turns = 2;
     rl::Rollout r = rl::multi_turn_rollout(s.fn(), fmt, {task}, /*pad_id=*/0, o, mt);

@@ -68,6 +68,11 @@ struct EvalRequest {
     JudgeSettings judge_settings;   // eval.*
 };
 
+// Where the judge builds its runtimes once per machine (the emulator's, the emulated KernelBench
+// extensions' toolchain): $XDG_CACHE_HOME/cuset/judge, ~/.cache/cuset/judge, else a folder under
+// the system's temporary folder.
+std::string judge_cache_dir();
+
 // The tasks a request selects, in file order (UsageError for an unknown id).
 std::vector<Task> select_tasks(const std::vector<Task>& all, const std::vector<std::string>& ids, int64_t limit);
 
