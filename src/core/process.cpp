@@ -331,8 +331,7 @@ bool Process::poll() {
             reap(st, ru);
             read_available();
         } else if (deadline_ > 0 && !result_.timed_out && !result_.killed && now_s() > deadline_) {
-            result_.cpu_s = tree_cpu_seconds(pid_);
-            ::kill(-pid_, SIGKILL);
+            kill_group();
             result_.timed_out = true;
         }
     }
@@ -352,10 +351,22 @@ const ProcessResult& Process::wait() {
     return result_;
 }
 
+void Process::kill_group() {
+    // The tree is read once, before the first SIGKILL, while it is whole. Once the group is
+    // killed it is torn down process by process: a process that is gone takes its reaped
+    // children's time with it, and a leader that is a zombie lists no children. A later kill (a
+    // stop request polled again, a caller's loop) while the group is still dying would read
+    // only what is left of it, so it sends the signal again and reads nothing.
+    if (!kill_sent_) {
+        result_.cpu_s = std::max(result_.cpu_s, tree_cpu_seconds(pid_));
+        kill_sent_ = true;
+    }
+    ::kill(-pid_, SIGKILL);
+}
+
 void Process::kill() {
     if (pid_ > 0 && !leader_done_) {
-        result_.cpu_s = tree_cpu_seconds(pid_);
-        ::kill(-pid_, SIGKILL);
+        kill_group();
         if (!result_.timed_out) result_.killed = true;
     }
 }

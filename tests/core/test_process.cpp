@@ -188,6 +188,41 @@ TEST(Process, KillAndParallelPolling) {
     EXPECT_EQ(r.signal, SIGKILL);
 }
 
+// A killed tree's CPU time is what it was when the first SIGKILL went out. The tree here is
+// sh -> python, whose forked child burned 0.4 CPU seconds and was reaped by python (so it is in
+// python's cutime). Once the group is killed, python is gone with that time while sh, the
+// leader, stays a zombie until reaped: a second kill() that read the tree again would find sh
+// alone (no CPU time) and lower the figure.
+TEST(Process, AKilledTreesCpuTimeIsReadBeforeTheFirstKillNotDuringTheTeardown) {
+    const std::string script = std::string(CUSET_PYTHON) +
+                               " -c 'import os, time\n"
+                               "pid = os.fork()\n"
+                               "if pid == 0:\n"
+                               "    while time.process_time() < 0.4: pass\n"
+                               "    os._exit(0)\n"
+                               "os.waitpid(pid, 0)\n"
+                               "print(\"done\", flush=True)\n"
+                               "time.sleep(60)\n'; true";
+    Process p(sh(script, 120));
+    while (!p.poll() && p.result().out.find("done") == std::string::npos) cuset::process_wait_any({&p}, 0.02);
+    ASSERT_NE(p.result().out.find("done"), std::string::npos);
+    const pid_t python = [&] {  // sh's only child
+        std::ifstream children("/proc/" + std::to_string(p.pid()) + "/task/" + std::to_string(p.pid()) + "/children");
+        pid_t c = 0;
+        children >> c;
+        return c;
+    }();
+    ASSERT_GT(python, 0);
+    p.kill();
+    ASSERT_TRUE(process_gone(python));
+    p.kill();  // the group is still dying: sh is a zombie nobody has reaped
+    const ProcessResult& r = p.wait();
+    EXPECT_TRUE(r.killed);
+    // /proc counts whole clock ticks (10 ms) per process, rounded down: 0.35 leaves room for them.
+    EXPECT_GE(r.cpu_s, 0.35);
+    EXPECT_LE(r.cpu_s, 3.0);
+}
+
 TEST(Process, CommandsThatCannotStart) {
     ProcessOptions missing;
     missing.argv = {"/nonexistent/cuset-no-such-program"};

@@ -111,6 +111,8 @@ private:
     void read_available();
     void close_pipes();
     void reap(int wait_status, const struct rusage& usage);
+    // SIGKILL to the group, its tree's CPU time read before the first one (result().cpu_s).
+    void kill_group();
 
     ProcessOptions opts_;
     ProcessResult result_;
@@ -118,6 +120,7 @@ private:
     int out_fd_ = -1, err_fd_ = -1;
     double start_ = 0, deadline_ = 0, reaped_at_ = 0;
     bool leader_done_ = false, finished_ = false;
+    bool kill_sent_ = false;  // the group was sent SIGKILL (its tree's CPU time is read)
 };
 
 // Runs a command to completion (Process + wait()).
