@@ -16,6 +16,7 @@
 #include "cuset/core/log.h"
 #include "cuset/core/progress.h"
 #include "cuset/core/signals.h"
+#include "cuset/core/utf8_text.h"
 #include "cuset/data/data_check.h"
 #include "cuset/data/data_show.h"
 #include "cuset/databuild/build_run.h"
@@ -203,7 +204,7 @@ int run_tasks(const TasksCli& t) {
         const databuild::ModuleTasks m =
             databuild::tasks_from_modules(t.from_modules, runner, t.jobs > 0 ? static_cast<int>(t.jobs) : o.jobs);
         if (signals_stop_requested()) throw tasks_stopped(t.out + " not written");
-        for (const std::string& p : m.problems) std::fprintf(stderr, "%s\n", p.c_str());
+        for (const std::string& p : m.problems) std::fprintf(stderr, "%s\n", utf8_visible(p).c_str());
         if (!m.problems.empty())
             throw InputError(t.from_modules + ": " + std::to_string(m.problems.size()) + " module(s) cannot be made into " +
                              "tasks (listed above); " + t.out + " not written");
@@ -214,7 +215,7 @@ int run_tasks(const TasksCli& t) {
         tasks_file = t.out;
     } else if (!t.from_kernelbench.empty()) {
         const databuild::KernelBenchTasks k = databuild::tasks_from_kernelbench(t.from_kernelbench, kernelbench_options_from(t));
-        for (const std::string& p : k.problems) std::fprintf(stderr, "%s\n", p.c_str());
+        for (const std::string& p : k.problems) std::fprintf(stderr, "%s\n", utf8_visible(p).c_str());
         if (!k.problems.empty())
             throw InputError(t.from_kernelbench + ": " + std::to_string(k.problems.size()) + " problem(s) cannot be made into " +
                              "tasks (listed above); " + t.out + " not written");
@@ -262,8 +263,9 @@ int run_tasks(const TasksCli& t) {
     progress.finish();
     if (!r.notice.empty()) log_warn("data tasks: %s", r.notice.c_str());
     for (const databuild::TaskProblem& p : r.problems)
-        std::printf("%s: task %s: reference %s%s\n", p.where.c_str(), p.id.c_str(), p.status.c_str(),
-                    p.error.empty() ? "" : (": " + quote_bounded(p.error)).c_str());
+        std::printf("%s\n", utf8_visible(p.where + ": task " + p.id + ": reference " + p.status +
+                                          (p.error.empty() ? "" : ": " + quote_bounded(p.error)))
+                                 .c_str());
     std::printf("%s [%s]: %lld of %lld reference solution(s) pass", tasks_file.c_str(), judge::judge_label(mode),
                 static_cast<long long>(r.passed), static_cast<long long>(r.tasks));
     if (r.generated > 0)

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cuset/core/error.h"
+#include "cuset/core/utf8_text.h"
 
 namespace cuset {
 namespace {
@@ -77,7 +78,9 @@ void log_add_file(const std::string& path) {
 bool log_enabled(LogLevel level) { return spdlog::default_logger()->should_log(to_spd(level)); }
 
 void log_write(LogLevel level, const std::string& message) {
-    spdlog::default_logger()->log(to_spd(level), "{}", message);
+    // Messages quote what cuset does not control (a judged program's output, a task's names):
+    // shown as text, a control character in them cannot act on the terminal or the log file.
+    spdlog::default_logger()->log(to_spd(level), "{}", utf8_visible(message));
 }
 
 #define CUSET_DEFINE_LOG(name, level)                   \

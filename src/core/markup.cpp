@@ -5,10 +5,8 @@
 
 namespace cuset {
 
-namespace {
-
-std::string escape(std::string_view raw, bool drop_controls) {
-    const std::string s = utf8_sanitize(raw);
+std::string html_escape(std::string_view raw) {
+    const std::string s = utf8_visible(raw);
     std::string out;
     out.reserve(s.size() + s.size() / 8);
     for (char c : s) {
@@ -17,19 +15,12 @@ std::string escape(std::string_view raw, bool drop_controls) {
             case '<': out += "&lt;"; break;
             case '>': out += "&gt;"; break;
             case '"': out += "&quot;"; break;
-            case '\0': out += drop_controls ? " " : "\xEF\xBF\xBD"; break;  // HTML does not allow NUL
-            default:
-                if (drop_controls && static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-                else out += c;
+            default: out += c;
         }
     }
     return out;
 }
 
-}  // namespace
-
-std::string html_escape(std::string_view s) { return escape(s, /*drop_controls=*/false); }
-
-std::string xml_escape(std::string_view s) { return escape(s, /*drop_controls=*/true); }
+std::string xml_escape(std::string_view s) { return html_escape(s); }
 
 }  // namespace cuset

@@ -72,4 +72,33 @@ std::string utf8_sanitize(std::string_view bytes, size_t max_bytes) {
     return out;
 }
 
+std::string utf8_visible(std::string_view bytes) {
+    const std::string s = utf8_sanitize(bytes);
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c == '\t' || c == '\n') {
+            out += static_cast<char>(c);
+        } else if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') {
+            // "\r\n": the newline alone
+        } else if (c < 0x20 || c == 0x7F) {
+            const unsigned cp = c == 0x7F ? 0x2421u : 0x2400u + c;  // U+2400..U+241F, U+2421: E2 90 80..A1
+            out += '\xE2';
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+            // U+0080..U+009F are C2 80..C2 9F in valid UTF-8
+            static const char kHex[] = "0123456789abcdef";
+            const unsigned cp = static_cast<unsigned char>(s[++i]);
+            out += "\\u00";
+            out += kHex[cp >> 4];
+            out += kHex[cp & 0xF];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 }  // namespace cuset

@@ -195,3 +195,32 @@ TEST(Utf8Text, ClipsOnACharacterBoundary) {
     for (int i = 0; i < 200; ++i) e200 += "\xC3\xA9";
     EXPECT_EQ(utf8_sanitize(e200, 241), e200.substr(0, 240) + "...") << "the judge's clip of 200 \u00e9 at 240 bytes";
 }
+
+// Every control character but tab and newline becomes a visible character: C0 and DEL their
+// Control Pictures (U+2400 + code, U+2421), C1 the text "\u00XX"; "\r\n" a newline.
+TEST(Utf8Text, VisibleShowsEveryControlCharacterAsText) {
+    using cuset::utf8_visible;
+    EXPECT_EQ(utf8_visible("a\tb\nc"), "a\tb\nc");
+    EXPECT_EQ(utf8_visible("line\r\nnext"), "line\nnext");
+    EXPECT_EQ(utf8_visible("\x1b[2J\x07"), "\xE2\x90\x9B[2J\xE2\x90\x87");  // U+241B [2J U+2407
+    EXPECT_EQ(utf8_visible(std::string("x\0y", 3)), "x\xE2\x90\x80y");        // U+2400
+    EXPECT_EQ(utf8_visible("over\rwrite"), "over\xE2\x90\x8Dwrite");           // U+240D
+    EXPECT_EQ(utf8_visible("\x08\x7f"), "\xE2\x90\x88\xE2\x90\xA1");            // U+2408 U+2421
+    EXPECT_EQ(utf8_visible("\xC2\x85\xC2\x9B" "31m"), "\\u0085\\u009b31m");      // NEL, CSI
+    EXPECT_EQ(utf8_visible("\xC2\xA0\xC3\xA9"), "\xC2\xA0\xC3\xA9");             // U+00A0, U+00E9 kept
+    EXPECT_EQ(utf8_visible("\xff\x1b"), "\xEF\xBF\xBD\xE2\x90\x9B");            // U+FFFD, then ESC
+    // Nothing below U+0020 but tab and newline, no DEL, no U+0080..U+009F is left, over all bytes.
+    std::string all;
+    for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
+    for (int b = 0x80; b < 0xA0; ++b) all += std::string("\xC2") + static_cast<char>(b);
+    const std::string v = utf8_visible(all);
+    EXPECT_TRUE(cuset::utf8_valid(v));
+    for (size_t i = 0; i < v.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(v[i]);
+        EXPECT_TRUE(c >= 0x20 || c == '\t' || c == '\n') << "byte " << i;
+        EXPECT_NE(c, 0x7F) << "byte " << i;
+        if (c == 0xC2 && i + 1 < v.size()) {
+            EXPECT_GE(static_cast<unsigned char>(v[i + 1]), 0xA0) << "byte " << i;
+        }
+    }
+}

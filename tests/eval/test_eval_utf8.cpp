@@ -160,7 +160,7 @@ TEST(EvalUtf8, EvalExitsZeroOnAProgramsBytes) {
     EXPECT_NE(error_of(gen).find("gen " + kFffd + " " + kFffd + kFffd + kFffd), std::string::npos) << error_of(gen);
     for (const auto& t : j["tasks"])
         for (const auto& sample : t["samples"]) EXPECT_LE(error_of(sample).size(), 400u) << error_of(sample);
-    // The page shows no NUL: html_escape writes it as U+FFFD.
+    // The page shows no NUL: html_escape writes it as U+2400, a visible character.
     EXPECT_EQ(read_file(out + "/eval.html").find('\0'), std::string::npos);
 }
 
@@ -196,7 +196,23 @@ TEST(EvalUtf8, RawBytesInASourceReachNoFile) {
         << s.tasks[0].samples[1].error;
     EXPECT_EQ(s.tasks[0].samples[2].error, "x" + e_acute(119) + "...");
     expect_valid_file(o.journal, /*json=*/false, /*jsonl=*/true);
+    // A program's message that would act on a terminal or a page (clear the screen, ring the
+    // bell, return the carriage, a C1 CSI) reaches eval.html only as visible text, and eval.json
+    // carries it byte for byte in JSON's escapes.
+    const std::string acting = "\x1b[2J\x07over\rwrite \xC2\x9B" "31m";
+    s.tasks[0].samples[0].error += acting;
     write_report(make_report(s, tasks_path(), ""), dir + "/out");
     expect_valid_file(dir + "/out/eval.json", /*json=*/true);
     expect_valid_file(dir + "/out/eval.html", /*json=*/false);
+    const std::string page = read_file(dir + "/out/eval.html");
+    for (size_t i = 0; i < page.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(page[i]);
+        ASSERT_TRUE(c >= 0x20 || c == '\t' || c == '\n') << "control byte " << int(c) << " at " << i;
+        if (c == 0xC2 && i + 1 < page.size()) {
+            ASSERT_GE(static_cast<unsigned char>(page[i + 1]), 0xA0) << "C1 at " << i;
+        }
+    }
+    EXPECT_NE(page.find("\xE2\x90\x9B[2J\xE2\x90\x87over\xE2\x90\x8Dwrite \\u009b31m"), std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/out/eval.json"));
+    EXPECT_NE(j["tasks"][0]["samples"][0]["error"].get<std::string>().find(acting), std::string::npos);
 }

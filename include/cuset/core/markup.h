@@ -7,13 +7,14 @@
 
 namespace cuset {
 
-// & < > " as entities, NUL (not allowed in HTML) as U+FFFD; bytes that are not UTF-8 as U+FFFD
-// (utf8_sanitize), so a page never carries what its charset=utf-8 does not hold; everything else
-// as is.
+// & < > " as entities, over utf8_visible(s): bytes that are not UTF-8 as U+FFFD, control
+// characters other than tab and newline (NUL, ESC, BEL, a lone carriage return, the C1 controls)
+// as visible characters, so a page shows every byte of a judged program's output as text, never
+// acts on it, and never carries what its charset=utf-8 or XML 1.0 does not hold.
 std::string html_escape(std::string_view s);
 
-// As html_escape, and control characters other than tab and newline (not allowed in XML 1.0),
-// NUL included, become spaces.
+// The same escaping, for SVG: XML 1.0 allows no control character but tab, newline and carriage
+// return, and html_escape leaves only the first two.
 std::string xml_escape(std::string_view s);
 
 }  // namespace cuset

@@ -32,4 +32,12 @@ bool utf8_valid(std::string_view bytes);
 // max_bytes + 3, and without its "..." it is a prefix of utf8_sanitize(bytes).
 std::string utf8_sanitize(std::string_view bytes, size_t max_bytes = SIZE_MAX);
 
+// utf8_sanitize(bytes) with every control character made visible, for text shown to a person (a
+// page, the console): a terminal or a browser acts on ESC, BEL, a lone carriage return or a
+// backspace instead of showing them, so a judged program's output could rewrite what is around
+// it. Tab and newline stay; "\r\n" becomes "\n"; the other C0 controls (NUL included) and DEL
+// become their Unicode Control Pictures (U+2400 + the code, U+2421 for DEL: ESC shows as
+// U+241B), and the C1 controls (U+0080..U+009F) the six characters "\u0085".
+std::string utf8_visible(std::string_view bytes);
+
 }  // namespace cuset
