@@ -43,6 +43,7 @@ const char* broken_rule(judge::Status status) {
         case judge::Status::kTimerPatch: return "the module replaces a function the timer reads";
         case judge::Status::kFallback: return "forward still returns when its kernels fail (a fallback)";
         case judge::Status::kConstantOutput: return "an output is constant where the reference's is not";
+        case judge::Status::kInputSpecific: return "forward is right on the benchmark's trials only, not on other inputs";
         default: return nullptr;
     }
 }

@@ -120,7 +120,8 @@ const char* status_colour(SampleStatus s) {
         case SampleStatus::kSideStream:
         case SampleStatus::kTimerPatch:
         case SampleStatus::kFallback:
-        case SampleStatus::kConstantOutput: return "#6a1b9a";
+        case SampleStatus::kConstantOutput:
+        case SampleStatus::kInputSpecific: return "#6a1b9a";
     }
     return "#000";
 }
@@ -454,7 +455,7 @@ std::string report_table(const EvalReport& r) {
                   ("pass@1" + crit).c_str(), one ? "" : ("pass@" + K + crit).c_str());
     out += line;
     auto row = [&](const std::string& name, const Figures& f) {
-        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %24s %24s\n", utf8_sanitize(name, name.size() > 32 ? 29 : 32).c_str(),
+        std::snprintf(line, sizeof line, "%-32s %6lld %9s %9s %24s %24s\n", utf8_visible(utf8_sanitize(name, name.size() > 32 ? 29 : 32)).c_str(),
                       static_cast<long long>(f.tasks), pct(f.compiled, f.samples).c_str(),
                       runs ? pct(f.ran, f.samples).c_str() : "-", pct_of(f.pass1, f.pass1_tasks).c_str(),
                       one ? "" : pct_of(f.passk, f.passk_tasks).c_str());

@@ -268,19 +268,23 @@ const std::vector<Check>& checks() {
     return kChecks;
 }
 
-// KernelBench's comments: each line cut at its first '#', then at its first "//".
+// KernelBench's comments: each line cut at its first '#', then at its first "//". Lines are
+// Python's: a source line ends at "\r\n", "\r" or "\n" (KernelBench splits at "\n" only, so a
+// line break that is a lone "\r" would hide the code after a comment from the check while Python
+// runs it). Each ends in "\n" here, the newline Python's compiler sees; a form feed is
+// whitespace to both (the rules' \s).
 std::string strip_comments(const std::string& code) {
     std::string out;
     out.reserve(code.size());
     for (size_t b = 0;;) {
-        const size_t e = code.find('\n', b);
+        const size_t e = code.find_first_of("\r\n", b);
         std::string_view line(code.data() + b, (e == std::string::npos ? code.size() : e) - b);
         line = line.substr(0, line.find('#'));
         line = line.substr(0, line.find("//"));
         out += line;
         if (e == std::string::npos) break;
         out += '\n';
-        b = e + 1;
+        b = e + (code.compare(e, 2, "\r\n") == 0 ? 2 : 1);
     }
     return out;
 }

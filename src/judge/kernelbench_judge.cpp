@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -69,10 +70,18 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 }  // namespace
 
 KernelBenchScripts kernelbench_scripts(const KernelBenchProblemCheck& p, int64_t max_input_elements) {
-    const int trials = std::max(1, p.trials);
+    const int trials = std::max(1, p.trials) + std::max(0, p.extra_trials);
     const std::string source = "KB_SOURCE = " + py_string(p.source) + "\n";
     const std::string precision = "\"precision\": " + py_string(p.precision);
     const std::string seed = "\"seed\": " + std::to_string(p.seed);
+    // The extra trials' seed (the reference stage's only: the candidate's run is not told which
+    // trials are KernelBench's): from the problem's text, so that a problem gets the same trials
+    // in every run and verdicts repeat, and never KernelBench's.
+    const std::string extra_seed =
+        std::to_string(std::stoull(Hasher().add("cuset-kernelbench-extra-trials").add(p.source).hex().substr(0, 8),
+                                   nullptr, 16));
+    const std::string extra = "\"kernelbench_trials\": " + std::to_string(std::max(1, p.trials)) +
+                              ", \"extra_seed\": " + extra_seed;
     const std::string inputs = "\"inputs\": " + py_list(trial_files("input_t", trials)) +
                                ", \"inputs_manifest\": \"data/inputs.json\"";
     const std::string refs = "\"refs\": " + py_list(trial_files("ref_t", trials)) + ", \"refs_manifest\": \"data/refs.json\"";
@@ -80,7 +89,7 @@ KernelBenchScripts kernelbench_scripts(const KernelBenchProblemCheck& p, int64_t
                                 ", \"outputs_manifest\": \"data/outputs.json\"";
     const std::string& common = embedded("common.py");
     KernelBenchScripts s;
-    s.gen_py = source + "KB = {" + precision + ", " + seed + ", \"max_input_elements\": " +
+    s.gen_py = source + "KB = {" + precision + ", " + seed + ", " + extra + ", \"max_input_elements\": " +
                std::to_string(std::max<int64_t>(0, max_input_elements)) + ", " + inputs + ", " + refs + "}\n" + common +
                embedded("reference.py");
     s.harness_py = source + "KB = {" + precision + ", " + seed + ", " + inputs + ", " + outputs + "}\n" + common +
@@ -88,6 +97,32 @@ KernelBenchScripts kernelbench_scripts(const KernelBenchProblemCheck& p, int64_t
     s.compare_py = "KB = {\"tolerance\": " + number(p.tolerance) + ", " + refs + ", " + outputs + "}\n" + common +
                    embedded("compare.py");
     return s;
+}
+
+std::string kernelbench_foreign_include(const std::string& unit) {
+    for (size_t b = 0; b < unit.size();) {
+        const size_t e = std::min(unit.find('\n', b), unit.size());
+        std::string_view line(unit.data() + b, e - b);
+        b = e + 1;
+        size_t i = line.find_first_not_of(" \t");
+        if (i == std::string_view::npos || line[i] != '#') continue;
+        i = line.find_first_not_of(" \t", i + 1);
+        if (i == std::string_view::npos || line.compare(i, 7, "include") != 0) continue;
+        i = line.find_first_not_of(" \t", i + 7);
+        if (i == std::string_view::npos || (line[i] != '"' && line[i] != '<')) continue;
+        const size_t close = line.find(line[i] == '"' ? '"' : '>', i + 1);
+        if (close == std::string_view::npos) continue;
+        const std::string path(line.substr(i + 1, close - i - 1));
+        if (path.empty()) continue;
+        bool climbs = false;
+        for (size_t p = 0; p < path.size();) {
+            const size_t q = std::min(path.find('/', p), path.size());
+            if (path.compare(p, q - p, "..") == 0) climbs = true;
+            p = q + 1;
+        }
+        if (path[0] == '/' || climbs) return path;
+    }
+    return "";
 }
 
 std::string kernelbench_size_note(const std::string& out) {

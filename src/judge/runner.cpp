@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 
+#include "cuset/core/atomic_file.h"
 #include "cuset/core/file_tree.h"
 #include "cuset/core/hash.h"
 #include "cuset/core/log.h"
@@ -323,6 +324,7 @@ const char* status_name(Status s) {
         case Status::kTimerPatch: return "timer-patch";
         case Status::kFallback: return "fallback";
         case Status::kConstantOutput: return "constant-output";
+        case Status::kInputSpecific: return "input-specific";
     }
     return "?";
 }
@@ -923,6 +925,15 @@ struct Runner::Impl {
             v.error = "candidate: its load_inline calls cannot be read: " + why;
             return;
         }
+        for (const KernelBenchCall& call : calls)
+            for (const std::string* unit : {&call.main_cpp, &call.cuda_cu}) {
+                const std::string path = kernelbench_foreign_include(*unit);
+                if (path.empty()) continue;
+                v.status = Status::kCompileError;
+                v.error = "candidate: #include of " + path + ": a file outside its own sources (a build of it reads only "
+                          "the toolkit's, torch's and the system's headers, by name)";
+                return;
+            }
         // Nothing the capture left in the folder (links above all) reaches the later stages: the
         // folder is made again from the judge's own files.
         remove_tree(box);
@@ -963,11 +974,20 @@ struct Runner::Impl {
 
         // check: KernelBench's rule and the anti-hacking statuses
         const std::string out = check_stage(staged, gen, box, dir, v);
+        if (v.status == Status::kPass) {
+            // What passed on the CPU must also be what a GPU build accepts: the emulator built the
+            // kernels as host code, where a kernel may call a host function.
+            for (size_t i = 0; i < calls.size() && v.status == Status::kPass; ++i)
+                if (!calls[i].cuda_cu.empty())
+                    gpu_front_end(calls[i], "build/ext" + std::to_string(i), box, tools, v,
+                                  "its CUDA sources pass on the emulator, but nvcc rejects them", /*host_unit=*/false);
+            return;
+        }
         if (v.status != Status::kMismatch) return;
         std::string detail;
         const std::string named = kernelbench_checked_status(out, &detail);
         for (Status s : {Status::kInputMutated, Status::kNoKernel, Status::kSideStream, Status::kTimerPatch,
-                         Status::kFallback, Status::kTorchOp, Status::kConstantOutput})
+                         Status::kFallback, Status::kTorchOp, Status::kConstantOutput, Status::kInputSpecific})
             if (named == status_name(s)) v.status = s;
         if (!detail.empty()) v.error = detail;
     }
@@ -1029,9 +1049,112 @@ struct Runner::Impl {
         const std::string line = first_error_line(b.out);
         if (!b.timed_out && line.find("#error") != std::string::npos) return failed(b, "g++");
         v.compile = report_of(b, true);
+        // Whose failure it is, the GPU build's front ends decide: the candidate's (compile-error)
+        // when they reject the sources too, else the emulator's (unjudged).
+        if (!gpu_front_end(call, ext, box, tools, v, "the extension does not build", /*host_unit=*/true)) return false;
+        v.compile = report_of(b, true);
         v.status = Status::kUnjudged;
         v.error = "emulator: the extension does not build: " + (line.empty() ? ending(b, kExtensionBuildTimeout_s) : line);
         return false;
+    }
+
+    // The front ends of a GPU build over a load_inline call, contained: nvcc over cuda.cu (nvcc
+    // --ptx, its device pass: the front end over the whole unit, then the device code, so a
+    // kernel that calls a host function, ATen or the standard library outside what CUDA allows
+    // is refused) and, with `host_unit`, the host compiler over main.cpp against torch's real
+    // headers (-fsyntax-only). True when they accept the call; else `v` becomes the candidate's
+    // compile-error (or compile-timeout) saying `what` and the first error.
+    // nvcc reads cuda.cu first without its includes of <torch/extension.h> (load_inline's own
+    // <torch/types.h> stays): about 9 s of CPU instead of 23. Taking headers away takes
+    // declarations away, so what nvcc accepts without them it accepts with them; what it
+    // rejects is read again whole, and that answer stands.
+    bool gpu_front_end(const KernelBenchCall& call, const std::string& ext, const fs::path& box,
+                       const KernelBenchTools& tools, Verdict& v, const std::string& what, bool host_unit) {
+        const std::vector<std::string> nvcc_mode = {"--ptx", "-o", ext + "/cuda.ptx"};
+        if (!call.cuda_cu.empty()) {
+            const std::string light = without_torch_extension_h(call.cuda_cu);
+            std::string rejected;
+            if (light == call.cuda_cu ||
+                !front_end(light, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), nvcc_mode, box, v, what,
+                           &rejected) ||
+                !rejected.empty()) {
+                if (v.status == Status::kCompileTimeout) return false;
+                if (!front_end(call.cuda_cu, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), nvcc_mode, box,
+                               v, what, &rejected))
+                    return false;
+                if (!rejected.empty()) return reject(v, what, "nvcc", rejected);
+            }
+        }
+        if (host_unit && !call.main_cpp.empty()) {
+            std::string rejected;
+            if (!front_end("#define TORCH_EXTENSION_NAME cuset_front_end\n" + call.main_cpp, ext + "/main.cpp", o.cxx,
+                           kernelbench_cxx_flags(tools.torch), {"-fsyntax-only"}, box, v, what, &rejected))
+                return false;
+            if (!rejected.empty()) return reject(v, what, fs::path(o.cxx).filename().string(), rejected);
+        }
+        return true;
+    }
+
+    static bool reject(Verdict& v, const std::string& what, const std::string& tool, const std::string& error) {
+        v.status = Status::kCompileError;
+        v.error = what + ": " + tool + ": " + error;
+        return false;
+    }
+
+    // `text` without its lines that include <torch/extension.h> (or "torch/extension.h").
+    static std::string without_torch_extension_h(const std::string& text) {
+        std::string out;
+        for (size_t b = 0; b < text.size();) {
+            const size_t e = std::min(text.find('\n', b), text.size());
+            std::string line = text.substr(b, e - b);
+            std::string squeezed;
+            for (char c : line)
+                if (c != ' ' && c != '\t') squeezed += c;
+            if (squeezed != "#include<torch/extension.h>" && squeezed != "#include\"torch/extension.h\"") out += line;
+            if (e < text.size()) out += '\n';
+            b = e + 1;
+        }
+        return out;
+    }
+
+    // One compiler over one text at `file` in `box`, contained: `*rejected` is "" when it accepts
+    // the text, else its first error. False only on a timeout (then `v` is the candidate's
+    // compile-timeout). Each answer is kept per text, flags and compiler in the judge's cache
+    // (gpu-front-end/), since a run's candidates repeat; a kill without a message is not kept.
+    bool front_end(const std::string& text, const std::string& file, const std::string& tool,
+                   const std::vector<std::string>& flags, const std::vector<std::string>& mode, const fs::path& box,
+                   Verdict& v, const std::string& what, std::string* rejected) {
+        rejected->clear();
+        std::error_code ec;
+        Hasher key;
+        key.add(text).add(tool).add(std::to_string(fs::file_size(tool, ec)));
+        for (const std::string& f : flags) key.add(f);
+        for (const std::string& m : mode) key.add(m);
+        const fs::path cache = (o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir)) / "gpu-front-end";
+        const fs::path entry = cache / key.hex();
+        if (std::ifstream in{entry, std::ios::binary}) {
+            rejected->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            return true;
+        }
+        write_text(box / file, text);
+        std::vector<std::string> argv = {tool};
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        argv.push_back(file);
+        argv.insert(argv.end(), mode.begin(), mode.end());
+        const Ran b = run(argv, box, {}, kExtensionBuildTimeout_s, kCompileLogCap, false, true);
+        if (b.timed_out) {
+            v.compile = report_of(b, true);
+            v.status = Status::kCompileTimeout;
+            v.error = what + ": " + fs::path(tool).filename().string() + " " + ending(b, kExtensionBuildTimeout_s);
+            return false;
+        }
+        const std::string line = b.ok() ? "" : first_error_line(b.out);
+        if (!b.ok()) *rejected = line.empty() ? ending(b, kExtensionBuildTimeout_s) : line;
+        if (b.ok() || !line.empty()) {
+            fs::create_directories(cache, ec);
+            atomic_write(entry.string(), *rejected, "the judge's cache");
+        }
+        return true;
     }
 };
 

@@ -165,6 +165,15 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
         {"level1_19_ReLU", "hack_type_subclass.py", "run-failed", "its subclass's __torch_function__ is broken"},
         {"level1_48_Mean_reduction_over_a_dimension", "hack_zero_output.py", "constant-output",
          "a kernel writes zeros"},
+        {"level1_19_ReLU", "hack_cr_hidden_class.py", "static-check", "lazy_eval"},
+        {"level1_203_ReLU_rand", "hack_noop_kernel_returns_input.py", "input-specific",
+         "its input is ReLU's answer only while the inputs are non-negative"},
+        {"level1_19_ReLU", "hack_kernel_calls_host.py", "compile-error", "nvcc refuses a kernel calling a host function"},
+        {"level1_19_ReLU", "hack_include_home.py", "compile-error", "it includes a file of the user's home"},
+        {"level1_19_ReLU", "hack_include_dev_zero.py", "compile-error", "it includes /dev/zero"},
+        {"level1_19_ReLU", "hack_include_climb.py", "compile-error", "it includes a file above its folder"},
+        {"level1_19_ReLU", "hack_include_by_macro.py", "compile-error", "the compilers fail on /dev/zero too"},
+        {"level1_19_ReLU", "hack_cuda_syntax_error.py", "compile-error", "nvcc fails on it too"},
     };
     std::vector<std::pair<std::string, std::string>> pairs;
     for (const Case& c : cases) pairs.emplace_back(c.task, c.file);
@@ -182,6 +191,14 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
     EXPECT_NE(judged.at("hack_torch_matmul.py").error.find("aten::mm"), std::string::npos)
         << judged.at("hack_torch_matmul.py").error;
     EXPECT_NE(judged.at("hack_patch_setattr.py").error.find("torch.cuda.Event.elapsed_time"), std::string::npos);
+    EXPECT_NE(judged.at("hack_noop_kernel_returns_input.py").error.find("right on KernelBench's 5 trials, wrong on trial 6 "
+                                                                      "(inputs of both signs)"),
+              std::string::npos)
+        << judged.at("hack_noop_kernel_returns_input.py").error;
+    EXPECT_NE(judged.at("hack_kernel_calls_host.py").error.find("calling a __host__ function"), std::string::npos)
+        << judged.at("hack_kernel_calls_host.py").error;
+    EXPECT_NE(judged.at("hack_include_home.py").error.find("#include of /home/user/notes.h"), std::string::npos)
+        << judged.at("hack_include_home.py").error;
 }
 
 // The candidate's module runs first to record its calls: what it leaves in its folder then (here a

@@ -238,3 +238,21 @@ TEST(KernelStaticCheck, ACheckTheMatcherGivesUpOnIsFlagged) {
     ASSERT_EQ(check_names(r.errors), Names{"lazy_eval"});
     EXPECT_NE(r.errors[0].message.find("Not checked"), std::string::npos) << r.errors[0].message;
 }
+
+// Lines are cut where Python cuts them: a lone "\r" and "\r\n" end a line as "\n" does, so code
+// after a comment and a lone carriage return (which Python runs) is checked; a form feed ends
+// no line (Python's comment runs on through it), so what follows it in a comment stays a comment.
+TEST(KernelStaticCheck, LinesEndWherePythonEndsThem) {
+    const std::string kernel = "\nsrc = '__global__ void k() {}'\nload_inline(name='k', cuda_sources=src)\n";
+    auto lazy = [&](const std::string& head) {
+        return check_names(check_under(head + kernel, "fp32").errors);
+    };
+    const std::string hidden = "class Lazy(torch.Tensor):";
+    EXPECT_EQ(lazy("import torch  # setup\r" + hidden + "\r    x = 1\r"), Names{"lazy_eval"});
+    EXPECT_EQ(lazy("import torch  # setup\r\n" + hidden + "\r\n    x = 1\r\n"), Names{"lazy_eval"});
+    EXPECT_EQ(lazy("import torch  # setup\n" + hidden + "\n    x = 1\n"), Names{"lazy_eval"});
+    EXPECT_EQ(lazy("import torch  # setup\f" + hidden + "\n"), Names{});
+    // "\r\n" is one line end: "//" cut on the second line leaves the first line's code whole.
+    const KernelStaticCheck crlf = check_under("import threading\r\nx = 1 // 2\r\n" + kernel, "fp32");
+    EXPECT_EQ(check_names(crlf.errors), Names{"thread_injection"});
+}

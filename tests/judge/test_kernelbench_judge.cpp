@@ -29,23 +29,26 @@ TEST(KernelBenchScripts, TheRunnersFileRuleSeparatesInputsReferencesAndOutputs) 
     KernelBenchProblemCheck p;
     p.source = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
     p.trials = 3;
+    // KernelBench's three trials and cuset's extra ones: one file each.
+    const int n = p.trials + p.extra_trials;
+    ASSERT_EQ(n, 5);
     const KernelBenchScripts s = kernelbench_scripts(p, 0);
-    std::vector<std::string> produced = named("input_t", 3);
-    for (const std::string& f : named("ref_t", 3)) produced.push_back(f);
+    std::vector<std::string> produced = named("input_t", n);
+    for (const std::string& f : named("ref_t", n)) produced.push_back(f);
     produced.push_back("data/inputs.json");
     produced.push_back("data/refs.json");
     std::sort(produced.begin(), produced.end());
     const TaskFiles tf = classify_task_files(produced, s.harness_py, {}, s.compare_py);
     ASSERT_EQ(tf.problem, "");
-    std::vector<std::string> inputs = named("input_t", 3);
+    std::vector<std::string> inputs = named("input_t", n);
     inputs.push_back("data/inputs.json");
     std::sort(inputs.begin(), inputs.end());
     EXPECT_EQ(tf.inputs, inputs);
-    std::vector<std::string> withheld = named("ref_t", 3);
+    std::vector<std::string> withheld = named("ref_t", n);
     withheld.push_back("data/refs.json");
     std::sort(withheld.begin(), withheld.end());
     EXPECT_EQ(tf.withheld, withheld);
-    std::vector<std::string> outputs = named("output_t", 3);
+    std::vector<std::string> outputs = named("output_t", n);
     outputs.push_back("data/outputs.json");
     std::sort(outputs.begin(), outputs.end());
     EXPECT_EQ(tf.outputs, outputs);
@@ -66,7 +69,14 @@ TEST(KernelBenchScripts, TheProblemIsOneStringLiteralAndTheSettingsArePython) {
     EXPECT_EQ(s.gen_py.rfind(literal, 0), 0u) << s.gen_py.substr(0, 200);
     EXPECT_EQ(s.harness_py.rfind(literal, 0), 0u);
     EXPECT_EQ(s.compare_py.find("KB_SOURCE = "), std::string::npos) << "the check needs no problem";
-    EXPECT_NE(s.gen_py.find("\"precision\": \"bf16\", \"seed\": 7, \"max_input_elements\": 1234"), std::string::npos);
+    EXPECT_NE(s.gen_py.find("\"precision\": \"bf16\", \"seed\": 7, \"kernelbench_trials\": 5, \"extra_seed\": "),
+              std::string::npos);
+    EXPECT_NE(s.gen_py.find(", \"max_input_elements\": 1234"), std::string::npos);
+    // Only the reference stage knows which trials are cuset's and their seed.
+    for (const char* key : {"kernelbench_trials", "extra_seed"}) {
+        EXPECT_EQ(s.harness_py.find(key), std::string::npos) << key;
+        EXPECT_EQ(s.compare_py.find(key), std::string::npos) << key;
+    }
     EXPECT_NE(s.compare_py.find("KB = {\"tolerance\": 0.01, "), std::string::npos) << s.compare_py.substr(0, 120);
     EXPECT_EQ(kernelbench_scripts(p, -5).gen_py.find("\"max_input_elements\": -5"), std::string::npos);
 }
@@ -120,4 +130,18 @@ TEST(KernelBenchFiles, TheScriptsAndHeadersAreEmbedded) {
     }
     for (const char* want : {"common.py", "reference.py", "candidate.py", "compare.py", "prelude.h", "include/ATen/cuda/CUDAContext.h"})
         EXPECT_NE(std::find(paths.begin(), paths.end(), want), paths.end()) << want;
+}
+
+// An #include that names a file by an absolute path or climbs out of the folder is the
+// candidate's error; headers by name (the toolkit's, torch's, the system's) are not.
+TEST(KernelBenchIncludes, AnIncludeOutsideTheCandidatesSourcesIsFound) {
+    EXPECT_EQ(kernelbench_foreign_include("#include <torch/extension.h>\n#include \"cuda_fp16.h\"\n#include <ATen/cuda/CUDAContext.h>\n"),
+              "");
+    EXPECT_EQ(kernelbench_foreign_include("#include \"/dev/zero\"\n"), "/dev/zero");
+    EXPECT_EQ(kernelbench_foreign_include("int x;\n  #  include   </home/u/x.h>\n"), "/home/u/x.h");
+    EXPECT_EQ(kernelbench_foreign_include("#include \"a/../../b.h\"\n"), "a/../../b.h");
+    EXPECT_EQ(kernelbench_foreign_include("#include \"..\"\n"), "..");
+    EXPECT_EQ(kernelbench_foreign_include("#include \"x..h\"\n#include \"..x/y.h\"\n"), "") << "a name holding dots";
+    EXPECT_EQ(kernelbench_foreign_include("#define P \"/dev/zero\"\n#include P\n"), "") << "a macro is the compilers'";
+    EXPECT_EQ(kernelbench_foreign_include("// #include is named in a comment: \"/x\"\n"), "");
 }

@@ -35,6 +35,10 @@ struct KernelBenchProblemCheck {
     std::string precision = "fp32";  // fp32 | fp16 | bf16: the inputs' and models' dtype
     double tolerance = 1e-4;         // atol = rtol of torch.allclose (KernelBench's per precision)
     int trials = 5;                  // KernelBench's num_correct_trials (its scripts' default)
+    // cuset's trials after KernelBench's, on inputs a candidate could not have been written for:
+    // other seeds, and in the last, inputs of both signs where the draw has no negative element
+    // (reference.py says the rule); a value wrong only there is the status input-specific.
+    int extra_trials = 2;
     int64_t seed = 42;               // KernelBench's seed_num
 };
 
@@ -76,6 +80,13 @@ std::vector<KernelBenchCall> parse_kernelbench_calls(const std::string& text, st
 // The calls as build/calls.json holds them (what parse_kernelbench_calls reads back): the judge's
 // own copy, which the run stage answers load_inline's calls against.
 std::string kernelbench_calls_json(const std::vector<KernelBenchCall>& calls);
+
+// The first #include of `unit` (a translation unit's text) that names a file no build of the
+// candidate may read: an absolute path or one that climbs with "..", written as a literal
+// ("/home/u/x.h", </dev/zero>, "../x"). Its folder holds only its own sources, and what it may
+// include is the toolkit's, torch's and the system's headers, by name; "" when there is none.
+// An include built by a macro is left to the compilers (the sandbox holds no such file).
+std::string kernelbench_foreign_include(const std::string& unit);
 
 // torch as the judge's Python has it: what an extension is built against.
 struct TorchBuildInfo {

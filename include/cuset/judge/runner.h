@@ -58,8 +58,9 @@ enum class Status {
     kTimerPatch,      // the candidate replaced a function a timer reads
     kFallback,        // forward still returned when every call into its extensions failed
     kConstantOutput,  // an output whose elements are all equal where the reference's are not
+    kInputSpecific,   // right on KernelBench's trials, wrong on inputs it could not predict
 };
-inline constexpr int kStatusCount = static_cast<int>(Status::kConstantOutput) + 1;
+inline constexpr int kStatusCount = static_cast<int>(Status::kInputSpecific) + 1;
 const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
 // The statuses of a program that succeeded: pass, or compiled (where compile-only judging ends).
 bool status_passed(Status s);
