@@ -339,6 +339,9 @@ bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::
 struct Runner::Impl {
     const RunnerOptions& o;
     std::unique_ptr<Sandbox> sandbox;
+    // What the judge builds and keeps once per machine: the emulator's runtime, the emulated
+    // extensions' toolchain, the compilers' answers (gpu-front-end/).
+    fs::path cache_root() const { return o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir); }
     std::string notice;
     std::string cuda_include;
     // The emulator's runtime, built once: its folder (headers, precompiled header, object).
@@ -433,8 +436,7 @@ struct Runner::Impl {
         key.add(emu::runtime_hash()).add(ver.out).add(cuda_include);
         for (const std::string& f : emu::build_flags("", cuda_include)) key.add(f);
         const std::string id = key.hex();
-        const fs::path cache = o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir);
-        const fs::path dir = cache / ("runtime-" + id);
+        const fs::path dir = cache_root() / ("runtime-" + id);
         emu_dir = dir.string();
         emu_flags = emu::build_flags(emu_dir, cuda_include);
         emu_object = (dir / "cuemu.o").string();
@@ -840,8 +842,8 @@ struct Runner::Impl {
                 KernelBenchTools made;
                 made.torch = torch_build_info(o.python.executable);
                 if (o.mode == JudgeMode::kEmulate && made.torch.error.empty() && emu_error.empty())
-                    made.toolchain = prepare_kernelbench_toolchain(o.cxx, emu_dir, emu_flags, made.torch,
-                                                                   o.cache_dir.empty() ? o.work_dir + "/emu" : o.cache_dir);
+                    made.toolchain =
+                        prepare_kernelbench_toolchain(o.cxx, emu_dir, emu_flags, made.torch, cache_root().string());
                 return made;
             },
             [](KernelBenchTools& slot, KernelBenchTools&& made) {
@@ -1052,7 +1054,6 @@ struct Runner::Impl {
         // Whose failure it is, the GPU build's front ends decide: the candidate's (compile-error)
         // when they reject the sources too, else the emulator's (unjudged).
         if (!gpu_front_end(call, ext, box, tools, v, "the extension does not build", /*host_unit=*/true)) return false;
-        v.compile = report_of(b, true);
         v.status = Status::kUnjudged;
         v.error = "emulator: the extension does not build: " + (line.empty() ? ending(b, kExtensionBuildTimeout_s) : line);
         return false;
@@ -1130,7 +1131,7 @@ struct Runner::Impl {
         key.add(text).add(tool).add(std::to_string(fs::file_size(tool, ec)));
         for (const std::string& f : flags) key.add(f);
         for (const std::string& m : mode) key.add(m);
-        const fs::path cache = (o.cache_dir.empty() ? fs::path(o.work_dir) / "emu" : fs::path(o.cache_dir)) / "gpu-front-end";
+        const fs::path cache = cache_root() / "gpu-front-end";
         const fs::path entry = cache / key.hex();
         if (std::ifstream in{entry, std::ios::binary}) {
             rejected->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -1181,7 +1182,7 @@ Runner::Runner(RunnerOptions opts) : opts_(std::move(opts)), impl_(std::make_uni
         so.read_only = {cuda_root_of(opts_.nvcc)};
         for (const std::string& r : opts_.python.roots) so.read_only.push_back(r);
         if (opts_.mode == JudgeMode::kEmulate)
-            so.read_only.push_back(opts_.cache_dir.empty() ? opts_.work_dir + "/emu" : opts_.cache_dir);
+            so.read_only.push_back(impl_->cache_root().string());
         if (opts_.mode == JudgeMode::kEmulate) fs::create_directories(so.read_only.back(), ec);
         impl_->sandbox = std::make_unique<Sandbox>(so);
         // Once per process (and again if it changes): which bounds hold here, memory's above all.
