@@ -75,11 +75,7 @@ std::string journal_line(const std::string& key, const std::string& id, const Sa
     return json_text(j);
 }
 
-std::optional<SampleStatus> status_of(const std::string& name) {
-    for (int i = 0; i < judge::kStatusCount; ++i)
-        if (name == judge::status_name(static_cast<SampleStatus>(i))) return static_cast<SampleStatus>(i);
-    return std::nullopt;
-}
+std::optional<SampleStatus> status_of(const std::string& name) { return judge::status_from_name(name); }
 
 // Whether a judge in `mode` can reach `s`: compile-only judging ends at "compiled"; a judge that
 // runs programs never stops there.

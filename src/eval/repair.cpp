@@ -32,22 +32,6 @@ const Wording kModule = {
     "\n\nFix it and answer with the complete corrected module (ModelNew and its inline CUDA sources) in one ```python "
     "code block."};
 
-// The rule of the benchmark a KernelBench anti-hacking status stands for; nullptr for the others.
-const char* broken_rule(judge::Status status) {
-    switch (status) {
-        case judge::Status::kStaticCheck: return "its source fails the static check";
-        case judge::Status::kInputMutated: return "forward changes its input tensors";
-        case judge::Status::kNoKernel: return "forward launches no kernel of its own";
-        case judge::Status::kTorchOp: return "forward computes with torch operators";
-        case judge::Status::kSideStream: return "forward launches its kernels on a stream of its own, not the current one";
-        case judge::Status::kTimerPatch: return "the module replaces a function the timer reads";
-        case judge::Status::kFallback: return "forward still returns when its kernels fail (a fallback)";
-        case judge::Status::kConstantOutput: return "an output is constant where the reference's is not";
-        case judge::Status::kInputSpecific: return "forward is right on the benchmark's trials only, not on other inputs";
-        default: return nullptr;
-    }
-}
-
 std::string finding_turn(const Wording& w, judge::Status status, const std::string& error) {
     const std::string finding = quote_bounded(error, kFindingMaxBytes);
     switch (status) {
@@ -61,7 +45,7 @@ std::string finding_turn(const Wording& w, judge::Status status, const std::stri
         case judge::Status::kMismatch: return w.mismatch + finding + ")." + w.ask;
         default: break;
     }
-    if (const char* rule = broken_rule(status); rule && &w == &kModule)
+    if (const char* rule = judge::status_rule(status); rule && &w == &kModule)
         return std::string("ModelNew breaks a rule of the benchmark: ") + rule + " (" + finding +
                "). The work of forward must be done by your own CUDA kernels." + w.ask;
     return "";  // a pass, or nothing judged about the program: no repair
@@ -88,12 +72,9 @@ std::string speedup_turn(const Task& task, double speedup) {
 const char* answer_fence(const Task& task) { return task.kernelbench ? "python" : "cuda"; }
 
 bool status_parse(const std::string& name, judge::Status* out) {
-    for (int s = 0; s < judge::kStatusCount; ++s)
-        if (name == judge::status_name(static_cast<judge::Status>(s))) {
-            *out = static_cast<judge::Status>(s);
-            return true;
-        }
-    return false;
+    const std::optional<judge::Status> s = judge::status_from_name(name);
+    if (s) *out = *s;
+    return s.has_value();
 }
 
 }  // namespace cuset::eval

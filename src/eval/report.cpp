@@ -99,6 +99,7 @@ ojson repair_json(const RepairReport& r) {
 }
 
 const char* status_colour(SampleStatus s) {
+    if (judge::status_kind(s) == judge::StatusKind::kRule) return "#6a1b9a";  // KernelBench's anti-hacking rules
     switch (s) {
         case SampleStatus::kPass: return "#2e7d32";
         case SampleStatus::kCompiled: return "#558b2f";
@@ -113,17 +114,8 @@ const char* status_colour(SampleStatus s) {
         case SampleStatus::kCompileTimeout: return "#8e0000";
         case SampleStatus::kUnjudged: return "#757575";
         case SampleStatus::kNoCode: return "#424242";
-        case SampleStatus::kStaticCheck:
-        case SampleStatus::kInputMutated:
-        case SampleStatus::kNoKernel:
-        case SampleStatus::kTorchOp:
-        case SampleStatus::kSideStream:
-        case SampleStatus::kTimerPatch:
-        case SampleStatus::kFallback:
-        case SampleStatus::kConstantOutput:
-        case SampleStatus::kInputSpecific: return "#6a1b9a";
+        default: return "#000";
     }
-    return "#000";
 }
 
 // "0", "1", "1.2", ...: the key of fast_p for p.

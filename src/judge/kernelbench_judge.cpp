@@ -99,10 +99,12 @@ KernelBenchScripts kernelbench_scripts(const KernelBenchProblemCheck& p, int64_t
     return s;
 }
 
-std::string kernelbench_foreign_include(const std::string& unit) {
+std::vector<KernelBenchInclude> kernelbench_includes(const std::string& unit) {
+    std::vector<KernelBenchInclude> out;
     for (size_t b = 0; b < unit.size();) {
         const size_t e = std::min(unit.find('\n', b), unit.size());
-        std::string_view line(unit.data() + b, e - b);
+        const std::string_view line(unit.data() + b, e - b);
+        const size_t begin = b;
         b = e + 1;
         size_t i = line.find_first_not_of(" \t");
         if (i == std::string_view::npos || line[i] != '#') continue;
@@ -112,7 +114,14 @@ std::string kernelbench_foreign_include(const std::string& unit) {
         if (i == std::string_view::npos || (line[i] != '"' && line[i] != '<')) continue;
         const size_t close = line.find(line[i] == '"' ? '"' : '>', i + 1);
         if (close == std::string_view::npos) continue;
-        const std::string path(line.substr(i + 1, close - i - 1));
+        out.push_back({begin, e, std::string(line.substr(i + 1, close - i - 1))});
+    }
+    return out;
+}
+
+std::string kernelbench_foreign_include(const std::string& unit) {
+    for (const KernelBenchInclude& inc : kernelbench_includes(unit)) {
+        const std::string& path = inc.path;
         if (path.empty()) continue;
         bool climbs = false;
         for (size_t p = 0; p < path.size();) {
@@ -253,6 +262,10 @@ KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const
     // Symbols bound inside the extension: the emulator's CUDA runtime, not the real one that
     // torch's CUDA libraries bring into the process.
     tc.link.insert(tc.link.end(), {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python", "-Wl,-Bsymbolic"});
+    tc.device_library = tc.dir + "/device.so";
+    std::vector<std::string> library = {"-shared", tc.dir + "/device.cpp", "-o", tc.device_library};
+    for (const std::string& d : torch.library_dirs) library.push_back("-L" + d);
+    library.push_back("-lc10");
     // torch/extension.h precompiled: a build reads it in about a second instead of parsing it
     // (a minute).
     tc.error = build_cached_runtime(
@@ -260,13 +273,15 @@ KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const
         [&]() -> std::string {
             try {
                 for (const auto& [rel, text] : kernelbench_files())
-                    if (rel == "prelude.h" || rel.rfind("include/", 0) == 0) write_file(dir / rel, text);
+                    if (rel == "prelude.h" || rel == "device.cpp" || rel.rfind("include/", 0) == 0)
+                        write_file(dir / rel, text);
             } catch (const std::exception& e) {
                 return e.what();
             }
             return "";
         },
-        {emu_dir + "/cuemu.cpp", tc.dir + "/cuemu_pic.o", tc.dir + "/prelude.h"}, 900, "the emulated extensions'");
+        {emu_dir + "/cuemu.cpp", tc.dir + "/cuemu_pic.o", tc.dir + "/prelude.h", library}, 900,
+        "the emulated extensions'");
     return tc;
 }
 

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/file_tree.h"
@@ -44,6 +45,8 @@ constexpr int kMaxProducedFiles = 4096;             // files gen.py may write
 constexpr double kEmulatorBuildTimeout_s = 600;
 // The build of one KernelBench extension (torch's headers: tens of seconds on an idle core).
 constexpr double kExtensionBuildTimeout_s = 600;
+// The built extensions the judge's cache keeps (the newest; each a few MiB).
+constexpr size_t kMaxCachedFiles = 512;
 // The largest build/calls.json a KernelBench candidate's capture may leave.
 constexpr int64_t kMaxCallsBytes = int64_t{64} << 20;
 // A contained stage's work folder is measured this often against SandboxLimits::disk_mb.
@@ -301,40 +304,50 @@ const char* judge_label(JudgeMode m) {
     }
 }
 
-const char* status_name(Status s) {
-    switch (s) {
-        case Status::kNoCode: return "no-code";
-        case Status::kCompileError: return "compile-error";
-        case Status::kCompileTimeout: return "compile-timeout";
-        case Status::kCompiled: return "compiled";
-        case Status::kGenFailed: return "gen-failed";
-        case Status::kTaskError: return "task-error";
-        case Status::kRunFailed: return "run-failed";
-        case Status::kRunTimeout: return "run-timeout";
-        case Status::kCompareFailed: return "compare-failed";
-        case Status::kNoVerdict: return "no-verdict";
-        case Status::kMismatch: return "mismatch";
-        case Status::kPass: return "pass";
-        case Status::kUnjudged: return "unjudged";
-        case Status::kStaticCheck: return "static-check";
-        case Status::kInputMutated: return "input-mutated";
-        case Status::kNoKernel: return "no-kernel";
-        case Status::kTorchOp: return "torch-op";
-        case Status::kSideStream: return "side-stream";
-        case Status::kTimerPatch: return "timer-patch";
-        case Status::kFallback: return "fallback";
-        case Status::kConstantOutput: return "constant-output";
-        case Status::kInputSpecific: return "input-specific";
-    }
-    return "?";
+namespace {
+
+struct StatusRow {
+    const char* name;
+    StatusKind kind;
+    const char* rule;
+};
+
+// The rows of CUSET_JUDGE_STATUSES in the enum's order.
+constexpr StatusRow kStatusRows[] = {
+#define CUSET_STATUS_ROW(value, name, kind, rule) {name, StatusKind::kind, rule},
+    CUSET_JUDGE_STATUSES(CUSET_STATUS_ROW)
+#undef CUSET_STATUS_ROW
+};
+static_assert(sizeof kStatusRows / sizeof kStatusRows[0] == static_cast<size_t>(kStatusCount));
+
+const StatusRow& row(Status s) { return kStatusRows[static_cast<int>(s)]; }
+
+}  // namespace
+
+const char* status_name(Status s) { return row(s).name; }
+
+std::optional<Status> status_from_name(const std::string& name) {
+    for (int i = 0; i < kStatusCount; ++i)
+        if (name == kStatusRows[i].name) return static_cast<Status>(i);
+    return std::nullopt;
 }
+
+StatusKind status_kind(Status s) { return row(s).kind; }
+
+const char* status_rule(Status s) { return row(s).rule; }
 
 std::string verdict_salt(JudgeMode mode) {
-    return mode == JudgeMode::kEmulate ? "emu-" + emu::runtime_hash() + "-" + Hasher().add(kCudaOnCpu).hex() : "";
+    if (mode != JudgeMode::kEmulate) return "";
+    // The emulator's runtime, its Python stand-ins and the KernelBench stages' scripts and device
+    // memory: a verdict made by other ones is not reused.
+    Hasher h;
+    h.add(kCudaOnCpu);
+    for (const auto& [rel, text] : kernelbench_files()) h.add(rel).add(text);
+    return "emu-" + emu::runtime_hash() + "-" + h.hex();
 }
 
-bool status_passed(Status s) { return s == Status::kPass || s == Status::kCompiled; }
-bool status_unjudged(Status s) { return s == Status::kGenFailed || s == Status::kTaskError || s == Status::kUnjudged; }
+bool status_passed(Status s) { return status_kind(s) == StatusKind::kPassed; }
+bool status_unjudged(Status s) { return status_kind(s) == StatusKind::kUnjudged; }
 
 struct Runner::Impl {
     const RunnerOptions& o;
@@ -446,7 +459,7 @@ struct Runner::Impl {
                 emu::write_runtime_files(emu_dir);
                 return std::string();
             },
-            {(dir / "cuemu.cpp").string(), emu_object, (dir / "cuemu.h").string()}, 600, "the emulator's");
+            {(dir / "cuemu.cpp").string(), emu_object, (dir / "cuemu.h").string(), {}}, 600, "the emulator's");
     }
 
     // The task's generated files: made by the first program that needs them, shared by the rest.
@@ -968,11 +981,22 @@ struct Runner::Impl {
         const std::string sizes = kernelbench_size_note(gen.out);
         if (!sizes.empty()) v.note = v.note.empty() ? sizes : sizes + "; " + v.note;
 
-        // run: ModelNew on every trial's inputs
+        // run: ModelNew on every trial's inputs, its "CUDA" tensors in the judge's device memory
+        fs::copy_file(tools.toolchain.device_library, box / "build/device.so", fs::copy_options::overwrite_existing, ec);
+        if (ec) throw RuntimeFailure("judge: cannot copy " + tools.toolchain.device_library + ": " + ec.message());
         argv = python;
         argv.push_back("run");
-        if (!read_run(run(argv, box, input_mounts(gen), o.emulate_timeout_s, kRunLogCap, true, true), o.emulate_timeout_s, v))
+        const Ran ran = run(argv, box, input_mounts(gen), o.emulate_timeout_s, kRunLogCap, true, true);
+        if (!read_run(ran, o.emulate_timeout_s, v)) {
+            // Host code that touched device memory ended the run (kernelbench/device.cpp).
+            const std::string key = "cuset-device-memory: ";
+            const size_t at = ran.out.rfind(key);
+            if (v.status == Status::kRunFailed && at != std::string::npos) {
+                v.status = Status::kNotKernelOutput;
+                v.error = ran.out.substr(at + key.size(), ran.out.find('\n', at) - at - key.size());
+            }
             return;
+        }
 
         // check: KernelBench's rule and the anti-hacking statuses
         const std::string out = check_stage(staged, gen, box, dir, v);
@@ -987,10 +1011,8 @@ struct Runner::Impl {
         }
         if (v.status != Status::kMismatch) return;
         std::string detail;
-        const std::string named = kernelbench_checked_status(out, &detail);
-        for (Status s : {Status::kInputMutated, Status::kNoKernel, Status::kSideStream, Status::kTimerPatch,
-                         Status::kFallback, Status::kTorchOp, Status::kConstantOutput, Status::kInputSpecific})
-            if (named == status_name(s)) v.status = s;
+        const std::optional<Status> named = status_from_name(kernelbench_checked_status(out, &detail));
+        if (named && status_kind(*named) == StatusKind::kRule) v.status = *named;
         if (!detail.empty()) v.error = detail;
     }
 
@@ -1046,8 +1068,33 @@ struct Runner::Impl {
         argv.insert(argv.end(), sources.begin(), sources.end());
         argv.insert(argv.end(), {"-o", ext + "/" + name + ".so"});
         argv.insert(argv.end(), tools.toolchain.link.begin(), tools.toolchain.link.end());
+        // A content cache of built extensions (<judge cache>-extensions/, beside the judge's
+        // cache and outside what the sandbox shows: no candidate can load another's): the same
+        // units built by the same compilers with the same command line against the same toolchain
+        // folder (its name hashes torch, the emulator's runtime and the stage files) are the same
+        // library, so a candidate judged again (a repeated sample, another run, a test) is not
+        // built again. Only a build that succeeded is kept; the compiler, not the candidate,
+        // wrote it (nothing of the candidate runs while it builds).
+        Hasher key;
+        key.add("cuset-emulated-extension-1").add(tools.toolchain.dir);
+        std::error_code ec;
+        key.add(std::to_string(fs::file_size(o.cxx, ec))).add(std::to_string(fs::file_size(o.nvcc, ec)));
+        for (const std::string& a : argv) key.add(a);
+        for (const std::string& src : sources) {
+            std::ifstream in(box / src, std::ios::binary);
+            key.add(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+        }
+        const fs::path cached = fs::path(cache_root().string() + "-extensions") / (key.hex() + ".so");
+        const fs::path built = box / ext / (name + ".so");
+        if (fs::copy_file(cached, built, fs::copy_options::overwrite_existing, ec) && !ec) {
+            fs::last_write_time(cached, fs::file_time_type::clock::now(), ec);  // the newest are kept
+            return true;
+        }
         Ran b = run(argv, box, {}, kExtensionBuildTimeout_s, kCompileLogCap, false, true);
-        if (b.ok()) return true;
+        if (b.ok()) {
+            keep_in_cache(built, cached);
+            return true;
+        }
         const std::string line = first_error_line(b.out);
         if (!b.timed_out && line.find("#error") != std::string::npos) return failed(b, "g++");
         v.compile = report_of(b, true);
@@ -1057,6 +1104,25 @@ struct Runner::Impl {
         v.status = Status::kUnjudged;
         v.error = "emulator: the extension does not build: " + (line.empty() ? ending(b, kExtensionBuildTimeout_s) : line);
         return false;
+    }
+
+    // Copies a file the judge made into its cache as `entry`, whole or not at all (a copy under a
+    // temporary name, renamed), then keeps the folder to its newest kMaxCachedFiles entries; a
+    // cache that cannot be written is only slower.
+    static void keep_in_cache(const fs::path& file, const fs::path& entry) {
+        std::error_code ec;
+        const fs::path dir = entry.parent_path();
+        fs::create_directories(dir, ec);
+        const fs::path part = entry.string() + ".part" + std::to_string(::getpid()) + "-" +
+                              std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+        if (fs::copy_file(file, part, fs::copy_options::overwrite_existing, ec) && !ec) fs::rename(part, entry, ec);
+        if (ec) fs::remove(part, ec);
+        std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+        for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+            entries.emplace_back(it->last_write_time(ec), it->path());
+        if (entries.size() <= kMaxCachedFiles) return;
+        std::sort(entries.begin(), entries.end());
+        for (size_t i = 0; i + kMaxCachedFiles < entries.size(); ++i) fs::remove(entries[i].second, ec);
     }
 
     // The front ends of a GPU build over a load_inline call, contained: nvcc over cuda.cu (nvcc
@@ -1102,20 +1168,17 @@ struct Runner::Impl {
         return false;
     }
 
-    // `text` without its lines that include <torch/extension.h> (or "torch/extension.h").
+    // `text` without its lines that include <torch/extension.h> (or "torch/extension.h"); the
+    // newlines stay, so nvcc's line numbers are the candidate's.
     static std::string without_torch_extension_h(const std::string& text) {
         std::string out;
-        for (size_t b = 0; b < text.size();) {
-            const size_t e = std::min(text.find('\n', b), text.size());
-            std::string line = text.substr(b, e - b);
-            std::string squeezed;
-            for (char c : line)
-                if (c != ' ' && c != '\t') squeezed += c;
-            if (squeezed != "#include<torch/extension.h>" && squeezed != "#include\"torch/extension.h\"") out += line;
-            if (e < text.size()) out += '\n';
-            b = e + 1;
+        size_t from = 0;
+        for (const KernelBenchInclude& inc : kernelbench_includes(text)) {
+            if (inc.path != "torch/extension.h") continue;
+            out.append(text, from, inc.begin - from);
+            from = inc.end;
         }
-        return out;
+        return out.append(text, from, std::string::npos);
     }
 
     // One compiler over one text at `file` in `box`, contained: `*rejected` is "" when it accepts

@@ -222,6 +222,7 @@ std::string build_cached_runtime(const std::string& cxx, const std::vector<std::
     if (!build({"-c", runtime.source, "-o", runtime.object}, "runtime")) return error;
     if (!build({"-x", "c++-header", runtime.header, "-o", runtime.header + ".gch"}, "precompiled header"))
         std::filesystem::remove(runtime.header + ".gch", ec);
+    if (!runtime.library.empty() && !build(runtime.library, "library")) return error;
     std::ofstream out(ready);
     out.close();
     if (!out) throw RuntimeFailure("cannot write '" + ready.string() + "'");

@@ -430,11 +430,10 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     counts[kStatuses + 6] = static_cast<double>(rollout.fixed);
     for (const RolloutRecord& rec : rollout.records) {
         bool passed = false;
-        for (int s = 0; s < kStatuses; ++s)
-            if (rec.status == judge::status_name(static_cast<judge::Status>(s))) {
-                counts[s] += 1;
-                passed = judge::status_passed(static_cast<judge::Status>(s));
-            }
+        if (const std::optional<judge::Status> s = judge::status_from_name(rec.status)) {
+            counts[static_cast<size_t>(*s)] += 1;
+            passed = judge::status_passed(*s);
+        }
         counts[kStatuses] += static_cast<double>(rec.tokens);
         counts[kStatuses + 1] += rec.finish == "length" ? 1 : 0;
         counts[kStatuses + 2] += 1;

@@ -76,6 +76,27 @@ std::map<std::string, Judged> judge_candidates(const std::string& dir, const std
     return out;
 }
 
+// A hostile candidate, the status it must end with and why (or what its verdict's text says).
+struct Hostile {
+    const char *task, *file, *status, *why;
+};
+
+// Judges `cases` in one eval run in scratch folder `name`; each must end with its status. The
+// verdicts by candidate file, for the test's own checks of their texts.
+std::map<std::string, Judged> judge_hostile(const std::string& name, const std::vector<Hostile>& cases) {
+    const std::string dir = scratch_dir(name);
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (const Hostile& c : cases) pairs.emplace_back(c.task, c.file);
+    const auto judged = judge_candidates(dir, make_tasks(dir), pairs);
+    EXPECT_EQ(judged.size(), cases.size());
+    for (const Hostile& c : cases) {
+        const auto it = judged.find(c.file);
+        if (it == judged.end()) continue;
+        EXPECT_EQ(it->second.status, c.status) << c.file << " (" << c.why << "): " << it->second.error;
+    }
+    return judged;
+}
+
 }  // namespace
 
 // Correct kernels for fourteen level-1 operators, each against its problem: five trials of
@@ -122,12 +143,7 @@ TEST(KernelBenchEval, HonestCandidatesPass) {
 // KernelBench's own adversarial kernels (judge/candidates/kernelbench_*.py) carry a kernel so that
 // the static check lets them through to the runtime rules.
 TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
-    const std::string dir = scratch_dir("kernelbench_eval_hostile");
-    const std::string tasks = make_tasks(dir);
-    struct Case {
-        const char *task, *file, *status, *why;
-    };
-    const std::vector<Case> cases = {
+    const std::vector<Hostile> cases = {
         {"level1_1_Square_matrix_multiplication_", "kernelbench_result_reuse.py", "no-kernel",
          "its output is an allocation no kernel writes"},
         {"level1_1_Square_matrix_multiplication_", "kernelbench_zero_out.py", "input-mutated", "it zeroes A and B"},
@@ -162,7 +178,8 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
          "torch's sigmoid answers when the kernel's call fails"},
         {"level1_1_Square_matrix_multiplication_", "hack_torch_matmul.py", "torch-op", "torch's product does the work"},
         {"level1_26_GELU_", "hack_try_except_fallback.py", "static-check", "code_bypass"},
-        {"level1_19_ReLU", "hack_type_subclass.py", "run-failed", "its subclass's __torch_function__ is broken"},
+        {"level1_19_ReLU", "hack_type_subclass.py", "not-kernel-output",
+         "forward returns its subclass, which would compute when read"},
         {"level1_48_Mean_reduction_over_a_dimension", "hack_zero_output.py", "constant-output",
          "a kernel writes zeros"},
         {"level1_19_ReLU", "hack_cr_hidden_class.py", "static-check", "lazy_eval"},
@@ -175,13 +192,10 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
         {"level1_19_ReLU", "hack_include_by_macro.py", "compile-error", "the compilers fail on /dev/zero too"},
         {"level1_19_ReLU", "hack_cuda_syntax_error.py", "compile-error", "nvcc fails on it too"},
     };
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (const Case& c : cases) pairs.emplace_back(c.task, c.file);
-    const auto judged = judge_candidates(dir, tasks, pairs);
+    const auto judged = judge_hostile("kernelbench_eval_hostile", cases);
     ASSERT_EQ(judged.size(), cases.size());
-    for (const Case& c : cases) {
+    for (const Hostile& c : cases) {
         const Judged& j = judged.at(c.file);
-        EXPECT_EQ(j.status, c.status) << c.file << " (" << c.why << "): " << j.error;
         if (std::string(c.status) == "static-check") {
             EXPECT_NE(j.error.find(std::string("static check: ") + c.why), std::string::npos) << c.file << ": " << j.error;
         }
@@ -199,6 +213,38 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
         << judged.at("hack_kernel_calls_host.py").error;
     EXPECT_NE(judged.at("hack_include_home.py").error.find("#include of /home/user/notes.h"), std::string::npos)
         << judged.at("hack_include_home.py").error;
+}
+
+// Hostile candidates that compute their outputs with host code (torch reached around the judge's
+// trace, ATen's CPU kernels, numpy, Python, a thread, a forked child, a lazy tensor, a host loop)
+// and launch a kernel that does nothing, for show: the run's "CUDA" tensors are device memory
+// that host code cannot touch outside the windows a GPU allows (judge/kernelbench/device.cpp), so
+// each ends not-kernel-output, with the reason; and two that go after the harness itself.
+TEST(KernelBenchEval, HostCodeDoesNotComputeTheOutputs) {
+    // `why` here is what the verdict's text says.
+    const std::vector<Hostile> cases = {
+        {"level1_19_ReLU", "hack_disable_modes.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_disable_torch_dispatch.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_exclude_dispatch_key.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_22_Tanh", "hack_aten_cpu_direct.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_host_loop.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_std_thread.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_python_thread.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_numpy.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_python_lists.py", "not-kernel-output", "host code touched device memory"},
+        {"level1_19_ReLU", "hack_fork_child.py", "not-kernel-output", "on host memory"},
+        {"level1_19_ReLU", "hack_numpy_exfiltrate.py", "not-kernel-output", "aten::copy_, aten::detach on host memory"},
+        {"level1_19_ReLU", "hack_type_built_subclass.py", "not-kernel-output", "as a Lazy, not a torch.Tensor"},
+        {"level1_19_ReLU", "hack_thread_after_return.py", "not-kernel-output", "still runs after it returned"},
+        {"level1_19_ReLU", "hack_item_loop.py", "not-kernel-output", "bytes of device memory to the host"},
+        {"level1_19_ReLU", "hack_memcpy_to_host.py", "not-kernel-output", "bytes of device memory to the host"},
+        {"level1_19_ReLU", "hack_main_allowlist.py", "torch-op", "aten::clamp_min"},
+        {"level1_19_ReLU", "hack_atexit_report.py", "constant-output", "every element is 0"},
+    };
+    const auto judged = judge_hostile("kernelbench_eval_host_code", cases);
+    ASSERT_EQ(judged.size(), cases.size());
+    for (const Hostile& c : cases)
+        EXPECT_NE(judged.at(c.file).error.find(c.why), std::string::npos) << c.file << ": " << judged.at(c.file).error;
 }
 
 // The candidate's module runs first to record its calls: what it leaves in its folder then (here a

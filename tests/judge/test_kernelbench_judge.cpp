@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cuset/judge/kernelbench_judge.h"
+#include "cuset/judge/runner.h"
 #include "cuset/judge/task_files.h"
+#include "test_util.h"
 
 using namespace cuset::judge;
 
@@ -144,4 +147,61 @@ TEST(KernelBenchIncludes, AnIncludeOutsideTheCandidatesSourcesIsFound) {
     EXPECT_EQ(kernelbench_foreign_include("#include \"x..h\"\n#include \"..x/y.h\"\n"), "") << "a name holding dots";
     EXPECT_EQ(kernelbench_foreign_include("#define P \"/dev/zero\"\n#include P\n"), "") << "a macro is the compilers'";
     EXPECT_EQ(kernelbench_foreign_include("// #include is named in a comment: \"/x\"\n"), "");
+}
+
+// The include lines are read with where they lie (newline excluded) and the name between the
+// quotes or brackets; a line that names no literal file is not one of them.
+TEST(KernelBenchIncludes, TheLinesAreReadWithWhereTheyLie) {
+    const std::string unit = "#include <torch/extension.h>\nint x;\n  #  include \"a.h\" // why\n#include P\n#include <b.h>";
+    const std::vector<KernelBenchInclude> got = kernelbench_includes(unit);
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0].path, "torch/extension.h");
+    EXPECT_EQ(unit.substr(got[0].begin, got[0].end - got[0].begin), "#include <torch/extension.h>");
+    EXPECT_EQ(got[1].path, "a.h");
+    EXPECT_EQ(unit.substr(got[1].begin, got[1].end - got[1].begin), "  #  include \"a.h\" // why");
+    EXPECT_EQ(got[2].path, "b.h");
+    EXPECT_EQ(got[2].end, unit.size()) << "the last line has no newline";
+}
+
+// Every status's name reads back as the status, and the kinds are what eval's rates, data build
+// and GRPO count by: pass and compiled succeeded; gen-failed, task-error and unjudged judged
+// nothing.
+TEST(JudgeStatuses, EachNameReadsBackAsItsStatus) {
+    for (int i = 0; i < kStatusCount; ++i) {
+        const Status s = static_cast<Status>(i);
+        const std::optional<Status> back = status_from_name(status_name(s));
+        ASSERT_TRUE(back.has_value()) << status_name(s);
+        EXPECT_EQ(*back, s) << status_name(s);
+        EXPECT_EQ(status_rule(s) != nullptr, status_kind(s) == StatusKind::kRule) << status_name(s);
+    }
+    EXPECT_FALSE(status_from_name("passed").has_value());
+    EXPECT_FALSE(status_from_name("").has_value());
+    std::vector<std::string> passed, unjudged;
+    for (int i = 0; i < kStatusCount; ++i) {
+        if (status_passed(static_cast<Status>(i))) passed.push_back(status_name(static_cast<Status>(i)));
+        if (status_unjudged(static_cast<Status>(i))) unjudged.push_back(status_name(static_cast<Status>(i)));
+    }
+    EXPECT_EQ(passed, (std::vector<std::string>{"compiled", "pass"}));
+    EXPECT_EQ(unjudged, (std::vector<std::string>{"gen-failed", "task-error", "unjudged"}));
+}
+
+// The KernelBench rules of the status list are the ones the stages decide (compare.py prints each
+// but static-check, which the judge's C++ decides) and the ones docs/evaluation.md's table lists.
+TEST(JudgeStatuses, TheKernelBenchRulesAreTheChecksAndTheDocsTable) {
+    std::string compare;
+    for (const auto& [rel, text] : kernelbench_files())
+        if (rel == "compare.py") compare = text;
+    const std::string docs = cuset::test::read_file(std::string(CUSET_SOURCE_DIR) + "/docs/evaluation.md");
+    int rules = 0;
+    for (int i = 0; i < kStatusCount; ++i) {
+        const Status s = static_cast<Status>(i);
+        if (status_kind(s) != StatusKind::kRule) continue;
+        ++rules;
+        const std::string name = status_name(s);
+        EXPECT_NE(docs.find("| `" + name + "` |"), std::string::npos) << name << " has no row in docs/evaluation.md";
+        if (s != Status::kStaticCheck) {
+            EXPECT_NE(compare.find("\"" + name + "\""), std::string::npos) << name << " is printed by no check of compare.py";
+        }
+    }
+    EXPECT_EQ(rules, 10);
 }

@@ -81,6 +81,14 @@ std::vector<KernelBenchCall> parse_kernelbench_calls(const std::string& text, st
 // own copy, which the run stage answers load_inline's calls against.
 std::string kernelbench_calls_json(const std::vector<KernelBenchCall>& calls);
 
+// The #include lines of `unit` (a translation unit's text) that name their file as a literal
+// ("x.h" or <x.h>): where each line begins and ends (its newline excluded) and the name.
+struct KernelBenchInclude {
+    size_t begin = 0, end = 0;
+    std::string path;
+};
+std::vector<KernelBenchInclude> kernelbench_includes(const std::string& unit);
+
 // The first #include of `unit` (a translation unit's text) that names a file no build of the
 // candidate may read: an absolute path or one that climbs with "..", written as a literal
 // ("/home/u/x.h", </dev/zero>, "../x"). Its folder holds only its own sources, and what it may
@@ -106,6 +114,10 @@ struct KernelBenchToolchain {
     std::string dir;
     std::vector<std::string> flags;  // both translation units: -include <dir>/prelude.h comes last
     std::vector<std::string> link;   // after the sources: the runtime object and torch's libraries
+    // The device memory of the candidate's run (kernelbench/device.cpp, a shared library the
+    // harness loads before the candidate): torch's CPU allocator for "CUDA" tensors, closed to
+    // host code outside kernels, the emulator's copies and torch's data-movement operators.
+    std::string device_library;
     std::string error;               // "" = ready
 };
 KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const std::string& emu_dir,

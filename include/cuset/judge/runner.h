@@ -35,33 +35,59 @@ enum class JudgeMode { kCompile, kGpu, kEmulate };
 const char* judge_mode_name(JudgeMode m);  // "compile" | "gpu" | "emulate"
 const char* judge_label(JudgeMode m);      // the label figures carry: "compile-only" | "gpu" | "emulated"
 
+// Every status of a verdict, declared once: its value, its name (in results, journals,
+// rewards.jsonl, compare.py's status line), its kind and, for KernelBench's anti-hacking rules,
+// the benchmark's rule a candidate broke (repair turns quote it). The enum, the name maps, the
+// kinds and the rules all derive from this list; a new status is one row here (and, for a
+// KernelBench rule, the check that prints its name in kernelbench/compare.py).
+//   kind: kPassed  the program succeeded (pass; compiled, where compile-only judging ends)
+//         kFailed  the program failed a stage of the pipeline
+//         kUnjudged nothing was judged about the program (left out of the rates, counted apart)
+//         kRule    a KernelBench candidate broke an anti-hacking rule (judge/kernelbench_judge.h)
+#define CUSET_JUDGE_STATUSES(X)                                                                                   \
+    X(kNoCode, "no-code", kFailed, nullptr)              /* no program (no fenced block in the answer) */         \
+    X(kCompileError, "compile-error", kFailed, nullptr)                                                          \
+    X(kCompileTimeout, "compile-timeout", kFailed, nullptr)                                                      \
+    X(kCompiled, "compiled", kPassed, nullptr)           /* compile-only: compiled, nothing run */               \
+    X(kGenFailed, "gen-failed", kUnjudged, nullptr)      /* the task's gen.py failed or timed out */             \
+    X(kTaskError, "task-error", kUnjudged, nullptr)      /* its files cannot be told apart (task_files.h) */     \
+    X(kRunFailed, "run-failed", kFailed, nullptr)        /* exited non-zero, was killed or could not start */    \
+    X(kRunTimeout, "run-timeout", kFailed, nullptr)                                                              \
+    X(kCompareFailed, "compare-failed", kFailed, nullptr) /* compare.py failed (CUDABench: not functional) */    \
+    X(kNoVerdict, "no-verdict", kFailed, nullptr)        /* compare.py exited 0 without a last line T or F */    \
+    X(kMismatch, "mismatch", kFailed, nullptr)           /* compare.py's verdict F */                            \
+    X(kPass, "pass", kPassed, nullptr)                   /* functional (without gen.py: exited 0) */             \
+    X(kUnjudged, "unjudged", kUnjudged, nullptr)         /* emulate: could not build it, or no end in time */    \
+    X(kStaticCheck, "static-check", kRule, "its source fails the static check")                                 \
+    X(kInputMutated, "input-mutated", kRule, "forward changes its input tensors")                               \
+    X(kNoKernel, "no-kernel", kRule, "forward launches no kernel of its own")                                   \
+    X(kTorchOp, "torch-op", kRule, "forward computes with torch operators")                                     \
+    X(kSideStream, "side-stream", kRule, "forward launches its kernels on a stream of its own, not the current one") \
+    X(kTimerPatch, "timer-patch", kRule, "the module replaces a function the timer reads")                      \
+    X(kFallback, "fallback", kRule, "forward still returns when its kernels fail (a fallback)")                 \
+    X(kConstantOutput, "constant-output", kRule, "an output is constant where the reference's is not")          \
+    X(kInputSpecific, "input-specific", kRule, "forward is right on the benchmark's trials only, not on other inputs") \
+    X(kNotKernelOutput, "not-kernel-output", kRule,                                                              \
+      "its host code touches device memory, or forward returns values its kernels did not write")
+
 enum class Status {
-    kNoCode,          // no program (no fenced block in the answer)
-    kCompileError,
-    kCompileTimeout,
-    kCompiled,        // compile-only: compiled, nothing run
-    kGenFailed,       // the task's gen.py failed or timed out: not judged against a reference
-    kTaskError,       // the task's files cannot be told apart (judge/task_files.h): not judged
-    kRunFailed,       // the program exited non-zero, was killed or could not start
-    kRunTimeout,
-    kCompareFailed,   // compare.py failed (CUDABench: correct but not functional)
-    kNoVerdict,       // compare.py exited 0 without a last line "T" or "F"
-    kMismatch,        // compare.py's verdict "F"
-    kPass,            // functional (or, without gen.py, the program exited 0)
-    kUnjudged,        // emulate: the emulator could not build the program, or its run did not finish in time
-    // KernelBench candidates' anti-hacking rules (judge/kernelbench_judge.h):
-    kStaticCheck,     // KernelBench's static check found an error in the candidate's text: nothing ran
-    kInputMutated,    // forward changed an input tensor
-    kNoKernel,        // forward launched no kernel of its own (the emulator counts launches)
-    kTorchOp,         // forward ran one of torch's computing operators (the work is not its kernels')
-    kSideStream,      // forward launched a kernel on a stream of its own (the emulator sees launches)
-    kTimerPatch,      // the candidate replaced a function a timer reads
-    kFallback,        // forward still returned when every call into its extensions failed
-    kConstantOutput,  // an output whose elements are all equal where the reference's are not
-    kInputSpecific,   // right on KernelBench's trials, wrong on inputs it could not predict
+#define CUSET_STATUS_ENUM(value, name, kind, rule) value,
+    CUSET_JUDGE_STATUSES(CUSET_STATUS_ENUM)
+#undef CUSET_STATUS_ENUM
 };
-inline constexpr int kStatusCount = static_cast<int>(Status::kInputSpecific) + 1;
+enum class StatusKind { kPassed, kFailed, kUnjudged, kRule };
+inline constexpr int kStatusCount = 0
+#define CUSET_STATUS_COUNT(value, name, kind, rule) +1
+    CUSET_JUDGE_STATUSES(CUSET_STATUS_COUNT)
+#undef CUSET_STATUS_COUNT
+    ;
 const char* status_name(Status s);  // "no-code", "compile-error", ... "pass", "unjudged"
+// The status named `name` (status_name's inverse); nullopt for a name no status has.
+std::optional<Status> status_from_name(const std::string& name);
+StatusKind status_kind(Status s);
+// The benchmark's rule a kRule status stands for ("forward changes its input tensors"); nullptr
+// for the other kinds.
+const char* status_rule(Status s);
 // The statuses of a program that succeeded: pass, or compiled (where compile-only judging ends).
 bool status_passed(Status s);
 // Statuses that judged nothing about the program (left out of the rates, counted apart).
@@ -140,8 +166,8 @@ struct RunnerOptions {
 };
 
 // What a verdict depends on besides the program, the task and the timeouts: under emulation, the
-// emulator's runtime (its files and build flags); "" for the other modes. A journal of verdicts
-// keys on it, so that verdicts of an older emulator are not reused.
+// emulator's runtime (its files and build flags) and the KernelBench stages' files; "" for the
+// other modes. A journal of verdicts keys on it, so that verdicts of an older judge are not reused.
 std::string verdict_salt(JudgeMode mode);
 
 // An error of the judge's own environment (not of any program): it stops the run.

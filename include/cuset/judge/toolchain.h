@@ -54,11 +54,13 @@ std::string process_ending(const ProcessResult& r, double timeout_s);
 // emulator's, and the emulated KernelBench extensions'): under an exclusive lock on <dir>.lock
 // (other cuset processes wait), unless <dir>/ready exists: `write_files()` (it returns "" or why
 // it cannot), then with `flags` the object `object` from `source` and, as an optimisation,
-// `header` precompiled into <header>.gch (a failure leaves the plain header in use), <dir>/ready
-// last. Returns "" when the folder is ready, else why not, e.g. "the emulator's runtime does not
+// `header` precompiled into <header>.gch (a failure leaves the plain header in use), then, when
+// `library` is not empty, one more command (the compiler, `flags`, then `library`: a shared
+// library's sources, output and libraries), <dir>/ready last. Returns "" when the folder is ready, else why not, e.g. "the emulator's runtime does not
 // build (exit status 1): <its first error>" (`whose` = "the emulator's").
 struct CachedRuntime {
     std::string source, object, header;
+    std::vector<std::string> library;  // one more command after the flags (a shared library); {} = none
 };
 std::string build_cached_runtime(const std::string& cxx, const std::vector<std::string>& flags, const std::string& dir,
                                  const std::function<std::string()>& write_files, const CachedRuntime& runtime,

@@ -16,6 +16,33 @@
 #define CUEMU_UNPOISON(p, n) ((void)0)
 #endif
 
+// The judge's device memory of a KernelBench candidate's run (judge/kernelbench/device.cpp), when
+// the process has loaded it before this runtime: cudaMalloc takes memory from it, and kernels and
+// the runtime's copies run in an open window, the only code besides torch's data movement that
+// may touch it. Elsewhere (CUDABench programs) the weak symbols are null and nothing changes.
+extern "C" {
+void cuset_device_open(void) __attribute__((weak));
+void cuset_device_close(void) __attribute__((weak));
+void* cuset_device_malloc(size_t n) __attribute__((weak));
+void cuset_device_free(void* p) __attribute__((weak));
+int cuset_device_owns(const void* p) __attribute__((weak));
+void cuset_device_read_to_host(size_t n) __attribute__((weak));
+}
+namespace cuemu {
+// A copy of n bytes from `src` to `dst` that brings device memory to the host is counted there.
+static void note_copy(void* dst, const void* src, size_t n, bool from_device)
+{
+    if (!cuset_device_owns || !cuset_device_read_to_host || cuset_device_owns(dst)) return;
+    if (from_device || cuset_device_owns(src)) cuset_device_read_to_host(n);
+}
+struct DeviceWindow {
+    DeviceWindow() { if (cuset_device_open) cuset_device_open(); }
+    ~DeviceWindow() { if (cuset_device_close) cuset_device_close(); }
+    DeviceWindow(const DeviceWindow&) = delete;
+    DeviceWindow& operator=(const DeviceWindow&) = delete;
+};
+}  // namespace cuemu
+
 extern "C" void cuemu_switch(void** save_sp, void* to_sp);
 asm(R"(
 .text
@@ -397,6 +424,7 @@ static uint3 block_coords(unsigned long long lin)
 
 void Launch::run(void (*body)(void*), void* fn)
 {
+    DeviceWindow window;
     ++n_launches;
     // 0, cudaStreamLegacy (1) and cudaStreamPerThread (2) are default streams.
     if ((uintptr_t)stream > 2) ++n_stream_launches;
@@ -517,6 +545,7 @@ extern "C" {
 // a GPU's strided (column) accesses would otherwise miss the TLB on every element.
 static void* device_alloc(size_t n)
 {
+    if (cuset_device_malloc) return cuset_device_malloc(n);
 #if defined(__SANITIZE_ADDRESS__)
     return malloc(n ? n : 1);  // under AddressSanitizer: exact sizes, so that any access past the end is reported
 #endif
@@ -534,10 +563,16 @@ cudaError_t cudaMalloc(void** p, size_t n)
     // memory before a process sees it): CUDABench's references rely on it (DWT_Haar compares
     // entries its kernel never writes against 0). Shared memory stays poisoned (setup_block): on a
     // GPU it holds what the previous block left.
+    DeviceWindow window;
     memset(*p, 0, n);
     return cudaSuccess;
 }
-cudaError_t cudaFree(void* p) { free(p); return cudaSuccess; }
+cudaError_t cudaFree(void* p)
+{
+    if (cuset_device_free) cuset_device_free(p);
+    else free(p);
+    return cudaSuccess;
+}
 cudaError_t cudaMallocHost(void** p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
 cudaError_t cudaFreeHost(void* p) { free(p); return cudaSuccess; }
 cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMallocHost(p, n); }
@@ -546,23 +581,28 @@ cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h)
     *pitch = (w + 511) & ~(size_t)511;
     return cudaMalloc(p, *pitch * h);
 }
-cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind k) { memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
-cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind k) { DeviceWindow w; note_copy(d, s, n, false); memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
+cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { DeviceWindow w; note_copy(d, s, n, false); memcpy(d, s, n); if (k == cudaMemcpyDeviceToHost) after_d2h(d, n); return cudaSuccess; }
 cudaError_t cudaMemcpy2D(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k)
 {
+    DeviceWindow window;
+    note_copy(d, s, w * h, false);
     for (size_t r = 0; r < h; ++r) memcpy((char*)d + r * dp, (const char*)s + r * sp, w);
     if (k == cudaMemcpyDeviceToHost) after_d2h(d, dp * (h - 1) + w);
     return cudaSuccess;
 }
-cudaError_t cudaMemset(void* d, int v, size_t n) { memset(d, v, n); return cudaSuccess; }
-cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t) { memset(d, v, n); return cudaSuccess; }
+cudaError_t cudaMemset(void* d, int v, size_t n) { DeviceWindow w; memset(d, v, n); return cudaSuccess; }
+cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t) { DeviceWindow w; memset(d, v, n); return cudaSuccess; }
 cudaError_t cudaMemcpyToSymbol(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind)
 {
+    DeviceWindow window;
     memcpy((char*)sym + off, src, n);
     return cudaSuccess;
 }
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind)
 {
+    DeviceWindow window;
+    note_copy(dst, sym, n, true);
     memcpy(dst, (const char*)sym + off, n);
     return cudaSuccess;
 }
@@ -777,6 +817,7 @@ cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc* desc, cudaArray_con
 }
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind)
 {
+    DeviceWindow window;
     const size_t row = dst->w * dst->elem;
     if (wOffset + width > row || hOffset + height > dst->h || (height > 1 && spitch < width)) return cudaErrorInvalidValue;
     for (size_t r = 0; r < height; ++r) memcpy(dst->data.data() + (hOffset + r) * row + wOffset, (const char*)src + r * spitch, width);
@@ -784,6 +825,7 @@ cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
 }
 cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, enum cudaMemcpyKind)
 {
+    DeviceWindow window;
     const size_t off = hOffset * dst->w * dst->elem + wOffset;
     if (off + count > dst->data.size()) return cudaErrorInvalidValue;
     memcpy(dst->data.data() + off, src, count);
@@ -791,16 +833,20 @@ cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, c
 }
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind k)
 {
+    DeviceWindow window;
     const size_t row = src->w * src->elem;
     if (wOffset + width > row || hOffset + height > src->h || (height > 1 && dpitch < width)) return cudaErrorInvalidValue;
+    note_copy(dst, nullptr, width * height, true);
     for (size_t r = 0; r < height; ++r) memcpy((char*)dst + r * dpitch, src->data.data() + (hOffset + r) * row + wOffset, width);
     if (k == cudaMemcpyDeviceToHost && height) after_d2h(dst, dpitch * (height - 1) + width);
     return cudaSuccess;
 }
 cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind k)
 {
+    DeviceWindow window;
     const size_t off = hOffset * src->w * src->elem + wOffset;
     if (off + count > src->data.size()) return cudaErrorInvalidValue;
+    note_copy(dst, nullptr, count, true);
     memcpy(dst, src->data.data() + off, count);
     if (k == cudaMemcpyDeviceToHost) after_d2h(dst, count);
     return cudaSuccess;

@@ -26,6 +26,14 @@
 # once more on trial 0's inputs with every call into the extensions failing ("fallback" when it
 # still returns), and the timer functions are compared with what they were before the candidate
 # ran ("timer_patches").
+# Device memory (build/device.so, the judge's; see its header): loaded before the candidate, it
+# makes torch's CPU allocator hand out memory that host code cannot touch while forward runs,
+# except in the windows a GPU allows (the emulator's kernels and copies, torch's data-movement
+# operators as the dispatch trace sees them, and this harness's own work between calls). Host code
+# that reaches it otherwise ends the run with a "cuset-device-memory:" line (not-kernel-output).
+# forward's results must be plain tensors in device memory, made without copies to or from host
+# memory ("not_kernel_output" says which rule a run broke). The run ends with os._exit once its
+# report is written: nothing of the candidate's runs after it (atexit handlers, threads).
 import ctypes
 import importlib.machinery
 import importlib.util
@@ -33,6 +41,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 
 import torch
 import torch.utils.cpp_extension as cpp_extension
@@ -40,6 +49,10 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 CALLS = "build/calls.json"
+DEVICE_LIBRARY = "build/device.so"
+# What forward may read from device memory to the host (item(), cudaMemcpy to host memory): a few
+# sizes or flags. More is values brought to the host to compute on.
+MAX_HOST_READ_BYTES = 256
 REAL_LOAD_INLINE = cpp_extension.load_inline
 
 
@@ -84,6 +97,42 @@ def bind(args, kwargs):
     return bound
 
 
+class DeviceMemory:
+    """The judge's device memory (build/device.so): windows, and whether a tensor lies in it."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+        self.lib.cuset_device_owns.restype = ctypes.c_int
+        self.lib.cuset_device_owns.argtypes = [ctypes.c_void_p]
+        self.lib.cuset_device_host_reads.restype = ctypes.c_ulonglong
+        error = self.lib.cuset_device_install()
+        if error:
+            raise SystemExit("the judge's device memory cannot be set up (errno %d)" % error)
+        self.open = self.lib.cuset_device_open
+        self.close = self.lib.cuset_device_close
+
+    def host_reads(self):
+        """Bytes the emulator's copies have brought from device memory to the host so far."""
+        return int(self.lib.cuset_device_host_reads())
+
+    def owns(self, t):
+        try:
+            storage = t.untyped_storage()
+        except (RuntimeError, NotImplementedError):  # a tensor without storage of its own
+            return True
+        return storage.nbytes() == 0 or bool(self.lib.cuset_device_owns(storage.data_ptr()))
+
+
+DEVICE = [None]
+
+
+def on_device(t):
+    """`t` in device memory: itself, or a copy of it made there (what .cuda() makes on a GPU)."""
+    if DEVICE[0] is None or not isinstance(t, torch.Tensor) or DEVICE[0].owns(t):
+        return t
+    return t.clone()
+
+
 class CudaOnCpu(TorchFunctionMode):
     @staticmethod
     def cpu(v):
@@ -95,8 +144,15 @@ class CudaOnCpu(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is torch.Tensor.cuda:
-            return args[0]
-        return func(*[self.cpu(a) for a in args], **{k: self.cpu(v) for k, v in (kwargs or {}).items()})
+            return on_device(args[0])
+        kwargs = kwargs or {}
+        moved = [self.cpu(a) for a in args]
+        moved_kw = {k: self.cpu(v) for k, v in kwargs.items()}
+        out = func(*moved, **moved_kw)
+        if func is torch.Tensor.to and (any(a is not b for a, b in zip(moved, args)) or
+                                        any(moved_kw[k] is not kwargs[k] for k in kwargs)):
+            out = on_device(out)
+        return out
 
 
 class Unbuilt:
@@ -115,28 +171,57 @@ def only_load_inline(*args, **kwargs):
 # torch's operators that only make, fill, copy or re-view tensors (as dispatched, after torch's
 # own decompositions): what an extension needs around its kernels. Any other operator that runs
 # during forward, from the candidate's Python or from its extension's C++, does the work in torch.
-DATA_MOVEMENT = {
+DATA_MOVEMENT = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
     "zero_", "fill_", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "clone", "contiguous", "copy_",
     "_to_copy", "to", "view", "_unsafe_view", "reshape", "_reshape_alias", "view_as", "transpose", "t", "permute",
     "expand", "expand_as", "squeeze", "unsqueeze", "flatten", "unflatten", "slice", "select", "narrow", "split",
     "split_with_sizes", "chunk", "unbind", "as_strided", "detach", "alias", "lift_fresh", "lift_fresh_copy", "resize_",
     "set_", "_local_scalar_dense", "cat", "stack", "is_same_size", "_has_compatible_shallow_copy_type",
-}
+})
+
+
+def tensors_in(values):
+    """The tensors among `values` (lists, tuples and dicts looked into)."""
+    out, todo = [], [values]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return out
 
 
 class OpTrace(TorchDispatchMode):
-    """The torch operators forward runs that are not data movement, by name."""
+    """The torch operators forward runs that are not data movement, by name, and those that read
+    or wrote host memory; each runs in a window of the device memory (as on a GPU, where torch's
+    operators are kernels of its own)."""
 
     def __init__(self):
         super().__init__()
+        self.allowed = DATA_MOVEMENT  # its own reference: rebinding the module's name changes nothing
         self.computing = []
+        self.host = []
+        self.scalar_bytes = 0  # read to the host by item() and its kin (_local_scalar_dense)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func._schema.name.split("::")[-1]
-        if name not in DATA_MOVEMENT and "aten::" + name not in self.computing:
+        if name not in self.allowed and "aten::" + name not in self.computing:
             self.computing.append("aten::" + name)
-        return func(*args, **(kwargs or {}))
+        device = DEVICE[0]
+        device.open()
+        try:
+            out = func(*args, **(kwargs or {}))
+        finally:
+            device.close()
+        if name == "_local_scalar_dense":
+            self.scalar_bytes += args[0].element_size()
+        if "aten::" + name not in self.host and not all(device.owns(t) for t in tensors_in([args, kwargs, out])):
+            self.host.append("aten::" + name)
+        return out
 
 
 class Extension:
@@ -305,6 +390,8 @@ def run():
     def stream_launches():
         return sum(int(lib.cuemu_stream_launch_count()) for lib in libraries)
 
+    DEVICE[0] = DeviceMemory(DEVICE_LIBRARY)
+    device = DEVICE[0]
     cpp_extension.load_inline = built_load_inline
     cpp_extension.load = only_load_inline
     emulate_cuda_module()
@@ -330,7 +417,7 @@ def run():
             # Each trial's inputs are written into the previous trial's tensors where their shapes
             # allow (as a timing loop reuses them), so a result kept from an earlier call for the
             # same tensors is an earlier trial's answer.
-            fresh = unpack(KB["inputs"][k], trial["args"])
+            fresh = [on_device(a) for a in unpack(KB["inputs"][k], trial["args"])]
             if reusable(args, fresh):
                 for a, b in zip(args, fresh):
                     if isinstance(a, torch.Tensor):
@@ -339,26 +426,58 @@ def run():
             else:
                 args = fresh
             before = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
-            start, start_streams = launches(), stream_launches()
+            start, start_streams, start_reads = launches(), stream_launches(), device.host_reads()
             trace = OpTrace()
             with torch.no_grad(), trace:
                 set_seed(trial["seed"])
-                out = model(*args)
-            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+                device.close()
+                try:
+                    out = model(*args)
+                    # What forward returned is looked at before the window opens: a tensor
+                    # subclass would compute its values when read, and a thread of its own when
+                    # the harness's work opens the memory, after forward.
+                    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+                    kinds = [type(o) for o in outs]
+                    threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+                finally:
+                    device.open()
             if not all(isinstance(o, torch.Tensor) for o in outs):
                 raise TypeError("ModelNew.forward returned something other than a tensor or a tuple of tensors")
+            if threads:
+                return not_kernel_output(outputs, "trial %d: a thread forward started (%s) still runs after it returned: "
+                                         "it can write the outputs after forward" % (k, threads[0]))
+            foreign = [i for i, (o, kind) in enumerate(zip(outs, kinds)) if kind is not torch.Tensor]
+            if foreign:
+                return not_kernel_output(outputs, "trial %d: forward returned output %d as a %s, not a torch.Tensor: "
+                                         "its values would be computed when read" % (k, foreign[0], kinds[foreign[0]].__name__))
+            host = [i for i, o in enumerate(outs) if not device.owns(o)]
+            if host:
+                return not_kernel_output(outputs, "trial %d: forward returned output %d in host memory, not in device "
+                                         "memory its kernels wrote" % (k, host[0]))
+            read = device.host_reads() - start_reads + trace.scalar_bytes
+            if read > MAX_HOST_READ_BYTES:
+                return not_kernel_output(outputs, "trial %d: forward read %d bytes of device memory to the host (item(), "
+                                         "cudaMemcpy to host memory), more than the %d of a few sizes or flags: the "
+                                         "outputs are computed there" % (k, read, MAX_HOST_READ_BYTES))
+            if trace.host:
+                return not_kernel_output(outputs, "trial %d: forward ran %s on host memory (a copy between device and "
+                                         "host memory: the values were not computed by its kernels)" % (k, ", ".join(trace.host[:4])))
             changed = [i for i, (a, b) in enumerate(zip(args, before)) if b is not None and not same_bits(a, b)]
             outputs["trials"].append({"outputs": pack(outs, KB["outputs"][k]), "inputs_changed": changed,
                                       "launches": launches() - start, "stream_launches": stream_launches() - start_streams,
                                       "torch_ops": trace.computing})
         # The trial-0 inputs once more with every call into the extensions failing: a forward
         # that still returns has something else do the work when its kernels fail.
-        args = unpack(KB["inputs"][0], inputs["trials"][0]["args"])
+        args = [on_device(a) for a in unpack(KB["inputs"][0], inputs["trials"][0]["args"])]
         FAULT[0] = True
         try:
-            with torch.no_grad():
+            with torch.no_grad(), OpTrace():
                 set_seed(inputs["trials"][0]["seed"])
-                model(*args)
+                device.close()
+                try:
+                    model(*args)
+                finally:
+                    device.open()
             outputs["fallback"] = True
         except Exception:
             outputs["fallback"] = False
@@ -366,8 +485,22 @@ def run():
     after = timers()
     outputs["timer_patches"] = sorted(k for k, v in before_timers.items() if after.get(k) is not v)
     outputs["python_streams"] = EmulatedStream.created
+    finish(outputs)
+
+
+def not_kernel_output(outputs, reason):
+    outputs["not_kernel_output"] = reason
+    finish(outputs)
+
+
+def finish(outputs):
+    """Writes the run's report and ends the process at once: no atexit handler, thread or
+    finaliser of the candidate's runs after it."""
     with open(KB["outputs_manifest"], "w") as f:
         json.dump(outputs, f)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if sys.argv[1:] == ["capture"]:

@@ -5,6 +5,10 @@
 # atol=KB["tolerance"], rtol=KB["tolerance"]). Before it, cuset's anti-hacking rules in this
 # order, each a status of its own, printed as "cuset-kernelbench-status: <status>" after one line
 # of detail and before the verdict F:
+#   not-kernel-output forward returned a tensor subclass (values computed when read) or a tensor in
+#                     host memory, or copied between device and host memory (the run's report);
+#                     host code that touched device memory ends the run itself, with a
+#                     "cuset-device-memory:" line the judge reads as this status
 #   input-mutated     forward changed an input tensor (as the candidate's run saw it)
 #   no-kernel         forward launched no kernel of its own (the emulator's count)
 #   side-stream       forward launched a kernel on a stream it created (not a default stream), or
@@ -49,18 +53,19 @@ def main():
         refs = json.load(f)["trials"]
     try:
         with open(KB["outputs_manifest"]) as f:
-            outs = json.load(f)["trials"]
+            top = json.load(f)
+        if isinstance(top, dict) and top.get("not_kernel_output") is not None:
+            verdict("not-kernel-output", str(top["not_kernel_output"]))
+        outs = top["trials"]
         if not isinstance(outs, list) or len(outs) != len(refs):
             raise ValueError("it lists %s trials" % (len(outs) if isinstance(outs, list) else "no"))
     except (OSError, ValueError, KeyError, TypeError) as e:
         verdict("mismatch", "the candidate's run left no readable outputs.json (%s)" % e)
     try:
-        with open(KB["outputs_manifest"]) as f:
-            top = json.load(f)
         patched = [str(p) for p in top.get("timer_patches", [])]
         fallback = top.get("fallback") is True
         streams = int(top.get("python_streams", 0))
-    except (OSError, ValueError, TypeError, AttributeError) as e:
+    except (ValueError, TypeError, AttributeError) as e:
         verdict("mismatch", "the candidate's outputs.json is malformed (%s)" % e)
     trials = []
     for k, out in enumerate(outs):
