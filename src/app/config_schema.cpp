@@ -13,6 +13,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/json_io.h"
+#include "cuset/rl/grpo.h"
 
 namespace cuset {
 namespace {
@@ -279,7 +280,7 @@ void add_objective_keys(Table& t) {
           0, 1 << 24);
     choices(t.add("objective.grpo.loss_type", CUSET_MEMBER(objective.grpo.loss_type), "dapo",
                   "grpo: loss aggregation, as TRL's"),
-            {"grpo", "bnpo", "dr_grpo", "dapo"});
+            grpo_loss_type_names());
     range(t.add("objective.grpo.beta", CUSET_MEMBER(objective.grpo.beta), 0.0,
                 "grpo: KL coefficient to the reference model (0 = none loaded)"),
           0.0, 1e6);

@@ -8,20 +8,25 @@
 
 namespace cuset {
 
-const char* grpo_loss_type_name(GrpoLossType t) {
-    switch (t) {
-        case GrpoLossType::kGrpo: return "grpo";
-        case GrpoLossType::kBnpo: return "bnpo";
-        case GrpoLossType::kDrGrpo: return "dr_grpo";
-        case GrpoLossType::kDapo: return "dapo";
-    }
-    return "?";
+const std::vector<std::string>& grpo_loss_type_names() {
+    static const std::vector<std::string> names = {
+#define CUSET_GRPO_LOSS_NAME(value, name) name,
+        CUSET_GRPO_LOSS_TYPES(CUSET_GRPO_LOSS_NAME)
+#undef CUSET_GRPO_LOSS_NAME
+    };
+    return names;
 }
 
+const char* grpo_loss_type_name(GrpoLossType t) { return grpo_loss_type_names().at(static_cast<size_t>(t)).c_str(); }
+
 GrpoLossType grpo_loss_type_from(const std::string& name, const std::string& key) {
-    for (GrpoLossType t : {GrpoLossType::kGrpo, GrpoLossType::kBnpo, GrpoLossType::kDrGrpo, GrpoLossType::kDapo})
-        if (name == grpo_loss_type_name(t)) return t;
-    throw UsageError("key '" + key + "' must be grpo, bnpo, dr_grpo or dapo, got '" + quote_bounded(name) + "'");
+    const std::vector<std::string>& names = grpo_loss_type_names();
+    std::string choices;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (name == names[i]) return static_cast<GrpoLossType>(i);
+        choices += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    }
+    throw UsageError("key '" + key + "' must be " + choices + ", got '" + quote_bounded(name) + "'");
 }
 
 RewardScaling reward_scaling_from(const std::string& name, const std::string& key) {

@@ -16,6 +16,7 @@
 
 #include "cuset/app/config_schema.h"
 #include "cuset/core/error.h"
+#include "cuset/rl/grpo.h"
 #include "test_util.h"
 
 using cuset::Config;
@@ -383,4 +384,20 @@ TEST(Config, QuotedKeysAreInTheSchema) {
                       << (cuset::config_closest_key(name).empty() ? "" : " (did you mean '" + cuset::config_closest_key(name) + "'?)");
     }
     EXPECT_GT(quoted_elsewhere, 50) << "the scan finds the keys the sources quote";
+}
+
+// objective.grpo.loss_type offers the loss types of rl/grpo.h's list, and docs/method.md's row of
+// the key names each of them.
+TEST(Config, GrpoLossTypesAreTheListsChoicesAndTheDocsRow) {
+    const cuset::ConfigKey* key = nullptr;
+    for (const cuset::ConfigKey& k : cuset::config_schema().keys())
+        if (k.path == "objective.grpo.loss_type") key = &k;
+    ASSERT_NE(key, nullptr);
+    EXPECT_EQ(key->choices, cuset::grpo_loss_type_names());
+    const std::string docs = cuset::test::read_file(std::string(CUSET_SOURCE_DIR) + "/docs/method.md");
+    const size_t at = docs.find("| `objective.grpo.loss_type` |");
+    ASSERT_NE(at, std::string::npos);
+    const std::string row = docs.substr(at, docs.find('\n', at) - at);
+    for (const std::string& name : cuset::grpo_loss_type_names())
+        EXPECT_NE(row.find("`" + name + "`"), std::string::npos) << name << " is missing from: " << row;
 }

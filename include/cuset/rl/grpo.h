@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -17,11 +18,25 @@
 
 namespace cuset {
 
-enum class GrpoLossType { kGrpo, kBnpo, kDrGrpo, kDapo };
+// The loss types, declared once: the enum's value and TRL's name (objective.grpo.loss_type). The
+// name maps, the error's list and the configuration's choices derive from it; a new type is a
+// row here and its branch of grpo_loss (docs/method.md writes each out).
+#define CUSET_GRPO_LOSS_TYPES(X) \
+    X(kGrpo, "grpo")             \
+    X(kBnpo, "bnpo")             \
+    X(kDrGrpo, "dr_grpo")        \
+    X(kDapo, "dapo")
+
+enum class GrpoLossType {
+#define CUSET_GRPO_LOSS_ENUM(value, name) value,
+    CUSET_GRPO_LOSS_TYPES(CUSET_GRPO_LOSS_ENUM)
+#undef CUSET_GRPO_LOSS_ENUM
+};
 enum class RewardScaling { kGroup, kBatch, kNone };
 enum class ImportanceSampling { kToken, kSequence };
 
 const char* grpo_loss_type_name(GrpoLossType t);  // "grpo" | "bnpo" | "dr_grpo" | "dapo"
+const std::vector<std::string>& grpo_loss_type_names();  // in the enum's order
 // The enum of a name; UsageError naming `key` and the choices otherwise.
 GrpoLossType grpo_loss_type_from(const std::string& name, const std::string& key);
 RewardScaling reward_scaling_from(const std::string& name, const std::string& key);  // group | batch | none
