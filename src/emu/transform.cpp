@@ -561,7 +561,13 @@ std::string rewrite_launches(const Code& in, Work& w) {
         if (ks > pos) out.append(src, pos, ks - pos);
         out += "cuemu::Launch(";
         out.append(src, i + 3, j - i - 3);
-        out += ").go([&]{ " + strip(src, ks, i);
+        out += ")";
+        // The arguments, read once more as host expressions before the launch (cuemu.h's
+        // Launch::args); a braced list, which has no type of its own there, is left to the kernel.
+        const std::string_view args(src.data() + k + 1, close - k - 1);
+        if (args.find_first_not_of(" \t\n") != std::string_view::npos && args.find('{') == std::string_view::npos)
+            out.append(".args").append(src, k, close + 1 - k);
+        out += ".go([&]{ " + strip(src, ks, i);
         out.append(src, k, close + 1 - k);
         out += "; })";
         pos = floor = close + 1;

@@ -31,31 +31,40 @@ std::string error_of(const std::string& src) {
 }  // namespace
 
 TEST(EmuTransform, LaunchWithTwoThreeAndFourConfigurationArguments) {
-    EXPECT_EQ(transform_program("k<<<g, b>>>(x, n);"), "cuemu::Launch(g, b).go([&]{ k(x, n); });");
-    EXPECT_EQ(transform_program("k<<<g, b, smem>>>(x);"), "cuemu::Launch(g, b, smem).go([&]{ k(x); });");
+    EXPECT_EQ(transform_program("k<<<g, b>>>(x, n);"), "cuemu::Launch(g, b).args(x, n).go([&]{ k(x, n); });");
+    EXPECT_EQ(transform_program("k<<<g, b, smem>>>(x);"), "cuemu::Launch(g, b, smem).args(x).go([&]{ k(x); });");
     EXPECT_EQ(transform_program("k<<<dim3(2, 2), dim3(8, 8), 0, stream>>>(x);"),
-              "cuemu::Launch(dim3(2, 2), dim3(8, 8), 0, stream).go([&]{ k(x); });");
+              "cuemu::Launch(dim3(2, 2), dim3(8, 8), 0, stream).args(x).go([&]{ k(x); });");
 }
 
 TEST(EmuTransform, TemplateAndQualifiedKernels) {
-    EXPECT_EQ(transform_program("k<float, 4><<<g, b>>>(x);"), "cuemu::Launch(g, b).go([&]{ k<float, 4>(x); });");
-    EXPECT_EQ(transform_program("ns::k<<<1, 32>>>(p);"), "cuemu::Launch(1, 32).go([&]{ ns::k(p); });");
+    EXPECT_EQ(transform_program("k<float, 4><<<g, b>>>(x);"), "cuemu::Launch(g, b).args(x).go([&]{ k<float, 4>(x); });");
+    EXPECT_EQ(transform_program("ns::k<<<1, 32>>>(p);"), "cuemu::Launch(1, 32).args(p).go([&]{ ns::k(p); });");
     EXPECT_EQ(transform_program("template <int N> __global__ void k();\nint main() { k<N><<<1, 1>>>(); k<<<1, 1>>>(); }"),
               "template <int N> __global__ void k();\nint main() { cuemu::Launch(1, 1).go([&]{ k<N>(); }); "
               "cuemu::Launch(1, 1).go([&]{ k(); }); }");
 }
 
 TEST(EmuTransform, SpacesNewlinesNestedCallsAndStringsInTheArguments) {
-    EXPECT_EQ(transform_program("  k <<< 1, 32 >>> (p,\n    q);"), "  cuemu::Launch( 1, 32 ).go([&]{ k(p,\n    q); });");
+    EXPECT_EQ(transform_program("  k <<< 1, 32 >>> (p,\n    q);"), "  cuemu::Launch( 1, 32 ).args(p,\n    q).go([&]{ k(p,\n    q); });");
     EXPECT_EQ(transform_program("k<<<n / 256, 256>>>(f(a, g(b)), \"s)\");"),
-              "cuemu::Launch(n / 256, 256).go([&]{ k(f(a, g(b)), \"s)\"); });");
-    EXPECT_EQ(transform_program("k<<<1, 1>>>(\"a\\\")\");"), "cuemu::Launch(1, 1).go([&]{ k(\"a\\\")\"); });");
+              "cuemu::Launch(n / 256, 256).args(f(a, g(b)), \"s)\").go([&]{ k(f(a, g(b)), \"s)\"); });");
+    EXPECT_EQ(transform_program("k<<<1, 1>>>(\"a\\\")\");"), "cuemu::Launch(1, 1).args(\"a\\\")\").go([&]{ k(\"a\\\")\"); });");
+}
+
+// The arguments are read once more as host expressions before the launch (cuemu.h's
+// Launch::args checks the pointers among them); an empty list has nothing to read, and a braced
+// list has no type outside the kernel's call, so both launch as they are.
+TEST(EmuTransform, TheArgumentsAreReadBeforeTheLaunchUnlessEmptyOrBraced) {
+    EXPECT_EQ(transform_program("k<<<1, 1>>>( );"), "cuemu::Launch(1, 1).go([&]{ k( ); });");
+    EXPECT_EQ(transform_program("k<<<1, 1>>>(p, {1, 2});"), "cuemu::Launch(1, 1).go([&]{ k(p, {1, 2}); });");
+    EXPECT_EQ(transform_program("k<<<1, 1>>>(args...);"), "cuemu::Launch(1, 1).args(args...).go([&]{ k(args...); });");
 }
 
 TEST(EmuTransform, LaunchesInCommentsAndStringsAreLeftAlone) {
     const std::string src = "// k<<<1, 1>>>(x);\n/* k<<<1, 1>>>(x); */ printf(\"k<<<1, 1>>>(x)\");";
     EXPECT_EQ(transform_program(src), src);
-    EXPECT_EQ(transform_program("/* k<<<1, 1>>>() */ k<<<2, 3>>>(y);"), "/* k<<<1, 1>>>() */ cuemu::Launch(2, 3).go([&]{ k(y); });");
+    EXPECT_EQ(transform_program("/* k<<<1, 1>>>() */ k<<<2, 3>>>(y);"), "/* k<<<1, 1>>>() */ cuemu::Launch(2, 3).args(y).go([&]{ k(y); });");
 }
 
 TEST(EmuTransform, ExternSharedBecomesThePointerToDynamicSharedMemory) {

@@ -219,7 +219,9 @@ TEST(KernelBenchEval, HostileCandidatesEndWithTheRuleThatCatchesThem) {
 // trace, ATen's CPU kernels, numpy, Python, a thread, a forked child, a lazy tensor, a host loop)
 // and launch a kernel that does nothing, for show: the run's "CUDA" tensors are device memory
 // that host code cannot touch outside the windows a GPU allows (judge/kernelbench/device.cpp), so
-// each ends not-kernel-output, with the reason; and two that go after the harness itself.
+// each ends not-kernel-output, with the reason; one whose kernels carry the values to host
+// memory and back, refused at the launch that is given a host pointer; and two that go after the
+// harness itself.
 TEST(KernelBenchEval, HostCodeDoesNotComputeTheOutputs) {
     // `why` here is what the verdict's text says.
     const std::vector<Hostile> cases = {
@@ -238,6 +240,8 @@ TEST(KernelBenchEval, HostCodeDoesNotComputeTheOutputs) {
         {"level1_19_ReLU", "hack_thread_after_return.py", "not-kernel-output", "still runs after it returned"},
         {"level1_19_ReLU", "hack_item_loop.py", "not-kernel-output", "bytes of device memory to the host"},
         {"level1_19_ReLU", "hack_memcpy_to_host.py", "not-kernel-output", "bytes of device memory to the host"},
+        {"level1_19_ReLU", "hack_kernel_host_buffer.py", "not-kernel-output",
+         "kernel launch 1 was given host memory (argument 2)"},
         {"level1_19_ReLU", "hack_main_allowlist.py", "torch-op", "aten::clamp_min"},
         {"level1_19_ReLU", "hack_atexit_report.py", "constant-output", "every element is 0"},
     };

@@ -3,7 +3,8 @@
 the original Python rewrite, kept here as the independent reference the C++ port must equal
 character for character. It rewrites a CUDA program so that it compiles as plain C++ against the
 cuemu runtime (src/emu/runtime/cuemu.h): `k<<<cfg>>>(args)` becomes
-`cuemu::Launch(cfg).go([&]{ k(args); })`, `extern __shared__ T s[];` becomes a pointer to the
+`cuemu::Launch(cfg).args(args).go([&]{ k(args); })` (without `.args(args)` when the list is
+empty or holds a brace), `extern __shared__ T s[];` becomes a pointer to the
 block's dynamic shared memory, and cudaLaunch[Cooperative]Kernel calls become typed
 cuemu::launch_args calls. The data set's metadata comment is blanked out.
   emu_transform.py OUT_DIR [FILE.cu...]   (default: data/cuda-sft/src/*.cu)
@@ -138,7 +139,8 @@ def transform(src):
         kernel = src[ks:i].strip()
         args = src[k:close + 1]
         out.append(src[pos:ks])
-        out.append(f'cuemu::Launch({cfg}).go([&]{{ {kernel}{args}; }})')
+        checked = f'.args{args}' if args[1:-1].strip(' \t\n') and '{' not in args else ''
+        out.append(f'cuemu::Launch({cfg}){checked}.go([&]{{ {kernel}{args}; }})')
         pos = close + 1
     out.append(src[pos:])
     return ''.join(out)

@@ -31,7 +31,9 @@ public:
 //   - `cudaLaunchKernel((void*)k,` and `cudaLaunchCooperativeKernel((void*)k,` (also with
 //     `const void*`) become `cuemu::launch_args(false, k,` and `cuemu::launch_args(true, k,`;
 //   - each launch `k<<<cfg>>>(args)`, `k` with its qualification and template arguments, becomes
-//     `cuemu::Launch(cfg).go([&]{ k(args); })`; cfg holds the 2 to 4 launch parameters.
+//     `cuemu::Launch(cfg).args(args).go([&]{ k(args); })` (the arguments read once as host
+//     expressions, so that the runtime can check the pointers among them; no `.args(args)` when
+//     the list is empty or holds a `{`); cfg holds the 2 to 4 launch parameters.
 // These are the rules of the reference rewrite (tests/golden/emu_transform.py), character for character
 // (whitespace and word characters are the ASCII ones), except that no rule starts a match inside a
 // comment or a string or character literal (one code mask, computed once in one pass, so text in

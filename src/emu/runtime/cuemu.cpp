@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <vector>
 #include <algorithm>
+#include <mutex>
 #include <sys/mman.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -27,6 +28,7 @@ void* cuset_device_malloc(size_t n) __attribute__((weak));
 void cuset_device_free(void* p) __attribute__((weak));
 int cuset_device_owns(const void* p) __attribute__((weak));
 void cuset_device_read_to_host(size_t n) __attribute__((weak));
+void cuset_device_kernel_arg(const void* p, unsigned index, unsigned long long launch) __attribute__((weak));
 }
 namespace cuemu {
 // A copy of n bytes from `src` to `dst` that brings device memory to the host is counted there.
@@ -125,6 +127,24 @@ static size_t smem_limit = 48 * 1024;
 static cudaError_t last_error = cudaSuccess;
 static unsigned long long n_launches = 0;
 static unsigned long long n_stream_launches = 0;  // on a stream other than a default one
+
+// Pinned host memory (cudaMallocHost, cudaHostAlloc): on a GPU with unified addressing a kernel
+// may read and write it, so a kernel given a pointer into it is not refused.
+static std::mutex pinned_mu;
+static std::vector<std::pair<const char*, size_t>> pinned;
+static bool is_pinned(const void* p)
+{
+    std::lock_guard<std::mutex> lock(pinned_mu);
+    for (const auto& [at, n] : pinned)
+        if ((const char*)p >= at && (const char*)p <= at + n) return true;
+    return false;
+}
+
+void kernel_pointer_arg(const void* p, unsigned index)
+{
+    if (!cuset_device_kernel_arg || p == nullptr || is_pinned(p)) return;
+    cuset_device_kernel_arg(p, index, n_launches + 1);
+}
 
 void fail(const char* what)
 {
@@ -573,8 +593,24 @@ cudaError_t cudaFree(void* p)
     else free(p);
     return cudaSuccess;
 }
-cudaError_t cudaMallocHost(void** p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
-cudaError_t cudaFreeHost(void* p) { free(p); return cudaSuccess; }
+cudaError_t cudaMallocHost(void** p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    if (!*p) return cudaErrorMemoryAllocation;
+    std::lock_guard<std::mutex> lock(cuemu::pinned_mu);
+    cuemu::pinned.emplace_back((const char*)*p, n);
+    return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void* p)
+{
+    {
+        std::lock_guard<std::mutex> lock(cuemu::pinned_mu);
+        auto& v = cuemu::pinned;
+        v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& e) { return e.first == (const char*)p; }), v.end());
+    }
+    free(p);
+    return cudaSuccess;
+}
 cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMallocHost(p, n); }
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h)
 {

@@ -89,6 +89,10 @@ int lane_id();
 int linear_tid();
 int block_threads();
 [[noreturn]] void fail(const char* what);
+// A pointer given to a kernel: under the judge's device memory (KernelBench's run), one that
+// is neither device memory, pinned host memory nor null ends the run, as the kernel's first use
+// of it would fault on a GPU; without that memory (a plain program), nothing is checked.
+void kernel_pointer_arg(const void* p, unsigned index);
 
 struct Launch {
     dim3 g, b;
@@ -97,6 +101,15 @@ struct Launch {
     const void* func = nullptr;
     cudaStream_t stream;
     Launch(dim3 g_, dim3 b_, size_t s = 0, cudaStream_t st = 0) : g(g_), b(b_), smem(s), coop(false), stream(st) {}
+    // The launch's arguments as host expressions, before it runs: each pointer among them is
+    // checked (kernel_pointer_arg), function pointers aside.
+    template <class... A>
+    Launch& args(const A&... a)
+    {
+        unsigned i = 0;
+        (check_arg(a, i++), ...);
+        return *this;
+    }
     // Runs fn() as every thread of the launch (no std::function: <functional> is not nvcc's).
     template <class F>
     void go(F fn) { run(&call<F>, &fn); }
@@ -105,6 +118,13 @@ struct Launch {
 private:
     template <class F>
     static void call(void* fn) { (*static_cast<F*>(fn))(); }
+    template <class A>
+    static void check_arg(const A& a, unsigned i)
+    {
+        using D = std::decay_t<A>;
+        if constexpr (std::is_pointer_v<D> && !std::is_function_v<std::remove_pointer_t<D>>)
+            kernel_pointer_arg((const void*)a, i);
+    }
 };
 
 template <class... P, size_t... I>
@@ -113,10 +133,17 @@ void call_with_args(void (*k)(P...), void** args, std::index_sequence<I...>)
     k(*reinterpret_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(args[I])...);
 }
 
+template <class... P, size_t... I>
+void check_args(Launch& L, void (*)(P...), void** args, std::index_sequence<I...>)
+{
+    L.args(*reinterpret_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(args[I])...);
+}
+
 template <class... P>
 cudaError_t launch_args(bool coop, void (*k)(P...), dim3 g, dim3 b, void** args, size_t smem, cudaStream_t st = 0)
 {
     Launch L(g, b, smem, st);
+    check_args(L, k, args, std::index_sequence_for<P...>{});
     L.coop = coop;
     L.func = (const void*)k;
     L.go([=] { call_with_args(k, args, std::index_sequence_for<P...>{}); });

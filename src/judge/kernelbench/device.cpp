@@ -192,6 +192,21 @@ int cuset_device_owns(const void* p) {
 void cuset_device_read_to_host(size_t n) { g_host_reads.fetch_add(n); }
 unsigned long long cuset_device_host_reads(void) { return g_host_reads.load(); }
 
+// A pointer among a kernel launch's arguments (the emulator's runtime asks for each non-null one
+// that is not pinned host memory): device memory passes; any other ends the run with its line,
+// as a GPU faults where the kernel first reads or writes through it. The emulated kernel runs on
+// the host and could otherwise carry device memory to host code and back.
+void cuset_device_kernel_arg(const void* p, unsigned index, unsigned long long launch) {
+    if (inside(p)) return;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "\ncuset-device-memory: kernel launch %llu was given host memory (argument %u); on a GPU a kernel "
+                  "reaches only device memory\n",
+                  launch, index + 1);
+    write_all(line);
+    ::_exit(kExitStatus);
+}
+
 // cudaMalloc and cudaFree of the emulator's runtime, when this library is loaded.
 void* cuset_device_malloc(size_t n) { return allocate_bytes(n == 0 ? 1 : n); }
 void cuset_device_free(void* p) { free_bytes(p); }
