@@ -204,7 +204,7 @@ TorchBuildInfo torch_build_info(const std::string& python) {
                "import json, sysconfig, torch, torch.utils.cpp_extension as c\n"
                "print(json.dumps({'include': c.include_paths(), 'lib': c.library_paths(), "
                "'python': sysconfig.get_paths()['include'], 'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI), "
-               "'version': torch.__version__}))"};
+               "'version': torch.__version__, 'root': __import__('os').path.dirname(torch.__file__)}))"};
     po.timeout_s = 120;
     ProcessResult r;
     try {
@@ -227,6 +227,7 @@ TorchBuildInfo torch_build_info(const std::string& python) {
         for (const auto& d : j.at("lib")) info.library_dirs.push_back(d.get<std::string>());
         info.cxx11_abi = j.at("abi").get<int>();
         info.version = j.at("version").get<std::string>();
+        info.root = j.at("root").get<std::string>();
     } catch (const std::exception&) {
         info.error = python + " did not say where torch's headers are: " + last_output_line(r.out);
     }
@@ -283,6 +284,14 @@ KernelBenchToolchain prepare_kernelbench_toolchain(const std::string& cxx, const
         {emu_dir + "/cuemu.cpp", tc.dir + "/cuemu_pic.o", tc.dir + "/prelude.h", library}, 900,
         "the emulated extensions'");
     return tc;
+}
+
+std::string torch_neutral(std::string arg, const TorchBuildInfo& torch) {
+    if (torch.root.empty()) return arg;
+    const std::string name = "<torch " + torch.version + ">";
+    for (size_t at = arg.find(torch.root); at != std::string::npos; at = arg.find(torch.root, at + name.size()))
+        arg.replace(at, torch.root.size(), name);
+    return arg;
 }
 
 std::vector<std::string> kernelbench_cxx_flags(const TorchBuildInfo& torch) {

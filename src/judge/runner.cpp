@@ -1079,7 +1079,7 @@ struct Runner::Impl {
         key.add("cuset-emulated-extension-1").add(tools.toolchain.dir);
         std::error_code ec;
         key.add(std::to_string(fs::file_size(o.cxx, ec))).add(std::to_string(fs::file_size(o.nvcc, ec)));
-        for (const std::string& a : argv) key.add(a);
+        for (const std::string& a : argv) key.add(torch_neutral(a, tools.torch));
         for (const std::string& src : sources) {
             std::ifstream in(box / src, std::ios::binary);
             key.add(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
@@ -1142,11 +1142,11 @@ struct Runner::Impl {
             const std::string light = without_torch_extension_h(call.cuda_cu);
             std::string rejected;
             if (light == call.cuda_cu ||
-                !front_end(light, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), nvcc_mode, box, v, what,
+                !front_end(light, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), tools.torch, nvcc_mode, box, v, what,
                            &rejected) ||
                 !rejected.empty()) {
                 if (v.status == Status::kCompileTimeout) return false;
-                if (!front_end(call.cuda_cu, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), nvcc_mode, box,
+                if (!front_end(call.cuda_cu, ext + "/cuda.cu", o.nvcc, kernelbench_nvcc_flags(tools.torch), tools.torch, nvcc_mode, box,
                                v, what, &rejected))
                     return false;
                 if (!rejected.empty()) return reject(v, what, "nvcc", rejected);
@@ -1155,7 +1155,7 @@ struct Runner::Impl {
         if (host_unit && !call.main_cpp.empty()) {
             std::string rejected;
             if (!front_end("#define TORCH_EXTENSION_NAME cuset_front_end\n" + call.main_cpp, ext + "/main.cpp", o.cxx,
-                           kernelbench_cxx_flags(tools.torch), {"-fsyntax-only"}, box, v, what, &rejected))
+                           kernelbench_cxx_flags(tools.torch), tools.torch, {"-fsyntax-only"}, box, v, what, &rejected))
                 return false;
             if (!rejected.empty()) return reject(v, what, fs::path(o.cxx).filename().string(), rejected);
         }
@@ -1186,13 +1186,13 @@ struct Runner::Impl {
     // compile-timeout). Each answer is kept per text, flags and compiler in the judge's cache
     // (gpu-front-end/), since a run's candidates repeat; a kill without a message is not kept.
     bool front_end(const std::string& text, const std::string& file, const std::string& tool,
-                   const std::vector<std::string>& flags, const std::vector<std::string>& mode, const fs::path& box,
-                   Verdict& v, const std::string& what, std::string* rejected) {
+                   const std::vector<std::string>& flags, const TorchBuildInfo& torch, const std::vector<std::string>& mode,
+                   const fs::path& box, Verdict& v, const std::string& what, std::string* rejected) {
         rejected->clear();
         std::error_code ec;
         Hasher key;
         key.add(text).add(tool).add(std::to_string(fs::file_size(tool, ec)));
-        for (const std::string& f : flags) key.add(f);
+        for (const std::string& f : flags) key.add(torch_neutral(f, torch));
         for (const std::string& m : mode) key.add(m);
         const fs::path cache = cache_root() / "gpu-front-end";
         const fs::path entry = cache / key.hex();

@@ -132,3 +132,18 @@ TEST(KernelBenchDevice, AFaultElsewhereIsAnOrdinaryCrash) {
     EXPECT_EQ(r.signal, SIGSEGV) << r.exit_code << " " << r.out;
     EXPECT_EQ(r.out.find("cuset-device-memory"), std::string::npos) << r.out;
 }
+
+// torch as the judge reads it from the suite's Python: its package folder holds every header and
+// library folder an extension is built with (so the caches' keys, which name that folder by
+// torch's version, name all of them), and Python's own headers lie outside it.
+TEST(KernelBenchTorch, ItsPackageFolderHoldsItsHeadersAndLibraries) {
+    const TorchBuildInfo torch = torch_build_info(CUSET_PYTHON);
+    ASSERT_EQ(torch.error, "");
+    ASSERT_FALSE(torch.root.empty());
+    ASSERT_GE(torch.include_dirs.size(), 2u);
+    for (size_t i = 0; i + 1 < torch.include_dirs.size(); ++i)
+        EXPECT_EQ(torch.include_dirs[i].rfind(torch.root + "/", 0), 0u) << torch.include_dirs[i];
+    EXPECT_NE(torch.include_dirs.back().rfind(torch.root, 0), 0u) << "Python's headers: " << torch.include_dirs.back();
+    for (const std::string& d : torch.library_dirs) EXPECT_EQ(d.rfind(torch.root + "/", 0), 0u) << d;
+    EXPECT_EQ(torch_neutral("-I" + torch.include_dirs[0], torch).rfind("-I<torch " + torch.version + ">/", 0), 0u);
+}

@@ -205,3 +205,34 @@ TEST(JudgeStatuses, TheKernelBenchRulesAreTheChecksAndTheDocsTable) {
     }
     EXPECT_EQ(rules, 10);
 }
+
+// The judge's caches key a compiler argument with torch's package folder named by its version:
+// two checkouts whose virtual environments hold the same torch key an extension's build alike,
+// another torch keys it apart, and Python's own headers (outside torch's folder) stay as they are.
+TEST(KernelBenchCacheKeys, TorchsFolderIsNamedByItsVersion) {
+    auto torch_at = [](const std::string& checkout, const std::string& version) {
+        cuset::judge::TorchBuildInfo t;
+        t.root = checkout + "/.venv/lib/python3.11/site-packages/torch";
+        t.include_dirs = {t.root + "/include", t.root + "/include/torch/csrc/api/include", "/usr/include/python3.11"};
+        t.library_dirs = {t.root + "/lib"};
+        t.version = version;
+        return t;
+    };
+    auto keyed = [](const cuset::judge::TorchBuildInfo& t) {
+        std::vector<std::string> args = cuset::judge::kernelbench_cxx_flags(t);
+        args.push_back("-L" + t.library_dirs[0]);
+        for (std::string& a : args) a = cuset::judge::torch_neutral(a, t);
+        return args;
+    };
+    const auto a = torch_at("/home/u/cuset", "2.5.1+cpu"), b = torch_at("/tmp/clone-7", "2.5.1+cpu");
+    EXPECT_NE(cuset::judge::kernelbench_cxx_flags(a), cuset::judge::kernelbench_cxx_flags(b));
+    EXPECT_EQ(keyed(a), keyed(b));
+    EXPECT_NE(keyed(a), keyed(torch_at("/home/u/cuset", "2.6.0+cpu")));
+    const std::vector<std::string> k = keyed(a);
+    EXPECT_NE(std::find(k.begin(), k.end(), "<torch 2.5.1+cpu>/include"), k.end());
+    EXPECT_NE(std::find(k.begin(), k.end(), "-L<torch 2.5.1+cpu>/lib"), k.end());
+    EXPECT_NE(std::find(k.begin(), k.end(), "/usr/include/python3.11"), k.end());
+    cuset::judge::TorchBuildInfo unread = a;
+    unread.root.clear();
+    EXPECT_EQ(cuset::judge::torch_neutral("-I" + a.root, unread), "-I" + a.root);
+}

@@ -102,9 +102,15 @@ struct TorchBuildInfo {
     std::vector<std::string> library_dirs;
     int cxx11_abi = 1;
     std::string version;
+    std::string root;   // torch's package folder: its headers and libraries lie under it
     std::string error;  // "" = read; else why not (no torch in that Python, ...)
 };
 TorchBuildInfo torch_build_info(const std::string& python);
+
+// A compiler argument as the judge's caches key it: torch's package folder (a virtual
+// environment's, wherever its checkout lies) named by torch's version instead, so that a second
+// checkout with the same torch finds the extensions and the compilers' answers the first one made.
+std::string torch_neutral(std::string arg, const TorchBuildInfo& torch);
 
 // The toolchain of emulated extensions, built once per machine into `cache_root`
 // (kernelbench-<hash>/): the scripts' headers, the emulator's runtime compiled as position-
