@@ -14,6 +14,7 @@
 #include "cuset/core/error.h"
 #include "cuset/core/json_io.h"
 #include "cuset/rl/grpo.h"
+#include "cuset/text/chat_format.h"
 
 namespace cuset {
 namespace {
@@ -170,7 +171,11 @@ void add_data_keys(Table& t) {
     t.add("data.eval", CUSET_MEMBER(data.eval), "data/cuda-sft/eval.jsonl", "evaluation JSONL file; empty = none");
     choices(t.add("data.chat_format", CUSET_MEMBER(data.chat_format), "auto",
                   "chat format; template = the model's own Jinja chat template, auto = template when the model has one"),
-            {"auto", "template", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"});
+            [] {
+                std::vector<std::string> names = chat_format_names();
+                names.insert(names.begin(), "auto");
+                return names;
+            }());
     t.add("data.chat_template", CUSET_MEMBER(data.chat_template), "",
           "template format: a .jinja file (or a JSON file with chat_template) to use instead of the model's own");
     t.add("data.chat_template_kwargs", CUSET_MEMBER(data.chat_template_kwargs), "{}",

@@ -209,8 +209,9 @@ Command add_tokenize_command(CLI::App& root) {
                     "conversations with roles and trainable flags) to check tokenization against other tools");
     sub->add_option("input", o->input, "text file, or JSONL with --chat-format; - reads stdin")->required();
     sub->add_option("--tokenizer", o->tokenizer, "tokenizer folder or file (tokenizer.json / tokenizer.model)")->required();
-    sub->add_option("--chat-format", o->chat_format,
-                    "format the input lines as conversations: auto, template, chatml, qwen3, deepseek-coder, seed-coder, plain");
+    std::string formats = "auto";
+    for (const std::string& f : chat_format_names()) formats += ", " + f;
+    sub->add_option("--chat-format", o->chat_format, "format the input lines as conversations: " + formats);
     sub->add_option("--system-prompt", o->system_prompt, "system prompt for conversations without one");
     sub->add_option("--chat-template", o->chat_template,
                     "with --chat-format template: a .jinja file (or a JSON file with chat_template) instead of the folder's");

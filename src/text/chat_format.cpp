@@ -34,14 +34,6 @@ const char* const kSeedDefaultSystem =
     "only answer questions related to computer science. For politically sensitive questions, security and "
     "privacy issues, and other non-computer science questions, you will refuse to answer.\n\n";
 
-const char* const kFormats[] = {"template", "chatml", "qwen3", "deepseek-coder", "seed-coder", "plain", "custom"};
-
-bool known_format(const std::string& f) {
-    for (const char* k : kFormats)
-        if (f == k) return true;
-    return false;
-}
-
 
 // Builds the rendered text segment by segment.
 struct Builder {
@@ -102,7 +94,288 @@ std::pair<std::string, std::string> split_placeholder(const std::string& t, bool
     return {t.substr(0, p), t.substr(p + 9)};
 }
 
+// What a hand-written format renders from: the conversation, data.system_prompt, the
+// tokenizer's BOS and EOS texts and the custom format's turns.
+struct RenderInput {
+    const std::vector<Message>& ms;
+    const std::string& sp;
+    bool first_is_system;
+    const std::string& bos_text;
+    const std::string& eos_text;
+    const Tokenizer& tok;
+    const CustomTemplate& templ;
+};
+
+// Qwen2.5's ChatML (no tools).
+void render_chatml(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const bool first_is_system = in.first_is_system;
+    // A system block always, the default one when there is no system message.
+    if (first_is_system) {
+        b.tmpl("<|im_start|>system\n");
+        b.content(0, ms[0].content);
+        b.tmpl("<|im_end|>\n");
+    } else {
+        b.tmpl("<|im_start|>system\n" + (sp.empty() ? std::string(kQwenDefaultSystem) : sp) + "<|im_end|>\n");
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        if (i == 0 && first_is_system) continue;
+        const auto id = static_cast<int32_t>(i);
+        b.tmpl("<|im_start|>" + ms[i].role + "\n");
+        b.content(id, ms[i].content);
+        if (ms[i].role == "assistant") {
+            b.tmpl("<|im_end|>", true);
+            b.tmpl("\n");
+        } else {
+            b.tmpl("<|im_end|>\n");
+        }
+    }
+}
+
+// Qwen3's ChatML with its think block, thinking off unless the answer has reasoning.
+void render_qwen3(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const bool first_is_system = in.first_is_system;
+    if (first_is_system) {
+        b.tmpl("<|im_start|>system\n");
+        b.content(0, ms[0].content);
+        b.tmpl("<|im_end|>\n");
+    } else if (!sp.empty()) {
+        b.tmpl("<|im_start|>system\n" + sp + "<|im_end|>\n");
+    }
+    // The last user query; assistant turns after it keep (or get an empty) think block.
+    size_t last_query = ms.size() - 1;
+    for (size_t k = ms.size(); k-- > 0;) {
+        const std::string& t = ms[k].content;
+        bool tool_resp = t.rfind("<tool_response>", 0) == 0 && t.size() >= 16 &&
+                         t.compare(t.size() - 16, 16, "</tool_response>") == 0;
+        if (ms[k].role == "user" && !tool_resp) {
+            last_query = k;
+            break;
+        }
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        if (i == 0 && first_is_system) continue;
+        const auto id = static_cast<int32_t>(i);
+        const std::string& t = ms[i].content;
+        if (ms[i].role != "assistant") {
+            b.tmpl("<|im_start|>" + ms[i].role + "\n");
+            b.content(id, t);
+            b.tmpl("<|im_end|>\n");
+            continue;
+        }
+        // content.split('</think>'): reasoning before the first, answer after the last.
+        size_t rb = 0, re = 0, ab = 0, ae = t.size();
+        size_t close = t.find("</think>");
+        if (close != std::string::npos) {
+            re = close;
+            rstrip_range(t, '\n', 0, &re);
+            size_t open = std::string_view(t).substr(0, re).rfind("<think>");
+            rb = open == std::string::npos ? 0 : open + 7;
+            lstrip_range(t, '\n', &rb, re);
+            ab = t.rfind("</think>") + 8;
+            lstrip_range(t, '\n', &ab, ae);
+        }
+        const bool has_reasoning = re > rb;
+        const bool think = i > last_query && (i + 1 == ms.size() || has_reasoning);
+        b.tmpl("<|im_start|>assistant\n");
+        if (think) {
+            // reasoning.strip('\n'), then the answer with its leading newlines removed.
+            size_t sb = rb, se = re;
+            lstrip_range(t, '\n', &sb, se);
+            rstrip_range(t, '\n', sb, &se);
+            lstrip_range(t, '\n', &ab, ae);
+            if (se > sb) {
+                b.tmpl("<think>\n", true);
+                b.content(id, t, sb, se - sb);
+                b.tmpl("\n</think>\n\n", true);
+            } else {
+                b.tmpl("<think>\n\n</think>\n\n");  // Qwen3's empty think block: prompt side
+            }
+        }
+        b.content(id, t, ab, ae - ab);
+        b.tmpl("<|im_end|>", true);
+        b.tmpl("\n");
+    }
+}
+
+// DeepSeek-Coder's instruction format.
+void render_deepseek_coder(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const std::string& bos_text = in.bos_text;
+    bool has_system = false;
+    for (const Message& m : ms) has_system = has_system || m.role == "system";
+    b.tmpl(bos_text);
+    if (!has_system) b.tmpl(sp.empty() ? std::string(kDeepSeekDefaultSystem) : sp);
+    for (size_t i = 0; i < ms.size(); ++i) {
+        const auto id = static_cast<int32_t>(i);
+        if (ms[i].role == "system") {
+            b.content(id, ms[i].content);
+        } else if (ms[i].role == "user") {
+            b.tmpl("### Instruction:\n");
+            b.content(id, ms[i].content);
+            b.tmpl("\n");
+        } else {
+            b.tmpl("### Response:\n");
+            b.content(id, ms[i].content);
+            b.tmpl("\n<|EOT|>", true);
+            b.tmpl("\n");
+        }
+    }
+}
+
+// Seed-Coder-8B-Instruct's format: its default system turn unless the first message is the
+// system's (data.system_prompt in its place, as a system message), then bos + role + "\n" +
+// content|trim + eos for every message.
+void render_seed_coder(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const bool first_is_system = in.first_is_system;
+    const std::string& bos_text = in.bos_text;
+    const std::string& eos_text = in.eos_text;
+    if (!first_is_system) {
+        auto [pb, pe] = py_strip_range(sp);
+        b.tmpl(bos_text + "system\n" + (sp.empty() ? std::string(kSeedDefaultSystem) : sp.substr(pb, pe - pb)) +
+               eos_text);
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        auto [cb, ce] = py_strip_range(ms[i].content);
+        b.tmpl(bos_text + ms[i].role + "\n");
+        b.content(static_cast<int32_t>(i), ms[i].content, cb, ce - cb);
+        b.tmpl(eos_text, ms[i].role == "assistant");
+    }
+}
+
+// The contents one after another, each prompt-side one ended by a newline, each answer by EOS.
+void render_plain(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const bool first_is_system = in.first_is_system;
+    if (!first_is_system && !sp.empty()) b.tmpl(sp + "\n");
+    for (size_t i = 0; i < ms.size(); ++i) {
+        const auto id = static_cast<int32_t>(i);
+        b.content(id, ms[i].content);
+        if (ms[i].role == "assistant") {
+            if (in.tok.eos_id() >= 0) b.id(in.tok.eos_id(), true);
+        } else {
+            b.tmpl("\n");
+        }
+    }
+}
+
+// The user's own turns (data.template.*).
+void render_custom(const RenderInput& in, Builder& b) {
+    const std::vector<Message>& ms = in.ms;
+    const std::string& sp = in.sp;
+    const bool first_is_system = in.first_is_system;
+    const CustomTemplate& t = in.templ;
+    b.tmpl(t.prefix);
+    bool has;
+    auto part = [&](const std::string& tpl, int32_t id, const std::string& content, bool assistant) {
+        auto [before, after] = split_placeholder(tpl, &has);
+        b.tmpl(before);
+        if (has) b.content(id, content);
+        if (!assistant) {
+            b.tmpl(after);
+            return;
+        }
+        b.tmpl(after, true);
+        if (!t.end_of_turn.empty()) b.tmpl(t.end_of_turn, true);
+        else if (in.tok.eos_id() >= 0) b.id(in.tok.eos_id(), true);
+    };
+    if (!first_is_system && !sp.empty()) {
+        auto [before, after] = split_placeholder(t.system, &has);
+        b.tmpl(before + (has ? sp : "") + after);
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        const auto id = static_cast<int32_t>(i);
+        const std::string& role = ms[i].role;
+        part(role == "system" ? t.system : role == "user" ? t.user : t.assistant, id, ms[i].content,
+             role == "assistant");
+    }
+}
+
+// What detection reads: a tokenizer folder's chat template and its configured BOS text.
+struct DetectInput {
+    const std::string& tmpl;
+    const std::string& bos;
+    bool has(const char* s) const { return tmpl.find(s) != std::string::npos; }
+};
+
+bool qwen3_markers(const DetectInput& d) {
+    return d.has("<think>") || d.has("enable_thinking") || d.has("reasoning_content");
+}
+bool detect_chatml(const DetectInput& d) { return d.has("<|im_start|>") && !qwen3_markers(d); }
+bool detect_qwen3(const DetectInput& d) { return d.has("<|im_start|>") && qwen3_markers(d); }
+bool detect_deepseek_coder(const DetectInput& d) { return d.has("### Instruction:") && d.has("### Response:"); }
+bool detect_seed_coder(const DetectInput& d) {
+    const char* bos = "<[begin\xE2\x96\x81of\xE2\x96\x81sentence]>";
+    return !d.has("<|im_start|>") && !detect_deepseek_coder(d) && (d.has(bos) || (d.bos == bos && d.has("bos_token")));
+}
+
 }  // namespace
+
+// The chat formats, one row each: everything that differs between them. Their names, the
+// configuration's choices (data.chat_format), the error texts and docs/data.md's table of
+// hand-written formats derive from this table (a test holds them to it).
+struct ChatFormatRow {
+    const char* name;
+    bool writes_bos;            // the rendering writes the BOS text itself (no tokenizer BOS added)
+    bool needs_bos, needs_eos;  // the tokenizer must name them (the rendering writes their texts)
+    bool think_block;           // generation with thinking on stops before the "<think>" it opens
+    const char* end_of_turn;    // the text that ends an answer; nullptr: the EOS token's text
+    bool (*detect)(const DetectInput&);                // nullptr: never recognised from a template
+    void (*render)(const RenderInput&, Builder&);      // nullptr: the model's own template
+};
+
+namespace {
+
+// clang-format off
+const ChatFormatRow kFormatRows[] = {
+//   name              writes_bos needs_bos needs_eos think  end of turn     detect                 render
+    {"template",       true,      false,    false,    false, nullptr,        nullptr,               nullptr},
+    {"chatml",         true,      false,    false,    false, "<|im_end|>",   detect_chatml,         render_chatml},
+    {"qwen3",          true,      false,    false,    true,  "<|im_end|>",   detect_qwen3,          render_qwen3},
+    {"deepseek-coder", true,      true,     false,    false, "<|EOT|>",      detect_deepseek_coder, render_deepseek_coder},
+    {"seed-coder",     true,      true,     true,     false, nullptr,        detect_seed_coder,     render_seed_coder},
+    {"plain",          false,     false,    false,    false, nullptr,        nullptr,               render_plain},
+    {"custom",         false,     false,    false,    false, nullptr,        nullptr,               render_custom},
+};
+// clang-format on
+
+const ChatFormatRow* find_format(const std::string& name) {
+    for (const ChatFormatRow& row : kFormatRows)
+        if (name == row.name) return &row;
+    return nullptr;
+}
+
+// "a, b, c<last>d": the format names (those with a renderer when `hand_written`).
+std::string format_list(bool hand_written, const char* last) {
+    std::vector<std::string> names;
+    for (const ChatFormatRow& row : kFormatRows)
+        if (!hand_written || row.render != nullptr) names.emplace_back(row.name);
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> chat_format_names() {
+    std::vector<std::string> names;
+    for (const ChatFormatRow& row : kFormatRows) names.emplace_back(row.name);
+    return names;
+}
+
+std::vector<std::string> chat_format_hand_written() {
+    std::vector<std::string> names;
+    for (const ChatFormatRow& row : kFormatRows)
+        if (row.render != nullptr) names.emplace_back(row.name);
+    return names;
+}
 
 const char* role_name(Role r) {
     switch (r) {
@@ -121,18 +394,15 @@ std::string chat_format_detect(const std::string& dir) {
     json config = json::object();
     if (fs::exists(d / "tokenizer_config.json")) config = json_read_file((d / "tokenizer_config.json").string(), "tokenizer config");
     if (tmpl.empty()) return "";
-    auto has = [&](const char* s) { return tmpl.find(s) != std::string::npos; };
-    if (has("<|im_start|>")) return (has("<think>") || has("enable_thinking") || has("reasoning_content")) ? "qwen3" : "chatml";
-    if (has("### Instruction:") && has("### Response:")) return "deepseek-coder";
     std::string bos;
     if (config.contains("bos_token")) {
         const json& b = config["bos_token"];
         if (b.is_string()) bos = b.get<std::string>();
         else if (b.is_object() && b.contains("content") && b["content"].is_string()) bos = b["content"].get<std::string>();
     }
-    if (has("<[begin\xE2\x96\x81of\xE2\x96\x81sentence]>") ||
-        (bos == "<[begin\xE2\x96\x81of\xE2\x96\x81sentence]>" && has("bos_token")))
-        return "seed-coder";
+    const DetectInput in{tmpl, bos};
+    for (const ChatFormatRow& row : kFormatRows)
+        if (row.detect != nullptr && row.detect(in)) return row.name;
     return "";
 }
 
@@ -153,24 +423,24 @@ ChatFormatter::ChatFormatter(const Tokenizer& tok, ChatFormatOptions opts, const
         if (text.empty())
             throw UsageError("the tokenizer in '" + tokenizer_dir +
                              "' has no chat template (tokenizer_config.json chat_template or chat_template.jinja); set "
-                             "data.chat_format to one of chatml, qwen3, deepseek-coder, seed-coder, plain, custom, or "
-                             "template with data.chat_template naming a template file");
+                             "data.chat_format to one of " + format_list(true, ", ") +
+                             ", or template with data.chat_template naming a template file");
         name_ = "template";
         log_debug("chat format: template (from %s)", source.c_str());
     }
+    row_ = find_format(name_);
+    if (row_ == nullptr)
+        throw UsageError("unknown chat format '" + name_ + "' (expected auto, " + format_list(false, " or ") + ")");
     if (name_ == "template") {
         if (text.empty())
             throw UsageError("data.chat_format is template but the tokenizer in '" + tokenizer_dir +
                              "' has no chat template; name a template file with data.chat_template");
         template_init(text, source, tokenizer_dir);
     }
-    if (!known_format(name_))
-        throw UsageError("unknown chat format '" + name_ +
-                         "' (expected auto, template, chatml, qwen3, deepseek-coder, seed-coder, plain or custom)");
-    if ((name_ == "deepseek-coder" || name_ == "seed-coder") && tok_.bos_id() < 0)
+    if (row_->needs_bos && tok_.bos_id() < 0)
         throw InputError("chat format " + name_ + " needs the tokenizer's bos_token (tokenizer_config.json)");
-    if (name_ == "seed-coder" && tok_.eos_id() < 0)
-        throw InputError("chat format seed-coder needs the tokenizer's eos_token (tokenizer_config.json)");
+    if (row_->needs_eos && tok_.eos_id() < 0)
+        throw InputError("chat format " + name_ + " needs the tokenizer's eos_token (tokenizer_config.json)");
 
     // The BOS the tokenizer's post-processor adds with add_special_tokens (plain, custom, raw text).
     Encoding with = tok_.encode("a", true), without = tok_.encode("a", false);
@@ -208,7 +478,7 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
         if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
         return b.r;
     }
-    if (name_ == "template") return render_template(c);
+    if (row_->render == nullptr) return render_template(c);
     if (!c.tools.is_null() || !c.documents.is_null())
         throw InputError("sample " + quote_bounded(c.id) + ": it has " + (c.tools.is_null() ? "documents" : "tools") +
                          ", which only the model's own chat template renders; chat format " + name_ +
@@ -220,162 +490,7 @@ ChatFormatter::Rendered ChatFormatter::render(const Conversation& c) const {
                                        "data.chat_format: template)",
                                        quote_bounded(c.id).c_str(), i, name_.c_str()));
 
-    if (name_ == "chatml") {
-        // Qwen2.5 (no tools): a system block always, the default one when there is no system message.
-        if (first_is_system) {
-            b.tmpl("<|im_start|>system\n");
-            b.content(0, ms[0].content);
-            b.tmpl("<|im_end|>\n");
-        } else {
-            b.tmpl("<|im_start|>system\n" + (sp.empty() ? std::string(kQwenDefaultSystem) : sp) + "<|im_end|>\n");
-        }
-        for (size_t i = 0; i < ms.size(); ++i) {
-            if (i == 0 && first_is_system) continue;
-            const auto id = static_cast<int32_t>(i);
-            b.tmpl("<|im_start|>" + ms[i].role + "\n");
-            b.content(id, ms[i].content);
-            if (ms[i].role == "assistant") {
-                b.tmpl("<|im_end|>", true);
-                b.tmpl("\n");
-            } else {
-                b.tmpl("<|im_end|>\n");
-            }
-        }
-    } else if (name_ == "qwen3") {
-        if (first_is_system) {
-            b.tmpl("<|im_start|>system\n");
-            b.content(0, ms[0].content);
-            b.tmpl("<|im_end|>\n");
-        } else if (!sp.empty()) {
-            b.tmpl("<|im_start|>system\n" + sp + "<|im_end|>\n");
-        }
-        // The last user query; assistant turns after it keep (or get an empty) think block.
-        size_t last_query = ms.size() - 1;
-        for (size_t k = ms.size(); k-- > 0;) {
-            const std::string& t = ms[k].content;
-            bool tool_resp = t.rfind("<tool_response>", 0) == 0 && t.size() >= 16 &&
-                             t.compare(t.size() - 16, 16, "</tool_response>") == 0;
-            if (ms[k].role == "user" && !tool_resp) {
-                last_query = k;
-                break;
-            }
-        }
-        for (size_t i = 0; i < ms.size(); ++i) {
-            if (i == 0 && first_is_system) continue;
-            const auto id = static_cast<int32_t>(i);
-            const std::string& t = ms[i].content;
-            if (ms[i].role != "assistant") {
-                b.tmpl("<|im_start|>" + ms[i].role + "\n");
-                b.content(id, t);
-                b.tmpl("<|im_end|>\n");
-                continue;
-            }
-            // content.split('</think>'): reasoning before the first, answer after the last.
-            size_t rb = 0, re = 0, ab = 0, ae = t.size();
-            size_t close = t.find("</think>");
-            if (close != std::string::npos) {
-                re = close;
-                rstrip_range(t, '\n', 0, &re);
-                size_t open = std::string_view(t).substr(0, re).rfind("<think>");
-                rb = open == std::string::npos ? 0 : open + 7;
-                lstrip_range(t, '\n', &rb, re);
-                ab = t.rfind("</think>") + 8;
-                lstrip_range(t, '\n', &ab, ae);
-            }
-            const bool has_reasoning = re > rb;
-            const bool think = i > last_query && (i + 1 == ms.size() || has_reasoning);
-            b.tmpl("<|im_start|>assistant\n");
-            if (think) {
-                // reasoning.strip('\n'), then the answer with its leading newlines removed.
-                size_t sb = rb, se = re;
-                lstrip_range(t, '\n', &sb, se);
-                rstrip_range(t, '\n', sb, &se);
-                lstrip_range(t, '\n', &ab, ae);
-                if (se > sb) {
-                    b.tmpl("<think>\n", true);
-                    b.content(id, t, sb, se - sb);
-                    b.tmpl("\n</think>\n\n", true);
-                } else {
-                    b.tmpl("<think>\n\n</think>\n\n");  // Qwen3's empty think block: prompt side
-                }
-            }
-            b.content(id, t, ab, ae - ab);
-            b.tmpl("<|im_end|>", true);
-            b.tmpl("\n");
-        }
-    } else if (name_ == "deepseek-coder") {
-        bool has_system = false;
-        for (const Message& m : ms) has_system = has_system || m.role == "system";
-        b.tmpl(bos_text);
-        if (!has_system) b.tmpl(sp.empty() ? std::string(kDeepSeekDefaultSystem) : sp);
-        for (size_t i = 0; i < ms.size(); ++i) {
-            const auto id = static_cast<int32_t>(i);
-            if (ms[i].role == "system") {
-                b.content(id, ms[i].content);
-            } else if (ms[i].role == "user") {
-                b.tmpl("### Instruction:\n");
-                b.content(id, ms[i].content);
-                b.tmpl("\n");
-            } else {
-                b.tmpl("### Response:\n");
-                b.content(id, ms[i].content);
-                b.tmpl("\n<|EOT|>", true);
-                b.tmpl("\n");
-            }
-        }
-    } else if (name_ == "seed-coder") {
-        // Seed-Coder-8B-Instruct: its default system turn unless the first message is the system's
-        // (data.system_prompt in its place, as a system message), then bos + role + "\n" +
-        // content|trim + eos for every message.
-        if (!first_is_system) {
-            auto [pb, pe] = py_strip_range(sp);
-            b.tmpl(bos_text + "system\n" + (sp.empty() ? std::string(kSeedDefaultSystem) : sp.substr(pb, pe - pb)) +
-                   eos_text);
-        }
-        for (size_t i = 0; i < ms.size(); ++i) {
-            auto [cb, ce] = py_strip_range(ms[i].content);
-            b.tmpl(bos_text + ms[i].role + "\n");
-            b.content(static_cast<int32_t>(i), ms[i].content, cb, ce - cb);
-            b.tmpl(eos_text, ms[i].role == "assistant");
-        }
-    } else if (name_ == "plain") {
-        if (!first_is_system && !sp.empty()) b.tmpl(sp + "\n");
-        for (size_t i = 0; i < ms.size(); ++i) {
-            const auto id = static_cast<int32_t>(i);
-            b.content(id, ms[i].content);
-            if (ms[i].role == "assistant") {
-                if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
-            } else {
-                b.tmpl("\n");
-            }
-        }
-    } else {  // custom
-        const CustomTemplate& t = opts_.templ;
-        b.tmpl(t.prefix);
-        bool has;
-        auto part = [&](const std::string& tpl, int32_t id, const std::string& content, bool assistant) {
-            auto [before, after] = split_placeholder(tpl, &has);
-            b.tmpl(before);
-            if (has) b.content(id, content);
-            if (!assistant) {
-                b.tmpl(after);
-                return;
-            }
-            b.tmpl(after, true);
-            if (!t.end_of_turn.empty()) b.tmpl(t.end_of_turn, true);
-            else if (tok_.eos_id() >= 0) b.id(tok_.eos_id(), true);
-        };
-        if (!first_is_system && !sp.empty()) {
-            auto [before, after] = split_placeholder(t.system, &has);
-            b.tmpl(before + (has ? sp : "") + after);
-        }
-        for (size_t i = 0; i < ms.size(); ++i) {
-            const auto id = static_cast<int32_t>(i);
-            const std::string& role = ms[i].role;
-            part(role == "system" ? t.system : role == "user" ? t.user : t.assistant, id, ms[i].content,
-                 role == "assistant");
-        }
-    }
+    row_->render({ms, sp, first_is_system, bos_text, eos_text, tok_, opts_.templ}, b);
     return b.r;
 }
 
@@ -413,8 +528,7 @@ FormattedSample ChatFormatter::format(const Conversation& c, Rendered* rendered,
     by_id_seg.resize(f.ids.size(), -1);
 
     // Raw text, plain and custom get the BOS the tokenizer adds, unless the text starts with it.
-    const bool by_template = name_ == "template" || name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" ||
-                             name_ == "seed-coder";
+    const bool by_template = row_->writes_bos;
     const bool raw_text = ms.size() == 1 && ms[0].role == "text";
     if (add_bos_ >= 0 && (raw_text || !by_template) && (f.ids.empty() || f.ids.front() != add_bos_)) {
         f.ids.insert(f.ids.begin(), add_bos_);
@@ -488,7 +602,7 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
     if (!raw_text && ms.back().role != "user")
         throw InputError("sample " + quote_bounded(c.id) + ": the last message is from '" + quote_bounded(ms.back().role) +
                          "'; a generation prompt ends with a user message");
-    if (name_ == "template" && !raw_text) {
+    if (row_->render == nullptr && !raw_text) {
         for (size_t i = 0; i < ms.size(); ++i)
             if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
                 throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
@@ -512,7 +626,7 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
                 n_seg = s;
                 break;
             }
-        if (thinking && name_ == "qwen3")  // thinking on: the model writes its own think block
+        if (thinking && row_->think_block)  // thinking on: the model writes its own think block
             for (size_t s = 0; s < n_seg; ++s)
                 if (r.segments[s].message < 0 && r.text.compare(r.segments[s].begin, 7, "<think>") == 0) {
                     cut = r.segments[s].begin;
@@ -534,8 +648,7 @@ std::vector<int32_t> ChatFormatter::generation_prompt(const Conversation& c, boo
         run = r.segments[s].begin;
     }
     flush(run, raw_text ? r.text.size() : cut);
-    const bool by_template = name_ == "template" || name_ == "chatml" || name_ == "qwen3" || name_ == "deepseek-coder" ||
-                             name_ == "seed-coder";
+    const bool by_template = row_->writes_bos;
     if (add_bos_ >= 0 && (raw_text || !by_template) && (ids.empty() || ids.front() != add_bos_))
         ids.insert(ids.begin(), add_bos_);
     return ids;
@@ -550,7 +663,7 @@ std::string ChatFormatter::render_text(const Conversation& c, bool add_generatio
             throw InputError("sample " + quote_bounded(c.id) + ": the last message is from '" + quote_bounded(ms.back().role) +
                              "'; a generation prompt ends with a user message");
     }
-    if (name_ == "template" && !raw_text) {
+    if (row_->render == nullptr && !raw_text) {
         for (size_t i = 0; i < ms.size(); ++i)
             if (int64_t bad = utf8_first_invalid(ms[i].content); bad >= 0)
                 throw InputError(strprintf("sample %s: message %zu: invalid UTF-8 at byte %lld", quote_bounded(c.id).c_str(), i,
@@ -573,11 +686,10 @@ std::string ChatFormatter::render_text(const Conversation& c, bool add_generatio
 
 std::string ChatFormatter::end_of_turn() const {
     const std::string eos_text = tok_.eos_id() >= 0 ? tok_.id_to_token(tok_.eos_id()) : "";
-    if (name_ == "template" && !end_of_turn_.empty()) return end_of_turn_;
-    if (name_ == "chatml" || name_ == "qwen3") return "<|im_end|>";
-    if (name_ == "deepseek-coder") return "<|EOT|>";
-    if (name_ == "custom" && !opts_.templ.end_of_turn.empty()) return opts_.templ.end_of_turn;
-    return eos_text;  // seed-coder, plain, custom without end_of_turn
+    if (row_->render == nullptr && !end_of_turn_.empty()) return end_of_turn_;  // the model's template
+    if (row_->end_of_turn != nullptr) return row_->end_of_turn;
+    if (row_->render == render_custom && !opts_.templ.end_of_turn.empty()) return opts_.templ.end_of_turn;
+    return eos_text;
 }
 
 // ---------------------------------------------------------------- UTF-8 repair

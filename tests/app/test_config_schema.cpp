@@ -17,6 +17,7 @@
 #include "cuset/app/config_schema.h"
 #include "cuset/core/error.h"
 #include "cuset/rl/grpo.h"
+#include "cuset/text/chat_format.h"
 #include "test_util.h"
 
 using cuset::Config;
@@ -400,4 +401,15 @@ TEST(Config, GrpoLossTypesAreTheListsChoicesAndTheDocsRow) {
     const std::string row = docs.substr(at, docs.find('\n', at) - at);
     for (const std::string& name : cuset::grpo_loss_type_names())
         EXPECT_NE(row.find("`" + name + "`"), std::string::npos) << name << " is missing from: " << row;
+}
+
+// data.chat_format offers auto and the formats of text/chat_format's table, in its order.
+TEST(Config, ChatFormatsAreTheTablesChoices) {
+    const cuset::ConfigKey* key = nullptr;
+    for (const cuset::ConfigKey& k : cuset::config_schema().keys())
+        if (k.path == "data.chat_format") key = &k;
+    ASSERT_NE(key, nullptr);
+    std::vector<std::string> expected = cuset::chat_format_names();
+    expected.insert(expected.begin(), "auto");
+    EXPECT_EQ(key->choices, expected);
 }

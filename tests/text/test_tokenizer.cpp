@@ -262,6 +262,36 @@ TEST(TokChatFormat, AutoNeedsAKnownTemplate) {
     EXPECT_EQ(cuset::chat_format_detect(kGolden + "/seed"), "seed-coder");
 }
 
+// The formats are one table (chat_format.cpp): an unknown name's error lists every format of it,
+// and docs/data.md's table of hand-written formats has one row per hand-written format of the
+// table, in its order, and no other.
+TEST(TokChatFormat, TheFormatsAreOneTableTheErrorsAndTheDocsList) {
+    const std::vector<std::string> names = cuset::chat_format_names();
+    ASSERT_FALSE(names.empty());
+    EXPECT_EQ(names.front(), "template");
+    auto tok = cuset::tokenizer_load(kGolden + "/gpt2");
+    cuset::ChatFormatOptions o;
+    o.format = "chatml2";
+    try {
+        cuset::ChatFormatter fmt(*tok, o, kGolden + "/gpt2");
+        FAIL() << "an unknown format must fail";
+    } catch (const cuset::UsageError& e) {
+        for (const std::string& n : names) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'chatml2'"), std::string::npos) << e.what();
+    }
+    const std::string docs = cuset::test::read_file(std::string(CUSET_SOURCE_DIR) + "/docs/data.md");
+    const size_t from = docs.find("### Hand-written formats");
+    ASSERT_NE(from, std::string::npos);
+    const size_t table = docs.find("| format |", from);
+    ASSERT_NE(table, std::string::npos);
+    std::vector<std::string> rows;
+    for (size_t at = docs.find('\n', table) + 1; at < docs.size() && docs[at] == '|'; at = docs.find('\n', at) + 1) {
+        const size_t open = docs.find('`', at), close = docs.find('`', open + 1);
+        if (docs.compare(at, 4, "|---") != 0 && open < docs.find('\n', at)) rows.push_back(docs.substr(open + 1, close - open - 1));
+    }
+    EXPECT_EQ(rows, cuset::chat_format_hand_written());
+}
+
 TEST(TokChatFormat, EmptyTrainableSetIsAnErrorNamingTheSample) {
     auto tok = cuset::tokenizer_load(kGolden + "/qwen25");
     cuset::ChatFormatOptions o;

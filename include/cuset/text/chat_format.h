@@ -71,6 +71,12 @@ struct ChatFormatOptions {
 namespace jinja {
 class Template;
 }
+struct ChatFormatRow;  // one format's row of the table in chat_format.cpp
+
+// The formats data.chat_format names (besides auto), in the table's order: the model's own
+// `template`, then the hand-written ones; chat_format_hand_written() lists the latter.
+std::vector<std::string> chat_format_names();
+std::vector<std::string> chat_format_hand_written();
 
 // Token roles. A token whose bytes overlap an assistant message's content is kResponse (its span
 // is the overlap, so a token merging a template newline with the content's first byte counts as
@@ -156,6 +162,7 @@ private:
     const Tokenizer& tok_;
     ChatFormatOptions opts_;
     std::string name_;
+    const ChatFormatRow* row_ = nullptr;  // the resolved format's row
     int32_t add_bos_ = -1;  // BOS the tokenizer's post-processor would add (plain, custom, raw text)
     // `template`
     std::shared_ptr<const jinja::Template> tmpl_;
