@@ -43,8 +43,7 @@ std::vector<bool> groups_without_signal(const std::vector<RolloutRecord>& record
     for (const RolloutRecord& r : records) {
         const size_t g = static_cast<size_t>(r.group);
         if (g >= groups) throw RuntimeFailure("grpo: a rollout record of group " + std::to_string(g));
-        judge::Status status;
-        if (eval::status_parse(r.status, &status) && judge::status_passed(status)) passed[g] = true;
+        if (judge::status_passed(r.status)) passed[g] = true;
         if (r.turn > 1) continue;
         const double v = r.turn == 0 ? r.reward : r.ret;
         if (!std::isfinite(v) || (seen[g] && v != value[g])) differ[g] = true;
@@ -300,96 +299,130 @@ void GrpoSteps::begin(const StepContext& ctx, int64_t resumed_step, const std::s
     if (!rewards_) throw RuntimeFailure("cannot write " + rewards_path_);
 }
 
-SourceStepResult GrpoSteps::step(const StepContext& ctx) {
-    const int64_t generation = ctx.step / o_.num_iterations;
-    const bool fresh = held_generation_ != generation;
-    if (fresh && ctx.step % o_.num_iterations != 0)
-        throw RuntimeFailure(strprintf("grpo: step %lld trains on generation %lld, which this run does not hold",
-                                       (long long)ctx.step + 1, (long long)generation));
-    double generate_s = 0, judge_s = 0;
-    int64_t generated = 0;
-    std::vector<ScheduledTask> all_slots, slots;  // retry_all_failed: the step's tasks, this rank's share
-    int64_t queued = 0;                            // tasks queued for a retry after this step
-    Rollout rollout;
-    auto t_update = std::chrono::steady_clock::time_point();
-    if (fresh) {
-        std::vector<size_t> idx;
-        if (schedule_) {  // every rank takes the step's tasks, then its share
-            if (scheduled_generation_ != generation - 1)
-                throw RuntimeFailure(strprintf("grpo: generation %lld after the task schedule of generation %lld",
-                                               (long long)generation + 1, (long long)scheduled_generation_ + 1));
-            all_slots = schedule_->take(o_.tasks_per_step);
-            scheduled_generation_ = generation;
-            const int64_t share = o_.tasks_per_step / ctx.comm.world;
-            slots = std::vector<ScheduledTask>(all_slots.begin() + ctx.comm.rank * share,
-                                               all_slots.begin() + (ctx.comm.rank + 1) * share);
-            for (const ScheduledTask& s : slots) idx.push_back(s.task);
-        } else {
-            idx = grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
-        }
-        std::vector<eval::Task> mine;
-        for (size_t i : idx) mine.push_back(tasks_[i]);
-        SampleFn sample = [&](const std::vector<GenerationInput>& inputs, const FinishFn& on_finish) {
-            auto t0 = std::chrono::steady_clock::now();
-            EvalModeScope eval_mode(ctx.model);  // sampled in eval mode (no LoRA dropout), trained in train mode
-            Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
-            // One batch: every completion of the rank; a group is judged as soon as it is complete.
-            std::vector<GenerationOutput> out = gen.generate(inputs, {}, on_finish);
-            for (const GenerationOutput& g : out) generated += static_cast<int64_t>(g.tokens.size());
-            generate_s += seconds_since(t0);
-            return out;
-        };
-        RolloutOptions ro = o_.rollout;
-        ro.seed = o_.seed;
-        ro.step = generation;
-        auto t_roll = std::chrono::steady_clock::now();
-        // A signal stops this rank's judge at once; the ranks then agree to abandon the step, so
-        // that none waits in the update's collectives for one that stopped.
-        bool stopped = false;
-        try {
-            rollout = o_.multi_turn.turns > 1
-                          ? multi_turn_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro, o_.multi_turn)
-                          : grpo_rollout(sample, *ctx.pipe.formatter, mine, ctx.pad_id, ro);
-        } catch (const StoppedBySignal&) {
-            stopped = true;
-        }
-        if (ctx.comm.world > 1) stopped = ctx.comm.sum_vec({stopped ? 1.0 : 0.0})[0] > 0;
-        if (stopped) throw StoppedBySignal("the step's judging was stopped by a signal");
-        judge_s = seconds_since(t_roll) - generate_s;
-        if (schedule_) {  // the step's groups without signal or pass, over all ranks, queued in step order
-            const std::vector<bool> none = groups_without_signal(rollout.records, slots.size());
-            std::vector<double> flags(all_slots.size(), 0.0);
-            const size_t first = slots.size() * static_cast<size_t>(ctx.comm.rank);
-            for (size_t g = 0; g < none.size(); ++g) flags[first + g] = none[g] ? 1.0 : 0.0;
-            if (ctx.comm.world > 1) flags = ctx.comm.sum_vec(flags);
-            std::string ids;
-            for (size_t j = 0; j < all_slots.size(); ++j)
-                if (flags[j] > 0 && !all_slots[j].retry && schedule_->queue_retry(all_slots[j].task)) {
-                    ++queued;
-                    ids += (ids.empty() ? "" : ", ") + tasks_[all_slots[j].task].id_text;
-                }
-            if (queued > 0 && ctx.comm.rank == 0)
-                log_info("grpo: step %lld: task(s) %s gave no signal (every trajectory failed with the same return): "
-                         "taken again at the end of pass %lld",
-                         (long long)ctx.step + 1, ids.c_str(), (long long)schedule_->pass() + 1);
-        }
-        t_update = std::chrono::steady_clock::now();
-        if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update
-            rollout.batch.old_logps = rollout_old_logps(ctx.model, rollout.batch, o_.step);  // [N, T]
-        if (o_.token_weights.enabled) {  // CuSeT's coefficients of the sampling policy's confidences
-            const CompletionWeights w =
-                completion_token_weights(ctx.model, *ctx.pipe.tokenizer, rollout.batch, o_.step, o_.token_weights);
-            rollout.batch.token_weights = w.weights;  // [N, T]
-            weight_sums_ = ctx.comm.sum_vec({static_cast<double>(w.tokens), static_cast<double>(w.kept),
-                                             static_cast<double>(w.sensitive), w.weight_sum,
-                                             static_cast<double>(w.completions)});
-        }
-        held_ = rollout.batch;
-        held_generation_ = generation;
-    } else {
-        t_update = std::chrono::steady_clock::now();
-    }
+// The step's tasks: with retry_all_failed, every rank takes the step's tasks from the schedule
+// (all), then its share (mine); otherwise its share of the seeded order.
+struct GrpoSteps::Draw {
+    std::vector<ScheduledTask> all, mine;  // retry_all_failed only
+    std::vector<eval::Task> tasks;         // this rank's tasks, in order
+};
 
+// Where the step's seconds went, and the tokens it sampled.
+struct GrpoSteps::Times {
+    double generate_s = 0, judge_s = 0, update_s = 0;
+    int64_t generated = 0;
+};
+
+// What the step's completions came to, summed over the ranks.
+struct GrpoSteps::Counts {
+    std::vector<double> statuses = std::vector<double>(judge::kStatusCount, 0.0);  // by judge::Status
+    double tokens = 0, truncated = 0, completions = 0;
+    double judged_while_sampling = 0, trajectories = 0, turns_taken = 0, fixed = 0;
+    std::vector<double> answered, passed;  // multi-turn: per turn, the rows that answered at it, that passed
+
+    // Every field summed over the ranks (every rank packs the same positions).
+    void reduce(const Comm& comm) {
+        std::vector<double> v = statuses;
+        v.insert(v.end(), {tokens, truncated, completions, judged_while_sampling, trajectories, turns_taken, fixed});
+        v.insert(v.end(), answered.begin(), answered.end());
+        v.insert(v.end(), passed.begin(), passed.end());
+        v = comm.sum_vec(v);
+        size_t at = 0;
+        for (double& x : statuses) x = v[at++];
+        for (double* x : {&tokens, &truncated, &completions, &judged_while_sampling, &trajectories, &turns_taken, &fixed})
+            *x = v[at++];
+        for (double& x : answered) x = v[at++];
+        for (double& x : passed) x = v[at++];
+    }
+};
+
+GrpoSteps::Draw GrpoSteps::draw(const StepContext& ctx, int64_t generation) {
+    Draw d;
+    std::vector<size_t> idx;
+    if (schedule_) {
+        if (scheduled_generation_ != generation - 1)
+            throw RuntimeFailure(strprintf("grpo: generation %lld after the task schedule of generation %lld",
+                                           (long long)generation + 1, (long long)scheduled_generation_ + 1));
+        d.all = schedule_->take(o_.tasks_per_step);
+        scheduled_generation_ = generation;
+        const int64_t share = o_.tasks_per_step / ctx.comm.world;
+        d.mine = std::vector<ScheduledTask>(d.all.begin() + ctx.comm.rank * share, d.all.begin() + (ctx.comm.rank + 1) * share);
+        for (const ScheduledTask& s : d.mine) idx.push_back(s.task);
+    } else {
+        idx = grpo_step_tasks(o_.seed, tasks_.size(), o_.tasks_per_step, generation, ctx.comm.rank, ctx.comm.world);
+    }
+    for (size_t i : idx) d.tasks.push_back(tasks_[i]);
+    return d;
+}
+
+Rollout GrpoSteps::roll_out(const StepContext& ctx, const Draw& d, int64_t generation, Times& t) {
+    SampleFn sample = [&](const std::vector<GenerationInput>& inputs, const FinishFn& on_finish) {
+        auto t0 = std::chrono::steady_clock::now();
+        EvalModeScope eval_mode(ctx.model);  // sampled in eval mode (no LoRA dropout), trained in train mode
+        Generator gen(ctx.model, *ctx.pipe.tokenizer, o_.generate, ctx.device);
+        // One batch: every completion of the rank; a group is judged as soon as it is complete.
+        std::vector<GenerationOutput> out = gen.generate(inputs, {}, on_finish);
+        for (const GenerationOutput& g : out) t.generated += static_cast<int64_t>(g.tokens.size());
+        t.generate_s += seconds_since(t0);
+        return out;
+    };
+    RolloutOptions ro = o_.rollout;
+    ro.seed = o_.seed;
+    ro.step = generation;
+    auto t_roll = std::chrono::steady_clock::now();
+    // A signal stops this rank's judge at once; the ranks then agree to abandon the step, so
+    // that none waits in the update's collectives for one that stopped.
+    Rollout rollout;
+    bool stopped = false;
+    try {
+        rollout = o_.multi_turn.turns > 1
+                      ? multi_turn_rollout(sample, *ctx.pipe.formatter, d.tasks, ctx.pad_id, ro, o_.multi_turn)
+                      : grpo_rollout(sample, *ctx.pipe.formatter, d.tasks, ctx.pad_id, ro);
+    } catch (const StoppedBySignal&) {
+        stopped = true;
+    }
+    if (ctx.comm.world > 1) stopped = ctx.comm.sum_vec({stopped ? 1.0 : 0.0})[0] > 0;
+    if (stopped) throw StoppedBySignal("the step's judging was stopped by a signal");
+    t.judge_s = seconds_since(t_roll) - t.generate_s;
+    return rollout;
+}
+
+int64_t GrpoSteps::queue_retries(const StepContext& ctx, const Rollout& rollout, const Draw& d) {
+    // The step's groups without signal or pass, over all ranks, queued in step order.
+    const std::vector<bool> none = groups_without_signal(rollout.records, d.mine.size());
+    std::vector<double> flags(d.all.size(), 0.0);
+    const size_t first = d.mine.size() * static_cast<size_t>(ctx.comm.rank);
+    for (size_t g = 0; g < none.size(); ++g) flags[first + g] = none[g] ? 1.0 : 0.0;
+    if (ctx.comm.world > 1) flags = ctx.comm.sum_vec(flags);
+    int64_t queued = 0;
+    std::string ids;
+    for (size_t j = 0; j < d.all.size(); ++j)
+        if (flags[j] > 0 && !d.all[j].retry && schedule_->queue_retry(d.all[j].task)) {
+            ++queued;
+            ids += (ids.empty() ? "" : ", ") + tasks_[d.all[j].task].id_text;
+        }
+    if (queued > 0 && ctx.comm.rank == 0)
+        log_info("grpo: step %lld: task(s) %s gave no signal (every trajectory failed with the same return): "
+                 "taken again at the end of pass %lld",
+                 (long long)ctx.step + 1, ids.c_str(), (long long)schedule_->pass() + 1);
+    return queued;
+}
+
+void GrpoSteps::prepare_batch(const StepContext& ctx, Rollout& rollout, int64_t generation) {
+    if (o_.num_iterations > 1)  // the sampling policy's log-probabilities, before its first update
+        rollout.batch.old_logps = rollout_old_logps(ctx.model, rollout.batch, o_.step);  // [N, T]
+    if (o_.token_weights.enabled) {  // CuSeT's coefficients of the sampling policy's confidences
+        const CompletionWeights w =
+            completion_token_weights(ctx.model, *ctx.pipe.tokenizer, rollout.batch, o_.step, o_.token_weights);
+        rollout.batch.token_weights = w.weights;  // [N, T]
+        weight_sums_ = ctx.comm.sum_vec({static_cast<double>(w.tokens), static_cast<double>(w.kept),
+                                         static_cast<double>(w.sensitive), w.weight_sum,
+                                         static_cast<double>(w.completions)});
+    }
+    held_ = rollout.batch;
+    held_generation_ = generation;
+}
+
+GrpoStepResult GrpoSteps::update(const StepContext& ctx) {
     GrpoStepOptions so = o_.step;
     so.lr = ctx.lr;
     so.grad_clip = ctx.grad_clip;
@@ -397,16 +430,17 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     so.reference_is_base = so.loss.beta != 0.0 && ctx.lora;
     if (so.loss.beta != 0.0 && !so.reference_is_base && !so.reference)
         throw RuntimeFailure("grpo: beta != 0 but the trainer loaded no reference model");
-    GrpoStepResult r = grpo_step(ctx.model, ctx.optim, ctx.comm, held_, so);
-    const double update_s = seconds_since(t_update);
+    return grpo_step(ctx.model, ctx.optim, ctx.comm, held_, so);
+}
 
-    // Every completion's record, this rank's file.
+void GrpoSteps::record(const StepContext& ctx, const Rollout& rollout, const Draw& d) {
     for (const RolloutRecord& rec : rollout.records) {
-        json j = {{"step", ctx.step + 1}, {"task", rec.task},     {"sample", rec.sample}, {"status", rec.status},
-                  {"reason", rec.reason}, {"tokens", rec.tokens}, {"finish", rec.finish}};
+        json j = {{"step", ctx.step + 1},   {"task", rec.task},     {"sample", rec.sample},
+                  {"status", judge::status_name(rec.status)}, {"reason", rec.reason}, {"tokens", rec.tokens},
+                  {"finish", rec.finish}};
         j["reward"] = std::isfinite(rec.reward) ? json(rec.reward) : json(nullptr);
         if (!rec.error.empty()) j["error"] = rec.error;
-        if (!slots.empty() && slots.at(static_cast<size_t>(rec.group)).retry) j["retry"] = true;
+        if (!d.mine.empty() && d.mine.at(static_cast<size_t>(rec.group)).retry) j["retry"] = true;
         if (rec.speedup) j["speedup"] = *rec.speedup;
         if (!rec.speedup_note.empty()) j["speedup_note"] = rec.speedup_note;
         if (rec.turn > 0) {  // a multi-turn rollout's row
@@ -417,34 +451,52 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         rewards_ << json_text(j) << "\n";
     }
     rewards_.flush();
+}
 
-    // The statuses over all ranks (a fixed vector: every rank sums the same positions).
-    constexpr int kStatuses = judge::kStatusCount;
-    // Multi-turn: after them, per turn, the rows that answered at it and those that passed.
+GrpoSteps::Counts GrpoSteps::count(const StepContext& ctx, const Rollout& rollout) const {
+    Counts c;
     const int64_t T = o_.multi_turn.turns;
-    const size_t turn_base = kStatuses + 7;
-    std::vector<double> counts(turn_base + 2 * static_cast<size_t>(T > 1 ? T : 0), 0.0);
-    counts[kStatuses + 3] = static_cast<double>(rollout.groups_judged_while_sampling);
-    counts[kStatuses + 4] = static_cast<double>(rollout.trajectories);
-    counts[kStatuses + 5] = static_cast<double>(rollout.turns_taken);
-    counts[kStatuses + 6] = static_cast<double>(rollout.fixed);
+    c.answered.assign(T > 1 ? static_cast<size_t>(T) : 0, 0.0);
+    c.passed.assign(c.answered.size(), 0.0);
+    c.judged_while_sampling = static_cast<double>(rollout.groups_judged_while_sampling);
+    c.trajectories = static_cast<double>(rollout.trajectories);
+    c.turns_taken = static_cast<double>(rollout.turns_taken);
+    c.fixed = static_cast<double>(rollout.fixed);
     for (const RolloutRecord& rec : rollout.records) {
-        bool passed = false;
-        if (const std::optional<judge::Status> s = judge::status_from_name(rec.status)) {
-            counts[static_cast<size_t>(*s)] += 1;
-            passed = judge::status_passed(*s);
-        }
-        counts[kStatuses] += static_cast<double>(rec.tokens);
-        counts[kStatuses + 1] += rec.finish == "length" ? 1 : 0;
-        counts[kStatuses + 2] += 1;
+        c.statuses[static_cast<size_t>(rec.status)] += 1;
+        c.tokens += static_cast<double>(rec.tokens);
+        c.truncated += rec.finish == "length" ? 1 : 0;
+        c.completions += 1;
         if (T > 1 && rec.turn >= 1 && rec.turn <= T) {
-            const size_t at = turn_base + 2 * static_cast<size_t>(rec.turn - 1);
-            counts[at] += 1;
-            counts[at + 1] += passed ? 1 : 0;
+            c.answered[static_cast<size_t>(rec.turn - 1)] += 1;
+            c.passed[static_cast<size_t>(rec.turn - 1)] += judge::status_passed(rec.status) ? 1 : 0;
         }
     }
-    counts = ctx.comm.sum_vec(counts);
-    const double n = std::max(1.0, counts[kStatuses + 2]);
+    c.reduce(ctx.comm);
+    return c;
+}
+
+SourceStepResult GrpoSteps::step(const StepContext& ctx) {
+    const int64_t generation = ctx.step / o_.num_iterations;
+    const bool fresh = held_generation_ != generation;
+    if (fresh && ctx.step % o_.num_iterations != 0)
+        throw RuntimeFailure(strprintf("grpo: step %lld trains on generation %lld, which this run does not hold",
+                                       (long long)ctx.step + 1, (long long)generation));
+    Times times;
+    Draw d;
+    Rollout rollout;
+    int64_t queued = 0;  // tasks queued for a retry after this step
+    if (fresh) {
+        d = draw(ctx, generation);
+        rollout = roll_out(ctx, d, generation, times);
+        if (schedule_) queued = queue_retries(ctx, rollout, d);
+    }
+    const auto t_update = std::chrono::steady_clock::now();
+    if (fresh) prepare_batch(ctx, rollout, generation);
+    const GrpoStepResult r = update(ctx);
+    times.update_s = seconds_since(t_update);
+    record(ctx, rollout, d);  // every completion's record, this rank's file
+    const Counts c = count(ctx, rollout);
 
     SourceStepResult out;
     out.applied = r.applied;
@@ -452,54 +504,10 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
     out.loss = r.loss;
     out.grad_norm = r.grad_norm;
     out.tokens = static_cast<int64_t>(r.stats.tokens);
-    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    const GrpoStats& s = r.stats;
-    // What was sampled and judged is logged at the step that sampled it; a step that trains on a
-    // batch again (num_iterations > 1) logs its update only.
-    json m = json::object();
-    if (fresh) {
-        m = {{"reward", num(r.reward_mean)},
-             {"reward_std", num(r.reward_std)},
-             {"completions", r.completions},
-             {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
-             {"completion_length", counts[kStatuses] / n},
-             {"truncated_fraction", counts[kStatuses + 1] / n},
-             {"groups_judged_while_sampling", static_cast<int64_t>(counts[kStatuses + 3])}};
-        if (o_.multi_turn.turns > 1 && counts[kStatuses + 4] > 0) {  // per trajectory: turns taken, fixed by a later turn
-            m["mean_turns"] = counts[kStatuses + 5] / counts[kStatuses + 4];
-            m["fixed_fraction"] = counts[kStatuses + 6] / counts[kStatuses + 4];
-            for (int64_t t = 0; t < T; ++t) {  // pass rate of the answers given at turn t + 1
-                const size_t at = turn_base + 2 * static_cast<size_t>(t);
-                std::string key = "pass_turn";
-                key += std::to_string(t + 1);
-                if (counts[at] > 0) m[key] = counts[at + 1] / counts[at];
-            }
-        }
-    }
-    m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;
-    m["clip_ratio_high"] = s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0;
-    m["clip_ratio_region"] = s.clip_units > 0 ? s.clipped_region / s.clip_units : 0.0;
-    m["generate_s"] = generate_s;
-    m["judge_s"] = judge_s;
-    m["update_s"] = update_s;
-    if (fresh) m["generated_tokens_per_s"] = generate_s > 0 ? double(generated) / generate_s : 0.0;
-    if (o_.num_iterations > 1) m["generation"] = generation + 1;
-    if (fresh && schedule_) {  // the same on every rank
-        m["retried_tasks"] = std::count_if(all_slots.begin(), all_slots.end(), [](const ScheduledTask& t) { return t.retry; });
-        m["queued_for_retry"] = queued;
-    }
-    if (fresh && o_.token_weights.enabled) {  // the CuSeT weights of this generation's completion tokens
-        const std::vector<double>& w = weight_sums_;
-        m["cuset_kept_fraction"] = w[0] > 0 ? w[1] / w[0] : 0.0;
-        m["cuset_sensitive_fraction"] = w[0] > 0 ? w[2] / w[0] : 0.0;
-        m["cuset_weight_mean"] = w[4] > 0 ? w[3] / w[4] : 1.0;
-    }
-    if (so.loss.beta != 0.0) m["kl"] = s.tokens > 0 ? s.kl / s.tokens : 0.0;
     json st = json::object();
-    for (int k = 0; k < kStatuses; ++k)
-        if (counts[k] > 0) st[judge::status_name(static_cast<judge::Status>(k))] = static_cast<int64_t>(counts[k]);
-    if (fresh) m["status"] = st;
-    out.metrics = m;
+    for (size_t k = 0; k < c.statuses.size(); ++k)
+        if (c.statuses[k] > 0) st[judge::status_name(static_cast<judge::Status>(k))] = static_cast<int64_t>(c.statuses[k]);
+    out.metrics = metrics(r, c, st, d, queued, times, fresh, generation);
     if (fresh) {
         std::string top;
         for (auto it = st.begin(); it != st.end(); ++it) top += (top.empty() ? "" : " ") + it.key() + " " + it.value().dump();
@@ -513,6 +521,52 @@ SourceStepResult GrpoSteps::step(const StepContext& ctx) {
         out.progress = strprintf("reward %.3f | generation %lld again", r.reward_mean, (long long)generation + 1);
     }
     return out;
+}
+
+// The step's fields of metrics.jsonl. What was sampled and judged is logged at the step that
+// sampled it; a step that trains on a batch again (num_iterations > 1) logs its update only.
+json GrpoSteps::metrics(const GrpoStepResult& r, const Counts& c, const json& statuses, const Draw& d, int64_t queued,
+                        const Times& t, bool fresh, int64_t generation) const {
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    const GrpoStats& s = r.stats;
+    const double n = std::max(1.0, c.completions);
+    json m = json::object();
+    if (fresh) {
+        m = {{"reward", num(r.reward_mean)},
+             {"reward_std", num(r.reward_std)},
+             {"completions", r.completions},
+             {"zero_std_fraction", r.completions > 0 ? double(r.zero_std) / double(r.completions) : 0.0},
+             {"completion_length", c.tokens / n},
+             {"truncated_fraction", c.truncated / n},
+             {"groups_judged_while_sampling", static_cast<int64_t>(c.judged_while_sampling)}};
+        if (o_.multi_turn.turns > 1 && c.trajectories > 0) {  // per trajectory: turns taken, fixed by a later turn
+            m["mean_turns"] = c.turns_taken / c.trajectories;
+            m["fixed_fraction"] = c.fixed / c.trajectories;
+            for (size_t k = 0; k < c.answered.size(); ++k)  // pass rate of the answers given at turn k + 1
+                if (c.answered[k] > 0) m["pass_turn" + std::to_string(k + 1)] = c.passed[k] / c.answered[k];
+        }
+    }
+    m["clip_ratio_low"] = s.clip_units > 0 ? s.clipped_low / s.clip_units : 0.0;
+    m["clip_ratio_high"] = s.clip_units > 0 ? s.clipped_high / s.clip_units : 0.0;
+    m["clip_ratio_region"] = s.clip_units > 0 ? s.clipped_region / s.clip_units : 0.0;
+    m["generate_s"] = t.generate_s;
+    m["judge_s"] = t.judge_s;
+    m["update_s"] = t.update_s;
+    if (fresh) m["generated_tokens_per_s"] = t.generate_s > 0 ? double(t.generated) / t.generate_s : 0.0;
+    if (o_.num_iterations > 1) m["generation"] = generation + 1;
+    if (fresh && schedule_) {  // the same on every rank
+        m["retried_tasks"] = std::count_if(d.all.begin(), d.all.end(), [](const ScheduledTask& x) { return x.retry; });
+        m["queued_for_retry"] = queued;
+    }
+    if (fresh && o_.token_weights.enabled) {  // the CuSeT weights of this generation's completion tokens
+        const std::vector<double>& w = weight_sums_;
+        m["cuset_kept_fraction"] = w[0] > 0 ? w[1] / w[0] : 0.0;
+        m["cuset_sensitive_fraction"] = w[0] > 0 ? w[2] / w[0] : 0.0;
+        m["cuset_weight_mean"] = w[4] > 0 ? w[3] / w[4] : 1.0;
+    }
+    if (o_.step.loss.beta != 0.0) m["kl"] = s.tokens > 0 ? s.kl / s.tokens : 0.0;
+    if (fresh) m["status"] = statuses;
+    return m;
 }
 
 std::string GrpoSteps::summary() const {

@@ -180,7 +180,7 @@ RolloutRecord rollout_record(const std::string& task, int64_t sample, const eval
     RolloutRecord r;
     r.task = task;
     r.sample = sample;
-    r.status = judge::status_name(s.status);
+    r.status = s.status;
     r.reason = rw.reason;
     r.reward = rw.value;
     r.tokens = static_cast<int64_t>(g.tokens.size());

@@ -73,6 +73,23 @@ public:
     std::string summary() const override;
 
 private:
+    // The parts of a step, in the order step() takes them: draw the tasks, roll out and judge
+    // their completions, queue the groups without signal for a retry, prepare the batch (the
+    // sampling policy's log-probabilities and token weights), update, record the verdicts,
+    // count them over the ranks, and the step's metrics.
+    struct Draw;
+    struct Times;
+    struct Counts;
+    Draw draw(const StepContext& ctx, int64_t generation);
+    Rollout roll_out(const StepContext& ctx, const Draw& d, int64_t generation, Times& t);
+    int64_t queue_retries(const StepContext& ctx, const Rollout& rollout, const Draw& d);
+    void prepare_batch(const StepContext& ctx, Rollout& rollout, int64_t generation);
+    GrpoStepResult update(const StepContext& ctx);
+    void record(const StepContext& ctx, const Rollout& rollout, const Draw& d);
+    Counts count(const StepContext& ctx, const Rollout& rollout) const;
+    nlohmann::json metrics(const GrpoStepResult& r, const Counts& c, const nlohmann::json& statuses, const Draw& d,
+                           int64_t queued, const Times& t, bool fresh, int64_t generation) const;
+
     GrpoStepsOptions o_;
     std::vector<eval::Task> tasks_;
     std::string data_hash_;

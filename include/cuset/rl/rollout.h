@@ -52,7 +52,7 @@ struct RolloutRecord {
     std::string task;     // the task's id
     int64_t group = 0;    // its task's index in the rollout's task list
     int64_t sample = 0;   // 1-based within its group
-    std::string status;   // the judge's status name
+    judge::Status status = judge::Status::kNoCode;  // the judge's verdict
     std::string reason;   // reward_of's reason
     double reward = 0;    // NaN = unscorable
     int64_t tokens = 0;   // completion tokens
