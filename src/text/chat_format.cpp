@@ -106,19 +106,24 @@ struct RenderInput {
     const CustomTemplate& templ;
 };
 
+// ChatML's system block: the conversation's system message, else data.system_prompt, else
+// `fallback` ("" = no block).
+void chatml_system(const RenderInput& in, Builder& b, const std::string& fallback) {
+    if (in.first_is_system) {
+        b.tmpl("<|im_start|>system\n");
+        b.content(0, in.ms[0].content);
+        b.tmpl("<|im_end|>\n");
+        return;
+    }
+    const std::string& text = in.sp.empty() ? fallback : in.sp;
+    if (!text.empty()) b.tmpl("<|im_start|>system\n" + text + "<|im_end|>\n");
+}
+
 // Qwen2.5's ChatML (no tools).
 void render_chatml(const RenderInput& in, Builder& b) {
     const std::vector<Message>& ms = in.ms;
-    const std::string& sp = in.sp;
     const bool first_is_system = in.first_is_system;
-    // A system block always, the default one when there is no system message.
-    if (first_is_system) {
-        b.tmpl("<|im_start|>system\n");
-        b.content(0, ms[0].content);
-        b.tmpl("<|im_end|>\n");
-    } else {
-        b.tmpl("<|im_start|>system\n" + (sp.empty() ? std::string(kQwenDefaultSystem) : sp) + "<|im_end|>\n");
-    }
+    chatml_system(in, b, kQwenDefaultSystem);  // a system block always, Qwen's when none is given
     for (size_t i = 0; i < ms.size(); ++i) {
         if (i == 0 && first_is_system) continue;
         const auto id = static_cast<int32_t>(i);
@@ -136,15 +141,8 @@ void render_chatml(const RenderInput& in, Builder& b) {
 // Qwen3's ChatML with its think block, thinking off unless the answer has reasoning.
 void render_qwen3(const RenderInput& in, Builder& b) {
     const std::vector<Message>& ms = in.ms;
-    const std::string& sp = in.sp;
     const bool first_is_system = in.first_is_system;
-    if (first_is_system) {
-        b.tmpl("<|im_start|>system\n");
-        b.content(0, ms[0].content);
-        b.tmpl("<|im_end|>\n");
-    } else if (!sp.empty()) {
-        b.tmpl("<|im_start|>system\n" + sp + "<|im_end|>\n");
-    }
+    chatml_system(in, b, "");  // no default system block
     // The last user query; assistant turns after it keep (or get an empty) think block.
     size_t last_query = ms.size() - 1;
     for (size_t k = ms.size(); k-- > 0;) {
