@@ -1224,4 +1224,14 @@ Output Template::render(const Value& context, const RenderLimits& limits) const 
 
 bool Template::has_generation() const { return prog_->has_generation; }
 
+std::vector<std::string> filter_names() { return detail::filter_names(); }
+
+std::vector<std::string> unimplemented_jinja2_filters() {
+    const std::vector<std::string> ours = detail::filter_names();
+    std::vector<std::string> out;
+    for (const std::string& f : detail::jinja2_filters())
+        if (std::find(ours.begin(), ours.end(), f) == ours.end()) out.push_back(f);
+    return out;
+}
+
 }  // namespace cuset::jinja

@@ -80,6 +80,8 @@ struct Program {
 // another outside a conditional, as Jinja2's compiler does.
 bool jinja2_filter(const std::string& name);
 bool jinja2_test(const std::string& name);
+std::vector<std::string> jinja2_filters();  // Jinja2's filters (and transformers' tojson), by name
+std::vector<std::string> filter_names();    // the filters cuset implements: kFilters in jinja_builtins.cpp
 
 // An error message as one line: controls escaped, valid UTF-8, at most a few hundred bytes.
 std::string error_text(std::string_view what);

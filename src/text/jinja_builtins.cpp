@@ -962,529 +962,659 @@ Value Interp::select_family(const std::string& f, const Value& v, const Args& a,
     return make_iterator(std::move(out), line);
 }
 
+namespace {
+
+// A filter's input as text: a string (Markup stays Markup) as it is, anything else as str() prints it.
+Value soft_str(Interp& in, const Value& v, int line) { return v.is_string() ? v : Value::string(in.to_str(v, line)); }
+
+// `text` made a string of the same kind as `src` (Markup when src is Markup).
+Value same_kind(Interp& in, const Value& src, int line, std::string text) {
+    Str s;
+    s.text = std::move(text);
+    return in.str_value(std::move(s), line, src.is_markup());
+}
+
+Value filter_tojson(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    // transformers' tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False): json.dumps.
+    Interp::JsonOpts o;
+    if (const Value* x = arg(a, 0, "ensure_ascii")) o.ensure_ascii = truthy(*x);
+    if (const Value* x = arg(a, 1, "indent"); x && !x->is_none()) {
+        if (x->is_string()) o.indent_text = x->text();
+        else if (x->kind() == K::kInt || x->kind() == K::kBool) {
+            const int64_t n = std::max<int64_t>(0, x->as_int());
+            in.check_size(static_cast<size_t>(n), line);
+            o.indent_text.assign(static_cast<size_t>(n), ' ');
+        } else {
+            in.fail(line, std::string("tojson: indent must be an integer or a string, not ") + type_name(*x));
+        }
+        o.indent = 1;
+        o.item_sep = ",";
+    }
+    if (const Value* x = arg(a, 2, "separators"); x && !x->is_none()) {
+        if (x->kind() != K::kList || x->list_ref().size() != 2 || !x->list_ref()[0].is_string() || !x->list_ref()[1].is_string())
+            in.fail(line, "tojson: separators must be a pair of strings");
+        o.item_sep = x->list_ref()[0].text();
+        o.key_sep = x->list_ref()[1].text();
+    }
+    if (const Value* x = arg(a, 3, "sort_keys")) o.sort_keys = truthy(*x);
+    std::string out;
+    in.to_json(v, o, 0, out, line);
+    Str s;
+    s.text = std::move(out);
+    return in.str_value(std::move(s), line);
+}
+
+Value filter_trim(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* chars = arg(a, 0, "chars");
+    if (chars && !chars->is_none() && !chars->is_string()) in.fail(line, std::string("strip arg must be None or str"));
+    Value s = soft_str(in, v, line);
+    const std::string* c = chars && chars->is_string() ? &chars->text() : nullptr;
+    return in.str_value(py_strip(s.str(), c, true, true), line, s.is_markup());
+}
+
+Value filter_length(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    switch (v.kind()) {
+        case K::kUndefined: return Value::integer(0);
+        case K::kString: return Value::integer(static_cast<int64_t>(cp_count(v.text())));
+        case K::kList: return Value::integer(static_cast<int64_t>(v.list_ref().size()));
+        case K::kDict:
+            if (v.is_namespace()) break;
+            return Value::integer(static_cast<int64_t>(v.dict_ref().size()));
+        default: break;
+    }
+    in.fail(line, std::string("object of type '") + type_name(v) + "' has no len()");
+}
+
+Value filter_string(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    return soft_str(in, v, line);
+}
+
+Value filter_safe(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    return v.is_markup() ? v : in.str_value(in.to_str(v, line), line, true);
+}
+
+Value filter_escape(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    return v.is_undefined() ? Value::markup(Str{}) : in.str_value(in.html_escape(v, line), line, true);
+}
+
+Value filter_forceescape(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    return in.str_value(in.html_escape(Value::string(in.to_str(v, line)), line), line, true);
+}
+
+Value filter_list(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    return in.make_list(in.iterate(v, line), line);
+}
+
+Value filter_upper(Interp& in, const std::string& f, const Value& v, const Args& a, int line) {
+    Value s = soft_str(in, v, line);
+    return same_kind(in, s, line, map_case(s.text(), f == "upper" ? 0 : 1));
+}
+
+Value filter_title(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    Value s = soft_str(in, v, line);
+    return same_kind(in, s, line, jinja_title(s.text()));
+}
+
+Value filter_capitalize(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    Value s = soft_str(in, v, line);
+    return same_kind(in, s, line, py_capitalize(s.text()));
+}
+
+Value filter_replace(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* o = arg(a, 0, "old");
+    const Value* r = arg(a, 1, "new");
+    if (!o || !r) in.fail(line, "do_replace() missing required arguments 'old' and 'new'");
+    const Value* c = arg(a, 2, "count");
+    const int64_t count = c && !c->is_none() ? as_index(in, *c, line, "replace count") : -1;
+    return in.replace(Value::string(in.to_str(v, line)), in.py_str(*o, line), in.py_str(*r, line), count, line);
+}
+
+Value filter_default(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* b = arg(a, 1, "boolean");
+    const bool use = v.is_undefined() || (b && truthy(*b) && !truthy(v));
+    if (!use) return v;
+    const Value* d = arg(a, 0, "default_value");
+    return d ? *d : Value::string("");
+}
+
+Value filter_join(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* sep = arg(a, 0, "d");
+    const Value* attr = arg(a, 1, "attribute");
+    Str out;
+    Str sep_s = sep ? in.to_str(*sep, line) : Str{};
+    std::vector<Value> items = in.iterate(v, line);
+    for (size_t k = 0; k < items.size(); ++k) {
+        if (k) str_append(out, sep_s);
+        Str piece = in.to_str(attr && !attr->is_none() ? in.attr_path(items[k], in.py_str(*attr, line), line) : items[k], line);
+        in.check_size(out.text.size() + piece.text.size(), line);
+        str_append(out, piece);
+    }
+    return in.str_value(std::move(out), line);
+}
+
+Value filter_first(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (v.kind() == K::kIterator) {
+        Value x;
+        if (v.iter().next(&x)) return x;
+        return Value::undefined("", "No first item, sequence was empty.");
+    }
+    std::vector<Value> items = in.iterate(v, line);
+    if (items.empty()) return Value::undefined("", "No first item, sequence was empty.");
+    return items.front();
+}
+
+Value filter_last(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (v.kind() == K::kIterator) in.fail(line, std::string("'") + type_name(v) + "' object is not reversible");
+    std::vector<Value> items = in.iterate(v, line);
+    if (items.empty()) return Value::undefined("", "No last item, sequence was empty.");
+    return items.back();
+}
+
+Value filter_reverse(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (v.is_string()) {
+        std::vector<size_t> b = cp_bounds(v.text());
+        Str out;
+        for (size_t k = b.size() - 1; k-- > 0;) str_append(out, str_sub(v.str(), b[k], b[k + 1]));
+        return in.str_value(std::move(out), line, v.is_markup());
+    }
+    std::vector<Value> items = in.iterate(v, line);
+    std::reverse(items.begin(), items.end());
+    if (v.kind() == K::kIterator) return in.make_list(std::move(items), line);
+    Value it = in.make_iterator(std::move(items), line);
+    it.iter().type_name = v.kind() == K::kDict ? "dict_reversekeyiterator" : "list_reverseiterator";
+    return it;
+}
+
+Value filter_map(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    std::vector<Value> items = truthy(v) || v.kind() == K::kIterator ? in.iterate(v, line) : std::vector<Value>{};
+    std::vector<Value> out;
+    if (const Value* at = arg(a, 99, "attribute")) {
+        const Value* dflt = arg(a, 99, "default");
+        for (const Value& x : items) {
+            in.step();
+            Value r = in.attr_path(x, in.py_str(*at, line), line);
+            out.push_back(r.is_undefined() && dflt ? *dflt : r);
+        }
+        return in.make_iterator(std::move(out), line);
+    }
+    if (!items.empty()) {
+        if (a.pos.empty()) in.fail(line, "map requires a filter argument");
+        const std::string name = in.py_str(a.pos[0], line);
+        Args rest;
+        rest.pos.assign(a.pos.begin() + 1, a.pos.end());
+        rest.kw = a.kw;
+        for (const Value& x : items) {
+            in.step();
+            out.push_back(in.filter(name, x, rest, line));
+        }
+    }
+    return in.make_iterator(std::move(out), line);
+}
+
+Value filter_selectattr(Interp& in, const std::string& f, const Value& v, const Args& a, int line) {
+    return in.select_family(f, v, a, line);
+}
+
+Value filter_items(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (v.is_undefined()) return in.make_iterator({}, line);
+    if (v.kind() != K::kDict || v.is_namespace()) in.fail(line, "Can only get item pairs from a mapping.");
+    return in.make_iterator(in.dict_method(v, "items", Args{}, line).list_ref(), line);
+}
+
+Value filter_dictsort(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (v.kind() != K::kDict || v.is_namespace()) in.fail(line, "You can only sort by either \"key\" or \"value\"");
+    const Value* cs = arg(a, 0, "case_sensitive");
+    const Value* by = arg(a, 1, "by");
+    const Value* rev = arg(a, 2, "reverse");
+    const bool case_sensitive = cs && truthy(*cs);
+    const std::string by_s = by ? in.py_str(*by, line) : "key";
+    if (by_s != "key" && by_s != "value") in.fail(line, "You can only sort by either \"key\" or \"value\"");
+    List out = in.dict_method(v, "items", Args{}, line).list_ref();
+    const size_t pos = by_s == "value" ? 1 : 0;
+    auto key = [&](const Value& x) {
+        const Value& k = x.list_ref()[pos];
+        return !case_sensitive && k.is_string() ? Value::string(map_case(k.text(), 1)) : k;
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
+        const int c = in.order(key(x), key(y), line);
+        if (c == 2) in.fail(line, "'<' not supported between these dictionary entries");
+        return rev && truthy(*rev) ? c > 0 : c < 0;
+    });
+    return in.make_list(std::move(out), line);
+}
+
+Value filter_sort(Interp& in, const std::string& f, const Value& v, const Args& a, int line) {
+    std::vector<Value> items = in.iterate(v, line);
+    const Value* attr = arg(a, f == "sort" ? 2 : f == "unique" ? 1 : 1, "attribute");
+    const Value* cs = arg(a, f == "sort" ? 1 : 0, "case_sensitive");
+    const bool case_sensitive = cs && truthy(*cs);
+    auto key = [&](const Value& x) {
+        Value k = attr && !attr->is_none() ? in.attr_path(x, in.py_str(*attr, line), line) : x;
+        if (!case_sensitive && k.is_string()) return Value::string(map_case(k.text(), 1));
+        return k;
+    };
+    auto less = [&](const Value& x, const Value& y) {
+        in.step();
+        const int c = in.order(x, y, line);
+        if (c == 2) in.fail(line, std::string("'<' not supported between instances of '") + type_name(x) + "' and '" + type_name(y) + "'");
+        return c < 0;
+    };
+    if (f == "unique") {
+        std::vector<Value> out, seen;
+        for (const Value& x : items) {
+            Value k = key(x);
+            if (!hashable(k)) in.fail(line, std::string("unhashable type: '") + type_name(k) + "'");
+            in.step(static_cast<int64_t>(seen.size()));
+            if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, k); })) {
+                seen.push_back(k);
+                out.push_back(x);
+            }
+        }
+        return in.make_iterator(std::move(out), line);
+    }
+    std::vector<Value> keys;
+    for (const Value& x : items) keys.push_back(key(x));
+    if (f == "sort") {
+        const Value* rev = arg(a, 0, "reverse");
+        const bool reverse = rev && truthy(*rev);
+        std::vector<size_t> idx(items.size());
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return reverse ? less(keys[y], keys[x]) : less(keys[x], keys[y]); });
+        List out;
+        for (size_t k : idx) out.push_back(items[k]);
+        return in.make_list(std::move(out), line);
+    }
+    if (items.empty()) return Value::undefined("", "No aggregated item, sequence was empty.");
+    size_t best = 0;
+    for (size_t k = 1; k < items.size(); ++k)
+        if (f == "min" ? less(keys[k], keys[best]) : less(keys[best], keys[k])) best = k;
+    return items[best];
+}
+
+Value filter_groupby(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    // Jinja2's groupby: the items sorted by the attribute (a dotted path whose digit parts are
+    // indexes, or one index), then runs of equal keys as (grouper, list) tuples; without
+    // case_sensitive, strings compare lowered and the grouper is the first item's own value.
+    const Value* attribute = arg(a, 0, "attribute");
+    if (!attribute) in.fail(line, "sync_do_groupby() missing 1 required positional argument: 'attribute'");
+    const Value* dflt = arg(a, 1, "default");
+    const Value* cs = arg(a, 2, "case_sensitive");
+    const bool case_sensitive = cs && truthy(*cs);
+    std::vector<Value> parts;
+    if (attribute->is_string()) {
+        const std::string& path = attribute->text();
+        for (size_t b = 0;;) {
+            const size_t d = path.find('.', b);
+            const std::string part = path.substr(b, d == std::string::npos ? std::string::npos : d - b);
+            const bool digits = !part.empty() && part.size() < 18 &&
+                                std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+            parts.push_back(digits ? Value::integer(std::stoll(part)) : Value::string(part));
+            if (d == std::string::npos) break;
+            b = d + 1;
+        }
+    } else if (!attribute->is_none()) {
+        parts.push_back(*attribute);
+    }
+    std::vector<Value> items = in.iterate(v, line), keys, sort_keys;
+    for (const Value& x : items) {
+        Value k = x;
+        for (const Value& p : parts) {
+            k = in.getitem(k, p, line);
+            if (dflt && !dflt->is_none() && k.is_undefined()) k = *dflt;
+        }
+        sort_keys.push_back(!case_sensitive && k.is_string() ? Value::string(map_case(k.text(), 1)) : k);
+        keys.push_back(std::move(k));
+    }
+    if (items.size() > 1)  // sorting compares every key; an undefined one fails as Jinja2's Undefined does
+        for (const Value& k : sort_keys)
+            if (k.is_undefined()) in.undefined_error(k, line);
+    std::vector<size_t> idx(items.size());
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+        in.step();
+        const int c = in.order(sort_keys[x], sort_keys[y], line);
+        if (c == 2)
+            in.fail(line, std::string("'<' not supported between instances of '") + type_name(sort_keys[x]) + "' and '" +
+                           type_name(sort_keys[y]) + "'");
+        return c < 0;
+    });
+    List groups;
+    for (size_t k = 0; k < idx.size();) {
+        List members;
+        size_t e = k;
+        while (e < idx.size() && (e == k || equal(sort_keys[idx[e]], sort_keys[idx[k]]))) {
+            in.step();
+            members.push_back(items[idx[e++]]);
+        }
+        groups.push_back(Value::group(case_sensitive ? sort_keys[idx[k]] : keys[idx[k]], in.make_list(std::move(members), line)));
+        k = e;
+    }
+    return in.make_list(std::move(groups), line);
+}
+
+Value filter_pprint(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (a.pos.size() + a.kw.size() > 0) in.fail(line, "do_pprint() takes 1 positional argument");
+    Str s;
+    s.text = Pformat(in, line)(v);
+    return in.str_value(std::move(s), line);
+}
+
+Value filter_sum(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* attr = arg(a, 0, "attribute");
+    const Value* start = arg(a, 1, "start");
+    Value acc = start ? *start : Value::integer(0);
+    for (const Value& x : in.iterate(v, line))
+        acc = in.binary("+", acc, attr && !attr->is_none() ? in.attr_path(x, in.py_str(*attr, line), line) : x, line);
+    return acc;
+}
+
+Value filter_int(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* d = arg(a, 0, "default");
+    const Value* base_v = arg(a, 1, "base");
+    Value dflt = d ? *d : Value::integer(0);
+    if (v.is_undefined()) in.undefined_error(v, line);
+    if (v.kind() == K::kInt || v.kind() == K::kBool) return Value::integer(v.as_int());
+    if (v.kind() == K::kFloat) {
+        const double x = v.as_float();
+        if (std::isnan(x) || std::isinf(x)) return dflt;
+        if (std::fabs(x) >= 9.2e18) in.fail(line, "int: the value is beyond cuset's 64-bit integers");
+        return Value::integer(static_cast<int64_t>(x));
+    }
+    if (v.is_string()) {
+        int64_t r;
+        if ((!base_v || (base_v->kind() == K::kInt && base_v->as_int() == 10)) && parse_int(v.text(), &r)) return Value::integer(r);
+        double x;
+        if (parse_float(v.text(), &x) && !std::isnan(x) && !std::isinf(x)) {
+            if (std::fabs(x) >= 9.2e18) in.fail(line, "int: the value is beyond cuset's 64-bit integers");
+            return Value::integer(static_cast<int64_t>(x));
+        }
+    }
+    return dflt;
+}
+
+Value filter_float(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* d = arg(a, 0, "default");
+    if (v.is_undefined()) in.undefined_error(v, line);
+    if (v.is_number()) return Value::number(v.as_float());
+    double x;
+    if (v.is_string() && parse_float(v.text(), &x)) return Value::number(x);
+    return d ? *d : Value::number(0.0);
+}
+
+Value filter_abs(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (!v.is_number()) in.fail(line, std::string("bad operand type for abs(): '") + type_name(v) + "'");
+    if (v.kind() == K::kFloat) return Value::number(std::fabs(v.as_float()));
+    if (v.as_int() == INT64_MIN) in.fail(line, "integer overflow (cuset's integers are 64-bit)");
+    return Value::integer(std::llabs(v.as_int()));
+}
+
+Value filter_round(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* p = arg(a, 0, "precision");
+    const Value* m = arg(a, 1, "method");
+    const int64_t prec = p ? as_index(in, *p, line, "round precision") : 0;
+    const std::string method_name = m ? in.py_str(*m, line) : "common";
+    if (method_name != "common" && method_name != "ceil" && method_name != "floor")
+        in.fail(line, "method must be common, ceil or floor");
+    if (!v.is_number()) in.fail(line, std::string("type ") + type_name(v) + " doesn't define __round__ method");
+    const double x = v.as_float();
+    if (method_name == "common") {
+        if (v.kind() != K::kFloat && !p) return Value::integer(v.as_int());  // round(int) is the int
+        return Value::number(py_round(x, prec));
+    }
+    const double scale = std::pow(10.0, static_cast<double>(prec));
+    return Value::number((method_name == "floor" ? std::floor(x * scale) : std::ceil(x * scale)) / scale);
+}
+
+Value filter_indent(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    const Value* w = arg(a, 0, "width");
+    const Value* first = arg(a, 1, "first");
+    const Value* blank = arg(a, 2, "blank");
+    std::string pad;
+    if (!w) pad = "    ";
+    else if (w->is_string()) pad = w->text();
+    else {
+        const int64_t n = std::max<int64_t>(0, as_index(in, *w, line, "indent width"));
+        in.check_size(static_cast<size_t>(n), line);
+        pad.assign(static_cast<size_t>(n), ' ');
+    }
+    Value sv = soft_str(in, v, line);
+    Str s = sv.str();
+    str_append(s, std::string_view("\n"));  // Jinja2 adds a newline before splitting lines
+    const auto lines = line_spans(s.text);
+    in.check_size(s.text.size() + lines.size() * (pad.size() + 1), line);
+    Str out;
+    for (size_t k = 0; k < lines.size(); ++k) {
+        Str ln = str_sub(s, lines[k].first, lines[k].second);
+        if (k) str_append(out, std::string_view("\n"));
+        const bool do_pad = (blank && truthy(*blank)) ? k > 0 : (k > 0 && !ln.text.empty());
+        if (do_pad) str_append(out, std::string_view(pad));
+        str_append(out, ln);
+    }
+    if (first && truthy(*first)) {
+        Str o2;
+        str_append(o2, std::string_view(pad));
+        str_append(o2, out);
+        out = std::move(o2);
+    }
+    return in.str_value(std::move(out), line, sv.is_markup());
+}
+
+Value filter_attr(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    if (a.pos.empty()) in.fail(line, "attr needs a name");
+    const std::string name = in.py_str(a.pos[0], line);
+    if (v.is_undefined()) in.undefined_error(v, line);
+    if (name.compare(0, 2, "__") == 0) return Value::undefined(name, "access to attribute '" + name + "' is unsafe");
+    if (v.is_namespace()) {
+        if (name[0] == '_') return Value::undefined(name, "access to attribute '" + name + "' is unsafe");
+        if (const Value* x = v.find(name)) return *x;
+        return Value::undefined(name);
+    }
+    Value m;
+    if (in.method(v, name, line, &m)) return m;
+    return Value::undefined(name);
+}
+
+Value filter_center(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    Args ca;
+    ca.pos.push_back(arg(a, 0, "width") ? *arg(a, 0, "width") : Value::integer(80));
+    return in.str_method(soft_str(in, v, line), "center", ca, line);
+}
+
+Value filter_format(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    Value s = soft_str(in, v, line);
+    if (!a.pos.empty() && !a.kw.empty()) in.fail(line, "can't handle positional and keyword arguments at the same time");
+    if (!a.kw.empty()) {
+        Dict d;
+        for (const auto& [k, x] : a.kw) d.set(Value::string(k), x);
+        return in.percent_format(s, Value::dict(std::move(d)), line);
+    }
+    return in.percent_format(s, Value::tuple(a.pos), line);
+}
+
+Value filter_wordcount(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    int64_t n = 0;
+    bool in_word = false;
+    for (uint32_t c : cps_of(in.py_str(v, line))) {
+        const bool w = c == '_' || is_alpha(c) || is_numeric(c);
+        if (w && !in_word) ++n;
+        in_word = w;
+    }
+    return Value::integer(n);
+}
+
+Value filter_truncate(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    Value sv = soft_str(in, v, line);
+    const std::string& s = sv.text();
+    const int64_t length = arg(a, 0, "length") ? as_index(in, *arg(a, 0, "length"), line, "truncate length") : 255;
+    const bool killwords = arg(a, 1, "killwords") && truthy(*arg(a, 1, "killwords"));
+    const std::string end = arg(a, 2, "end") ? in.py_str(*arg(a, 2, "end"), line) : "...";
+    const int64_t leeway = arg(a, 3, "leeway") && !arg(a, 3, "leeway")->is_none() ? as_index(in, *arg(a, 3, "leeway"), line, "leeway") : 5;
+    const auto n_end = static_cast<int64_t>(cp_count(end));
+    if (length < n_end) in.fail(line, "expected length >= " + std::to_string(n_end) + ", got " + std::to_string(length));
+    if (leeway < 0) in.fail(line, "expected leeway >= 0, got " + std::to_string(leeway));
+    std::vector<size_t> b = cp_bounds(s);
+    const auto n = static_cast<int64_t>(b.size() - 1);
+    if (n <= length + leeway) return sv;
+    std::string head = s.substr(0, b[static_cast<size_t>(length - n_end)]);
+    if (!killwords) {
+        const size_t sp = head.rfind(' ');
+        if (sp != std::string::npos) head = head.substr(0, sp);
+    }
+    Str out;
+    out.text = head + end;
+    return in.str_value(std::move(out), line);
+}
+
+Value filter_batch(Interp& in, const std::string& f, const Value& v, const Args& a, int line) {
+    std::vector<Value> items = in.iterate(v, line);
+    const int64_t n = as_index(in, a.pos.empty() ? Value::integer(1) : a.pos[0], line, f.c_str());
+    if (n <= 0) in.fail(line, f + ": the count must be positive");
+    const Value* fill = arg(a, 1, "fill_with");
+    std::vector<Value> out;
+    if (f == "batch") {
+        List cur;
+        for (const Value& x : items) {
+            cur.push_back(x);
+            if (static_cast<int64_t>(cur.size()) == n) {
+                out.push_back(in.make_list(std::move(cur), line));
+                cur.clear();
+            }
+        }
+        if (!cur.empty()) {
+            if (fill && !fill->is_none())
+                while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*fill);
+            out.push_back(in.make_list(std::move(cur), line));
+        }
+    } else {
+        const auto len = static_cast<int64_t>(items.size());
+        const int64_t per = len / n, extra = len % n;
+        int64_t offset = 0;
+        for (int64_t k = 0; k < n; ++k) {
+            const int64_t start = offset + k * per;
+            if (k < extra) ++offset;
+            const int64_t end = offset + (k + 1) * per;
+            List cur(items.begin() + start, items.begin() + end);
+            if (fill && !fill->is_none() && k >= extra) cur.push_back(*fill);
+            out.push_back(in.make_list(std::move(cur), line));
+        }
+    }
+    return in.make_iterator(std::move(out), line);
+}
+
+Value filter_striptags(Interp& in, const std::string& /*name*/, const Value& v, const Args& a, int line) {
+    // Jinja2's Markup.striptags(): comments and tags removed, whitespace collapsed, entities unescaped.
+    std::string s = in.py_str(v, line), t, out;
+    for (size_t k = 0; k < s.size();) {
+        if (s.compare(k, 4, "<!--") == 0) {
+            size_t e = s.find("-->", k + 4);
+            if (e == std::string::npos) {
+                t += s.substr(k);
+                break;
+            }
+            k = e + 3;
+        } else if (s[k] == '<') {
+            size_t e = s.find('>', k + 1);
+            if (e == std::string::npos) {
+                t += s.substr(k);
+                break;
+            }
+            k = e + 1;
+        } else {
+            t += s[k++];
+        }
+    }
+    Value words = in.split(Str{t, {}}, nullptr, -1, false, line);
+    for (size_t k = 0; k < words.list_ref().size(); ++k) out += (k ? " " : "") + words.list_ref()[k].text();
+    const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&#34;", "\""}, {"&#39;", "'"},
+                                                        {"&quot;", "\""}, {"&amp;", "&"}};
+    for (const auto& [from, to] : ents)
+        for (size_t p = out.find(from); p != std::string::npos; p = out.find(from, p + std::strlen(to))) out.replace(p, std::strlen(from), to);
+    Str r;
+    r.text = std::move(out);
+    return in.str_value(std::move(r), line);
+}
+
+// The filters cuset implements, one row each: the name a template writes and its function (`name`
+// is passed on, so one function can serve several names). Jinja2's other filters are refused by
+// name when they run (jinja2_filters() in jinja_parse.cpp lists Jinja2's).
+using FilterFn = Value (*)(Interp& in, const std::string& name, const Value& v, const Args& a, int line);
+struct FilterRow {
+    const char* name;
+    FilterFn fn;
+};
+const FilterRow kFilters[] = {
+    {"tojson", filter_tojson},
+    {"trim", filter_trim},
+    {"length", filter_length},
+    {"count", filter_length},
+    {"string", filter_string},
+    {"safe", filter_safe},
+    {"escape", filter_escape},
+    {"e", filter_escape},
+    {"forceescape", filter_forceescape},
+    {"list", filter_list},
+    {"upper", filter_upper},
+    {"lower", filter_upper},
+    {"title", filter_title},
+    {"capitalize", filter_capitalize},
+    {"replace", filter_replace},
+    {"default", filter_default},
+    {"d", filter_default},
+    {"join", filter_join},
+    {"first", filter_first},
+    {"last", filter_last},
+    {"reverse", filter_reverse},
+    {"map", filter_map},
+    {"selectattr", filter_selectattr},
+    {"rejectattr", filter_selectattr},
+    {"select", filter_selectattr},
+    {"reject", filter_selectattr},
+    {"items", filter_items},
+    {"dictsort", filter_dictsort},
+    {"sort", filter_sort},
+    {"unique", filter_sort},
+    {"min", filter_sort},
+    {"max", filter_sort},
+    {"groupby", filter_groupby},
+    {"pprint", filter_pprint},
+    {"sum", filter_sum},
+    {"int", filter_int},
+    {"float", filter_float},
+    {"abs", filter_abs},
+    {"round", filter_round},
+    {"indent", filter_indent},
+    {"attr", filter_attr},
+    {"center", filter_center},
+    {"format", filter_format},
+    {"wordcount", filter_wordcount},
+    {"truncate", filter_truncate},
+    {"batch", filter_batch},
+    {"slice", filter_batch},
+    {"striptags", filter_striptags},
+};
+
+FilterFn find_filter(const std::string& name) {
+    for (const FilterRow& r : kFilters)
+        if (name == r.name) return r.fn;
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> filter_names() {
+    std::vector<std::string> out;
+    for (const FilterRow& r : kFilters) out.emplace_back(r.name);
+    return out;
+}
+
 Value Interp::filter(const std::string& f, const Value& v, const Args& a, int line) {
     line_ = line;
     step();
-    auto soft_str = [&]() -> Value { return v.is_string() ? v : Value::string(to_str(v, line)); };
-    auto same_kind = [&](const Value& src, std::string text) {
-        Str s;
-        s.text = std::move(text);
-        return str_value(std::move(s), line, src.is_markup());
-    };
-    if (f == "tojson") {
-        // transformers' tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False): json.dumps.
-        JsonOpts o;
-        if (const Value* x = arg(a, 0, "ensure_ascii")) o.ensure_ascii = truthy(*x);
-        if (const Value* x = arg(a, 1, "indent"); x && !x->is_none()) {
-            if (x->is_string()) o.indent_text = x->text();
-            else if (x->kind() == K::kInt || x->kind() == K::kBool) {
-                const int64_t n = std::max<int64_t>(0, x->as_int());
-                check_size(static_cast<size_t>(n), line);
-                o.indent_text.assign(static_cast<size_t>(n), ' ');
-            } else {
-                fail(line, std::string("tojson: indent must be an integer or a string, not ") + type_name(*x));
-            }
-            o.indent = 1;
-            o.item_sep = ",";
-        }
-        if (const Value* x = arg(a, 2, "separators"); x && !x->is_none()) {
-            if (x->kind() != K::kList || x->list_ref().size() != 2 || !x->list_ref()[0].is_string() || !x->list_ref()[1].is_string())
-                fail(line, "tojson: separators must be a pair of strings");
-            o.item_sep = x->list_ref()[0].text();
-            o.key_sep = x->list_ref()[1].text();
-        }
-        if (const Value* x = arg(a, 3, "sort_keys")) o.sort_keys = truthy(*x);
-        std::string out;
-        to_json(v, o, 0, out, line);
-        Str s;
-        s.text = std::move(out);
-        return str_value(std::move(s), line);
-    }
-    if (f == "trim") {
-        const Value* chars = arg(a, 0, "chars");
-        if (chars && !chars->is_none() && !chars->is_string()) fail(line, std::string("strip arg must be None or str"));
-        Value s = soft_str();
-        const std::string* c = chars && chars->is_string() ? &chars->text() : nullptr;
-        return str_value(py_strip(s.str(), c, true, true), line, s.is_markup());
-    }
-    if (f == "length" || f == "count") {
-        switch (v.kind()) {
-            case K::kUndefined: return Value::integer(0);
-            case K::kString: return Value::integer(static_cast<int64_t>(cp_count(v.text())));
-            case K::kList: return Value::integer(static_cast<int64_t>(v.list_ref().size()));
-            case K::kDict:
-                if (v.is_namespace()) break;
-                return Value::integer(static_cast<int64_t>(v.dict_ref().size()));
-            default: break;
-        }
-        fail(line, std::string("object of type '") + type_name(v) + "' has no len()");
-    }
-    if (f == "string") return soft_str();
-    if (f == "safe") return v.is_markup() ? v : str_value(to_str(v, line), line, true);
-    if (f == "escape" || f == "e") return v.is_undefined() ? Value::markup(Str{}) : str_value(html_escape(v, line), line, true);
-    if (f == "forceescape") return str_value(html_escape(Value::string(to_str(v, line)), line), line, true);
-    if (f == "list") return make_list(iterate(v, line), line);
-    if (f == "upper" || f == "lower") {
-        Value s = soft_str();
-        return same_kind(s, map_case(s.text(), f == "upper" ? 0 : 1));
-    }
-    if (f == "title") {
-        Value s = soft_str();
-        return same_kind(s, jinja_title(s.text()));
-    }
-    if (f == "capitalize") {
-        Value s = soft_str();
-        return same_kind(s, py_capitalize(s.text()));
-    }
-    if (f == "replace") {
-        const Value* o = arg(a, 0, "old");
-        const Value* r = arg(a, 1, "new");
-        if (!o || !r) fail(line, "do_replace() missing required arguments 'old' and 'new'");
-        const Value* c = arg(a, 2, "count");
-        const int64_t count = c && !c->is_none() ? as_index(*this, *c, line, "replace count") : -1;
-        return replace(Value::string(to_str(v, line)), py_str(*o, line), py_str(*r, line), count, line);
-    }
-    if (f == "default" || f == "d") {
-        const Value* b = arg(a, 1, "boolean");
-        const bool use = v.is_undefined() || (b && truthy(*b) && !truthy(v));
-        if (!use) return v;
-        const Value* d = arg(a, 0, "default_value");
-        return d ? *d : Value::string("");
-    }
-    if (f == "join") {
-        const Value* sep = arg(a, 0, "d");
-        const Value* attr = arg(a, 1, "attribute");
-        Str out;
-        Str sep_s = sep ? to_str(*sep, line) : Str{};
-        std::vector<Value> items = iterate(v, line);
-        for (size_t k = 0; k < items.size(); ++k) {
-            if (k) str_append(out, sep_s);
-            Str piece = to_str(attr && !attr->is_none() ? attr_path(items[k], py_str(*attr, line), line) : items[k], line);
-            check_size(out.text.size() + piece.text.size(), line);
-            str_append(out, piece);
-        }
-        return str_value(std::move(out), line);
-    }
-    if (f == "first") {
-        if (v.kind() == K::kIterator) {
-            Value x;
-            if (v.iter().next(&x)) return x;
-            return Value::undefined("", "No first item, sequence was empty.");
-        }
-        std::vector<Value> items = iterate(v, line);
-        if (items.empty()) return Value::undefined("", "No first item, sequence was empty.");
-        return items.front();
-    }
-    if (f == "last") {
-        if (v.kind() == K::kIterator) fail(line, std::string("'") + type_name(v) + "' object is not reversible");
-        std::vector<Value> items = iterate(v, line);
-        if (items.empty()) return Value::undefined("", "No last item, sequence was empty.");
-        return items.back();
-    }
-    if (f == "reverse") {
-        if (v.is_string()) {
-            std::vector<size_t> b = cp_bounds(v.text());
-            Str out;
-            for (size_t k = b.size() - 1; k-- > 0;) str_append(out, str_sub(v.str(), b[k], b[k + 1]));
-            return str_value(std::move(out), line, v.is_markup());
-        }
-        std::vector<Value> items = iterate(v, line);
-        std::reverse(items.begin(), items.end());
-        if (v.kind() == K::kIterator) return make_list(std::move(items), line);
-        Value it = make_iterator(std::move(items), line);
-        it.iter().type_name = v.kind() == K::kDict ? "dict_reversekeyiterator" : "list_reverseiterator";
-        return it;
-    }
-    if (f == "map") {
-        std::vector<Value> items = truthy(v) || v.kind() == K::kIterator ? iterate(v, line) : std::vector<Value>{};
-        std::vector<Value> out;
-        if (const Value* at = arg(a, 99, "attribute")) {
-            const Value* dflt = arg(a, 99, "default");
-            for (const Value& x : items) {
-                step();
-                Value r = attr_path(x, py_str(*at, line), line);
-                out.push_back(r.is_undefined() && dflt ? *dflt : r);
-            }
-            return make_iterator(std::move(out), line);
-        }
-        if (!items.empty()) {
-            if (a.pos.empty()) fail(line, "map requires a filter argument");
-            const std::string name = py_str(a.pos[0], line);
-            Args rest;
-            rest.pos.assign(a.pos.begin() + 1, a.pos.end());
-            rest.kw = a.kw;
-            for (const Value& x : items) {
-                step();
-                out.push_back(filter(name, x, rest, line));
-            }
-        }
-        return make_iterator(std::move(out), line);
-    }
-    if (f == "selectattr" || f == "rejectattr" || f == "select" || f == "reject") return select_family(f, v, a, line);
-    if (f == "items") {
-        if (v.is_undefined()) return make_iterator({}, line);
-        if (v.kind() != K::kDict || v.is_namespace()) fail(line, "Can only get item pairs from a mapping.");
-        return make_iterator(dict_method(v, "items", Args{}, line).list_ref(), line);
-    }
-    if (f == "dictsort") {
-        if (v.kind() != K::kDict || v.is_namespace()) fail(line, "You can only sort by either \"key\" or \"value\"");
-        const Value* cs = arg(a, 0, "case_sensitive");
-        const Value* by = arg(a, 1, "by");
-        const Value* rev = arg(a, 2, "reverse");
-        const bool case_sensitive = cs && truthy(*cs);
-        const std::string by_s = by ? py_str(*by, line) : "key";
-        if (by_s != "key" && by_s != "value") fail(line, "You can only sort by either \"key\" or \"value\"");
-        List out = dict_method(v, "items", Args{}, line).list_ref();
-        const size_t pos = by_s == "value" ? 1 : 0;
-        auto key = [&](const Value& x) {
-            const Value& k = x.list_ref()[pos];
-            return !case_sensitive && k.is_string() ? Value::string(map_case(k.text(), 1)) : k;
-        };
-        std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
-            const int c = order(key(x), key(y), line);
-            if (c == 2) fail(line, "'<' not supported between these dictionary entries");
-            return rev && truthy(*rev) ? c > 0 : c < 0;
-        });
-        return make_list(std::move(out), line);
-    }
-    if (f == "sort" || f == "unique" || f == "min" || f == "max") {
-        std::vector<Value> items = iterate(v, line);
-        const Value* attr = arg(a, f == "sort" ? 2 : f == "unique" ? 1 : 1, "attribute");
-        const Value* cs = arg(a, f == "sort" ? 1 : 0, "case_sensitive");
-        const bool case_sensitive = cs && truthy(*cs);
-        auto key = [&](const Value& x) {
-            Value k = attr && !attr->is_none() ? attr_path(x, py_str(*attr, line), line) : x;
-            if (!case_sensitive && k.is_string()) return Value::string(map_case(k.text(), 1));
-            return k;
-        };
-        auto less = [&](const Value& x, const Value& y) {
-            step();
-            const int c = order(x, y, line);
-            if (c == 2) fail(line, std::string("'<' not supported between instances of '") + type_name(x) + "' and '" + type_name(y) + "'");
-            return c < 0;
-        };
-        if (f == "unique") {
-            std::vector<Value> out, seen;
-            for (const Value& x : items) {
-                Value k = key(x);
-                if (!hashable(k)) fail(line, std::string("unhashable type: '") + type_name(k) + "'");
-                step(static_cast<int64_t>(seen.size()));
-                if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, k); })) {
-                    seen.push_back(k);
-                    out.push_back(x);
-                }
-            }
-            return make_iterator(std::move(out), line);
-        }
-        std::vector<Value> keys;
-        for (const Value& x : items) keys.push_back(key(x));
-        if (f == "sort") {
-            const Value* rev = arg(a, 0, "reverse");
-            const bool reverse = rev && truthy(*rev);
-            std::vector<size_t> idx(items.size());
-            for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-            std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return reverse ? less(keys[y], keys[x]) : less(keys[x], keys[y]); });
-            List out;
-            for (size_t k : idx) out.push_back(items[k]);
-            return make_list(std::move(out), line);
-        }
-        if (items.empty()) return Value::undefined("", "No aggregated item, sequence was empty.");
-        size_t best = 0;
-        for (size_t k = 1; k < items.size(); ++k)
-            if (f == "min" ? less(keys[k], keys[best]) : less(keys[best], keys[k])) best = k;
-        return items[best];
-    }
-    if (f == "groupby") {
-        // Jinja2's groupby: the items sorted by the attribute (a dotted path whose digit parts are
-        // indexes, or one index), then runs of equal keys as (grouper, list) tuples; without
-        // case_sensitive, strings compare lowered and the grouper is the first item's own value.
-        const Value* attribute = arg(a, 0, "attribute");
-        if (!attribute) fail(line, "sync_do_groupby() missing 1 required positional argument: 'attribute'");
-        const Value* dflt = arg(a, 1, "default");
-        const Value* cs = arg(a, 2, "case_sensitive");
-        const bool case_sensitive = cs && truthy(*cs);
-        std::vector<Value> parts;
-        if (attribute->is_string()) {
-            const std::string& path = attribute->text();
-            for (size_t b = 0;;) {
-                const size_t d = path.find('.', b);
-                const std::string part = path.substr(b, d == std::string::npos ? std::string::npos : d - b);
-                const bool digits = !part.empty() && part.size() < 18 &&
-                                    std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-                parts.push_back(digits ? Value::integer(std::stoll(part)) : Value::string(part));
-                if (d == std::string::npos) break;
-                b = d + 1;
-            }
-        } else if (!attribute->is_none()) {
-            parts.push_back(*attribute);
-        }
-        std::vector<Value> items = iterate(v, line), keys, sort_keys;
-        for (const Value& x : items) {
-            Value k = x;
-            for (const Value& p : parts) {
-                k = getitem(k, p, line);
-                if (dflt && !dflt->is_none() && k.is_undefined()) k = *dflt;
-            }
-            sort_keys.push_back(!case_sensitive && k.is_string() ? Value::string(map_case(k.text(), 1)) : k);
-            keys.push_back(std::move(k));
-        }
-        if (items.size() > 1)  // sorting compares every key; an undefined one fails as Jinja2's Undefined does
-            for (const Value& k : sort_keys)
-                if (k.is_undefined()) undefined_error(k, line);
-        std::vector<size_t> idx(items.size());
-        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
-            step();
-            const int c = order(sort_keys[x], sort_keys[y], line);
-            if (c == 2)
-                fail(line, std::string("'<' not supported between instances of '") + type_name(sort_keys[x]) + "' and '" +
-                               type_name(sort_keys[y]) + "'");
-            return c < 0;
-        });
-        List groups;
-        for (size_t k = 0; k < idx.size();) {
-            List members;
-            size_t e = k;
-            while (e < idx.size() && (e == k || equal(sort_keys[idx[e]], sort_keys[idx[k]]))) {
-                step();
-                members.push_back(items[idx[e++]]);
-            }
-            groups.push_back(Value::group(case_sensitive ? sort_keys[idx[k]] : keys[idx[k]], make_list(std::move(members), line)));
-            k = e;
-        }
-        return make_list(std::move(groups), line);
-    }
-    if (f == "pprint") {
-        if (a.pos.size() + a.kw.size() > 0) fail(line, "do_pprint() takes 1 positional argument");
-        Str s;
-        s.text = Pformat(*this, line)(v);
-        return str_value(std::move(s), line);
-    }
-    if (f == "sum") {
-        const Value* attr = arg(a, 0, "attribute");
-        const Value* start = arg(a, 1, "start");
-        Value acc = start ? *start : Value::integer(0);
-        for (const Value& x : iterate(v, line))
-            acc = binary("+", acc, attr && !attr->is_none() ? attr_path(x, py_str(*attr, line), line) : x, line);
-        return acc;
-    }
-    if (f == "int") {
-        const Value* d = arg(a, 0, "default");
-        const Value* base_v = arg(a, 1, "base");
-        Value dflt = d ? *d : Value::integer(0);
-        if (v.is_undefined()) undefined_error(v, line);
-        if (v.kind() == K::kInt || v.kind() == K::kBool) return Value::integer(v.as_int());
-        if (v.kind() == K::kFloat) {
-            const double x = v.as_float();
-            if (std::isnan(x) || std::isinf(x)) return dflt;
-            if (std::fabs(x) >= 9.2e18) fail(line, "int: the value is beyond cuset's 64-bit integers");
-            return Value::integer(static_cast<int64_t>(x));
-        }
-        if (v.is_string()) {
-            int64_t r;
-            if ((!base_v || (base_v->kind() == K::kInt && base_v->as_int() == 10)) && parse_int(v.text(), &r)) return Value::integer(r);
-            double x;
-            if (parse_float(v.text(), &x) && !std::isnan(x) && !std::isinf(x)) {
-                if (std::fabs(x) >= 9.2e18) fail(line, "int: the value is beyond cuset's 64-bit integers");
-                return Value::integer(static_cast<int64_t>(x));
-            }
-        }
-        return dflt;
-    }
-    if (f == "float") {
-        const Value* d = arg(a, 0, "default");
-        if (v.is_undefined()) undefined_error(v, line);
-        if (v.is_number()) return Value::number(v.as_float());
-        double x;
-        if (v.is_string() && parse_float(v.text(), &x)) return Value::number(x);
-        return d ? *d : Value::number(0.0);
-    }
-    if (f == "abs") {
-        if (!v.is_number()) fail(line, std::string("bad operand type for abs(): '") + type_name(v) + "'");
-        if (v.kind() == K::kFloat) return Value::number(std::fabs(v.as_float()));
-        if (v.as_int() == INT64_MIN) fail(line, "integer overflow (cuset's integers are 64-bit)");
-        return Value::integer(std::llabs(v.as_int()));
-    }
-    if (f == "round") {
-        const Value* p = arg(a, 0, "precision");
-        const Value* m = arg(a, 1, "method");
-        const int64_t prec = p ? as_index(*this, *p, line, "round precision") : 0;
-        const std::string method_name = m ? py_str(*m, line) : "common";
-        if (method_name != "common" && method_name != "ceil" && method_name != "floor")
-            fail(line, "method must be common, ceil or floor");
-        if (!v.is_number()) fail(line, std::string("type ") + type_name(v) + " doesn't define __round__ method");
-        const double x = v.as_float();
-        if (method_name == "common") {
-            if (v.kind() != K::kFloat && !p) return Value::integer(v.as_int());  // round(int) is the int
-            return Value::number(py_round(x, prec));
-        }
-        const double scale = std::pow(10.0, static_cast<double>(prec));
-        return Value::number((method_name == "floor" ? std::floor(x * scale) : std::ceil(x * scale)) / scale);
-    }
-    if (f == "indent") {
-        const Value* w = arg(a, 0, "width");
-        const Value* first = arg(a, 1, "first");
-        const Value* blank = arg(a, 2, "blank");
-        std::string pad;
-        if (!w) pad = "    ";
-        else if (w->is_string()) pad = w->text();
-        else {
-            const int64_t n = std::max<int64_t>(0, as_index(*this, *w, line, "indent width"));
-            check_size(static_cast<size_t>(n), line);
-            pad.assign(static_cast<size_t>(n), ' ');
-        }
-        Value sv = soft_str();
-        Str s = sv.str();
-        str_append(s, std::string_view("\n"));  // Jinja2 adds a newline before splitting lines
-        const auto lines = line_spans(s.text);
-        check_size(s.text.size() + lines.size() * (pad.size() + 1), line);
-        Str out;
-        for (size_t k = 0; k < lines.size(); ++k) {
-            Str ln = str_sub(s, lines[k].first, lines[k].second);
-            if (k) str_append(out, std::string_view("\n"));
-            const bool do_pad = (blank && truthy(*blank)) ? k > 0 : (k > 0 && !ln.text.empty());
-            if (do_pad) str_append(out, std::string_view(pad));
-            str_append(out, ln);
-        }
-        if (first && truthy(*first)) {
-            Str o2;
-            str_append(o2, std::string_view(pad));
-            str_append(o2, out);
-            out = std::move(o2);
-        }
-        return str_value(std::move(out), line, sv.is_markup());
-    }
-    if (f == "attr") {
-        if (a.pos.empty()) fail(line, "attr needs a name");
-        const std::string name = py_str(a.pos[0], line);
-        if (v.is_undefined()) undefined_error(v, line);
-        if (name.compare(0, 2, "__") == 0) return Value::undefined(name, "access to attribute '" + name + "' is unsafe");
-        if (v.is_namespace()) {
-            if (name[0] == '_') return Value::undefined(name, "access to attribute '" + name + "' is unsafe");
-            if (const Value* x = v.find(name)) return *x;
-            return Value::undefined(name);
-        }
-        Value m;
-        if (method(v, name, line, &m)) return m;
-        return Value::undefined(name);
-    }
-    if (f == "center") {
-        Args ca;
-        ca.pos.push_back(arg(a, 0, "width") ? *arg(a, 0, "width") : Value::integer(80));
-        return str_method(soft_str(), "center", ca, line);
-    }
-    if (f == "format") {
-        Value s = soft_str();
-        if (!a.pos.empty() && !a.kw.empty()) fail(line, "can't handle positional and keyword arguments at the same time");
-        if (!a.kw.empty()) {
-            Dict d;
-            for (const auto& [k, x] : a.kw) d.set(Value::string(k), x);
-            return percent_format(s, Value::dict(std::move(d)), line);
-        }
-        return percent_format(s, Value::tuple(a.pos), line);
-    }
-    if (f == "wordcount") {
-        int64_t n = 0;
-        bool in_word = false;
-        for (uint32_t c : cps_of(py_str(v, line))) {
-            const bool w = c == '_' || is_alpha(c) || is_numeric(c);
-            if (w && !in_word) ++n;
-            in_word = w;
-        }
-        return Value::integer(n);
-    }
-    if (f == "truncate") {
-        Value sv = soft_str();
-        const std::string& s = sv.text();
-        const int64_t length = arg(a, 0, "length") ? as_index(*this, *arg(a, 0, "length"), line, "truncate length") : 255;
-        const bool killwords = arg(a, 1, "killwords") && truthy(*arg(a, 1, "killwords"));
-        const std::string end = arg(a, 2, "end") ? py_str(*arg(a, 2, "end"), line) : "...";
-        const int64_t leeway = arg(a, 3, "leeway") && !arg(a, 3, "leeway")->is_none() ? as_index(*this, *arg(a, 3, "leeway"), line, "leeway") : 5;
-        const auto n_end = static_cast<int64_t>(cp_count(end));
-        if (length < n_end) fail(line, "expected length >= " + std::to_string(n_end) + ", got " + std::to_string(length));
-        if (leeway < 0) fail(line, "expected leeway >= 0, got " + std::to_string(leeway));
-        std::vector<size_t> b = cp_bounds(s);
-        const auto n = static_cast<int64_t>(b.size() - 1);
-        if (n <= length + leeway) return sv;
-        std::string head = s.substr(0, b[static_cast<size_t>(length - n_end)]);
-        if (!killwords) {
-            const size_t sp = head.rfind(' ');
-            if (sp != std::string::npos) head = head.substr(0, sp);
-        }
-        Str out;
-        out.text = head + end;
-        return str_value(std::move(out), line);
-    }
-    if (f == "batch" || f == "slice") {
-        std::vector<Value> items = iterate(v, line);
-        const int64_t n = as_index(*this, a.pos.empty() ? Value::integer(1) : a.pos[0], line, f.c_str());
-        if (n <= 0) fail(line, f + ": the count must be positive");
-        const Value* fill = arg(a, 1, "fill_with");
-        std::vector<Value> out;
-        if (f == "batch") {
-            List cur;
-            for (const Value& x : items) {
-                cur.push_back(x);
-                if (static_cast<int64_t>(cur.size()) == n) {
-                    out.push_back(make_list(std::move(cur), line));
-                    cur.clear();
-                }
-            }
-            if (!cur.empty()) {
-                if (fill && !fill->is_none())
-                    while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*fill);
-                out.push_back(make_list(std::move(cur), line));
-            }
-        } else {
-            const auto len = static_cast<int64_t>(items.size());
-            const int64_t per = len / n, extra = len % n;
-            int64_t offset = 0;
-            for (int64_t k = 0; k < n; ++k) {
-                const int64_t start = offset + k * per;
-                if (k < extra) ++offset;
-                const int64_t end = offset + (k + 1) * per;
-                List cur(items.begin() + start, items.begin() + end);
-                if (fill && !fill->is_none() && k >= extra) cur.push_back(*fill);
-                out.push_back(make_list(std::move(cur), line));
-            }
-        }
-        return make_iterator(std::move(out), line);
-    }
-    if (f == "striptags") {
-        // Jinja2's Markup.striptags(): comments and tags removed, whitespace collapsed, entities unescaped.
-        std::string s = py_str(v, line), t, out;
-        for (size_t k = 0; k < s.size();) {
-            if (s.compare(k, 4, "<!--") == 0) {
-                size_t e = s.find("-->", k + 4);
-                if (e == std::string::npos) {
-                    t += s.substr(k);
-                    break;
-                }
-                k = e + 3;
-            } else if (s[k] == '<') {
-                size_t e = s.find('>', k + 1);
-                if (e == std::string::npos) {
-                    t += s.substr(k);
-                    break;
-                }
-                k = e + 1;
-            } else {
-                t += s[k++];
-            }
-        }
-        Value words = split(Str{t, {}}, nullptr, -1, false, line);
-        for (size_t k = 0; k < words.list_ref().size(); ++k) out += (k ? " " : "") + words.list_ref()[k].text();
-        const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&#34;", "\""}, {"&#39;", "'"},
-                                                            {"&quot;", "\""}, {"&amp;", "&"}};
-        for (const auto& [from, to] : ents)
-            for (size_t p = out.find(from); p != std::string::npos; p = out.find(from, p + std::strlen(to))) out.replace(p, std::strlen(from), to);
-        Str r;
-        r.text = std::move(out);
-        return str_value(std::move(r), line);
-    }
+    if (const FilterFn fn = find_filter(f)) return fn(*this, f, v, a, line);
     if (jinja2_filter(f)) fail(line, "unsupported construct: filter '" + f + "' (Jinja2 has it; cuset does not implement it)");
     fail(line, "No filter named '" + f + "'.");
 }
+
 
 // ---------------------------------------------------------------- tests
 

@@ -91,6 +91,14 @@ public:
     // nullptr-kind undefined when the type has no such method.
     bool method(const Value& obj, const std::string& name, int line, Value* out);
     void install_globals();
+    // what the filters (each a function of the table in jinja_builtins.cpp) build on
+    Value attr_path(const Value& v, const std::string& path, int line);
+    Value str_method(const Value& obj, const std::string& m, const Args& a, int line);
+    Value list_method(const Value& obj, const std::string& m, const Args& a, int line);
+    Value dict_method(const Value& obj, const std::string& m, const Args& a, int line);
+    Value split(const Str& s, const Value* sep, int64_t maxsplit, bool from_right, int line);
+    Value replace(const Value& s, const std::string& old, const std::string& rep, int64_t count, int line);
+    Value select_family(const std::string& f, const Value& v, const Args& a, int line);
 
 private:
     struct Frame {
@@ -128,14 +136,6 @@ private:
     Value slice(const Value& obj, const Value& start, const Value& stop, const Value& step, int line);
     Value int_op(const std::string& op, int64_t i, int64_t j, int line);
 
-    // builtins helpers (jinja_builtins.cpp)
-    Value attr_path(const Value& v, const std::string& path, int line);
-    Value str_method(const Value& obj, const std::string& m, const Args& a, int line);
-    Value list_method(const Value& obj, const std::string& m, const Args& a, int line);
-    Value dict_method(const Value& obj, const std::string& m, const Args& a, int line);
-    Value split(const Str& s, const Value* sep, int64_t maxsplit, bool from_right, int line);
-    Value replace(const Value& s, const std::string& old, const std::string& rep, int64_t count, int line);
-    Value select_family(const std::string& f, const Value& v, const Args& a, int line);
 };
 
 const Value* arg(const Args& a, size_t pos, const char* kw);  // positional `pos` or keyword `kw`

@@ -1190,6 +1190,7 @@ bool in_list(const char* const (&l)[N], const std::string& n) {
 
 bool jinja2_filter(const std::string& name) { return in_list(kJinja2Filters, name); }
 bool jinja2_test(const std::string& name) { return in_list(kJinja2Tests, name); }
+std::vector<std::string> jinja2_filters() { return {std::begin(kJinja2Filters), std::end(kJinja2Filters)}; }
 
 Program parse(const std::string& source, const std::string& name) {
     Lexer lex(source, name);

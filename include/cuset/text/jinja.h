@@ -153,6 +153,11 @@ struct Iterator {
     std::function<bool(Value*)> next;      // false when exhausted
 };
 
+// The filters a template may use (one table in the evaluator), and Jinja2's filters that cuset
+// does not implement: a template that runs one of those fails naming it (docs/data.md lists them).
+std::vector<std::string> filter_names();
+std::vector<std::string> unimplemented_jinja2_filters();
+
 // JSON -> Value (objects keep their key order as nlohmann::ordered_json does; numbers keep int/float).
 Value value_from_json(const nlohmann::ordered_json& j);
 
