@@ -306,12 +306,312 @@ void Interp::install_globals() {
 // ---------------------------------------------------------------- methods
 
 namespace {
-const char* const kStrMethods[] = {
-    "capitalize", "casefold", "center", "count", "endswith", "find", "format", "index", "isalnum", "isalpha",
-    "isascii", "isdecimal", "isdigit", "islower", "isnumeric", "isspace", "istitle", "isupper", "join",
-    "ljust", "lower", "lstrip", "partition", "removeprefix", "removesuffix", "replace", "rfind", "rindex",
-    "rjust", "rpartition", "rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
-    "title", "upper", "zfill"};
+// One call of a str method: the string, its arguments (Markup's escaped where markupsafe escapes
+// them; `a0` as written), and what the methods share: the result made a string of the receiver's
+// kind, a str or int argument by position or keyword.
+struct StrCall {
+    Interp& in;
+    const Value& obj;
+    const std::string& m;
+    const Args& a;
+    const Args& a0;
+    int line;
+    bool markup;
+    const Str& s;
+    const std::string& t;
+
+    Value result(Str r) const { return in.str_value(std::move(r), line, markup); }
+    Value plain(std::string r) const {
+        Str x;
+        x.text = std::move(r);
+        return result(std::move(x));
+    }
+    const std::string* str_arg(size_t pos, const char* kw) const {
+        const Value* v = arg(a, pos, kw);
+        if (!v || v->is_none()) return nullptr;
+        if (!v->is_string()) in.fail(line, m + "() argument must be str, not " + type_name(*v));
+        return &v->text();
+    }
+    int64_t int_arg(size_t pos, const char* kw, int64_t dflt) const {
+        const Value* v = arg(a, pos, kw);
+        if (!v || v->is_none()) return dflt;
+        return as_index(in, *v, line, m.c_str());
+    }
+};
+
+Value str_strip(const StrCall& q) {
+    return q.result(py_strip(q.s, q.str_arg(0, "chars"), q.m != "rstrip", q.m != "lstrip"));
+}
+
+Value str_split(const StrCall& q) {
+    Value r = q.in.split(q.s, arg(q.a, 0, "sep"), q.int_arg(1, "maxsplit", -1), q.m == "rsplit", q.line);
+    if (!q.markup) return r;
+    List l;
+    for (const Value& x : r.list_ref()) l.push_back(Value::markup(x.str()));
+    return q.in.make_list(std::move(l), q.line);
+}
+
+Value str_splitlines(const StrCall& q) {
+    const Value* keep = arg(q.a, 0, "keepends");
+    std::vector<size_t> ends;
+    List out;
+    auto spans = line_spans(q.t, &ends);
+    for (size_t k = 0; k < spans.size(); ++k) {
+        Str piece = str_sub(q.s, spans[k].first, keep && truthy(*keep) ? ends[k] : spans[k].second);
+        out.push_back(q.markup ? Value::markup(piece) : Value::string(piece));
+    }
+    return q.in.make_list(std::move(out), q.line);
+}
+
+Value str_startswith(const StrCall& q) {
+    const Value* p = arg(q.a, 0, "prefix");
+    if (!p) q.in.fail(q.line, q.m + "() takes at least 1 argument (0 given)");
+    std::vector<std::string> cands;
+    if (p->is_tuple()) {
+        for (const Value& x : p->list_ref()) {
+            if (!x.is_string()) q.in.fail(q.line, std::string("tuple for ") + q.m + " must only contain str, not " + type_name(x));
+            cands.push_back(x.text());
+        }
+    } else if (p->is_string()) {
+        cands.push_back(p->text());
+    } else {
+        q.in.fail(q.line, q.m + " first arg must be str or a tuple of str, not " + type_name(*p));
+    }
+    // start / end arguments, in code points
+    std::string sub = q.t;
+    if (q.a.pos.size() > 1) {
+        std::vector<size_t> b = cp_bounds(q.t);
+        const auto n = static_cast<int64_t>(b.size() - 1);
+        auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+        const int64_t lo = norm(q.int_arg(1, "start", 0)), hi = norm(q.int_arg(2, "end", n));
+        sub = lo <= hi ? q.t.substr(b[static_cast<size_t>(lo)], b[static_cast<size_t>(hi)] - b[static_cast<size_t>(lo)]) : std::string();
+        if (lo > n) return Value::boolean(false);
+    }
+    for (const std::string& c : cands)
+        if (q.m == "startswith" ? sub.compare(0, c.size(), c) == 0 && sub.size() >= c.size()
+                              : sub.size() >= c.size() && sub.compare(sub.size() - c.size(), c.size(), c) == 0)
+            return Value::boolean(true);
+    return Value::boolean(false);
+}
+
+Value str_replace(const StrCall& q) {
+    const std::string* o = q.str_arg(0, "old");
+    const std::string* r = q.str_arg(1, "new");
+    if (!o || !r) q.in.fail(q.line, "replace() takes at least 2 arguments");
+    return q.in.replace(q.obj, *o, *r, q.int_arg(2, "count", -1), q.line);
+}
+
+Value str_upper(const StrCall& q) {
+    return q.plain(map_case(q.t, 0));
+}
+
+Value str_lower(const StrCall& q) {
+    return q.plain(map_case(q.t, 1));
+}
+
+Value str_swapcase(const StrCall& q) {
+    return q.plain(map_case(q.t, 2));
+}
+
+Value str_title(const StrCall& q) {
+    return q.plain(py_title(q.t));
+}
+
+Value str_capitalize(const StrCall& q) {
+    return q.plain(py_capitalize(q.t));
+}
+
+Value str_find(const StrCall& q) {
+    const std::string* sub = q.str_arg(0, "sub");
+    if (!sub) q.in.fail(q.line, q.m + "() takes at least 1 argument");
+    std::vector<size_t> b = cp_bounds(q.t);
+    const auto n = static_cast<int64_t>(b.size() - 1);
+    auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+    const int64_t lo = norm(q.int_arg(1, "start", 0)), hi = norm(q.int_arg(2, "end", n));
+    if (lo > hi) {
+        if (q.m == "index" || q.m == "rindex") q.in.fail(q.line, "substring not found");
+        return Value::integer(q.m == "count" ? 0 : -1);
+    }
+    const size_t bl = b[static_cast<size_t>(lo)], bh = b[static_cast<size_t>(hi)];
+    const std::string_view view(q.t.data() + bl, bh - bl);
+    if (q.m == "count") {
+        if (sub->empty()) return Value::integer(hi - lo + 1);
+        int64_t c = 0;
+        for (size_t k = view.find(*sub); k != std::string_view::npos; k = view.find(*sub, k + sub->size())) ++c;
+        return Value::integer(c);
+    }
+    const size_t p = (q.m == "find" || q.m == "index") ? view.find(*sub) : view.rfind(*sub);
+    if (p == std::string_view::npos) {
+        if (q.m == "index" || q.m == "rindex") q.in.fail(q.line, "substring not found");
+        return Value::integer(-1);
+    }
+    return Value::integer(static_cast<int64_t>(cp_count(q.t.substr(0, bl + p))));
+}
+
+Value str_join(const StrCall& q) {
+    const Value* it = arg(q.a0, 0, "iterable");
+    if (!it) q.in.fail(q.line, "join() takes exactly one argument (0 given)");
+    Str out;
+    std::vector<Value> items = q.in.iterate(*it, q.line);
+    for (size_t k = 0; k < items.size(); ++k) {
+        if (!items[k].is_string())
+            q.in.fail(q.line, "sequence item " + std::to_string(k) + ": expected str instance, " + type_name(items[k]) + " found");
+        if (k) str_append(out, q.s);
+        Str piece = q.markup ? q.in.html_escape(items[k], q.line) : items[k].str();
+        q.in.check_size(out.text.size() + piece.text.size(), q.line);
+        str_append(out, piece);
+    }
+    return q.result(std::move(out));
+}
+
+Value str_format(const StrCall& q) {
+    return q.in.str_format(q.obj, q.a0, q.line);
+}
+
+Value str_isdigit(const StrCall& q) {
+    std::vector<uint32_t> cps = cps_of(q.t);
+    if (q.m == "isascii") return Value::boolean(std::all_of(cps.begin(), cps.end(), [](uint32_t c) { return c < 0x80; }));
+    if (cps.empty()) return Value::boolean(false);
+    if (q.m == "istitle") {
+        bool prev = false, any = false;
+        for (uint32_t c : cps) {
+            auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+            const bool up = cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT, lo = cat == UTF8PROC_CATEGORY_LL;
+            if (up) {
+                if (prev) return Value::boolean(false);
+                prev = any = true;
+            } else if (lo) {
+                if (!prev) return Value::boolean(false);
+                any = true;
+            } else {
+                prev = false;
+            }
+        }
+        return Value::boolean(any);
+    }
+    bool any_cased = false;
+    for (uint32_t c : cps) {
+        auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+        if ((q.m == "isdigit" || q.m == "isdecimal") && !is_decimal(c)) return Value::boolean(false);
+        if (q.m == "isnumeric" && !is_numeric(c)) return Value::boolean(false);
+        if (q.m == "isspace" && !py_space(c)) return Value::boolean(false);
+        if (q.m == "isalpha" && !is_alpha(c)) return Value::boolean(false);
+        if (q.m == "isalnum" && !is_alpha(c) && !is_numeric(c)) return Value::boolean(false);
+        if (q.m == "isupper" && (cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT)) return Value::boolean(false);
+        if (q.m == "islower" && (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT)) return Value::boolean(false);
+        any_cased = any_cased || cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT;
+    }
+    if (q.m == "isupper" || q.m == "islower") return Value::boolean(any_cased);
+    return Value::boolean(true);
+}
+
+Value str_center(const StrCall& q) {
+    const int64_t width = q.int_arg(0, "width", -1);
+    if (!arg(q.a, 0, "width")) q.in.fail(q.line, q.m + "() takes at least 1 argument (0 given)");
+    std::string fill = " ";
+    if (q.m != "zfill")
+        if (const std::string* f = q.str_arg(1, "fillchar")) {
+            if (cp_count(*f) != 1) q.in.fail(q.line, "The fill character must be exactly one character long");
+            fill = *f;
+        }
+    const auto n = static_cast<int64_t>(cp_count(q.t));
+    if (width <= n) return q.obj;
+    q.in.check_size(q.t.size() + static_cast<size_t>(width - n) * fill.size(), q.line);
+    const int64_t pad = width - n;
+    std::string left, right;
+    if (q.m == "zfill") {
+        const bool sign = !q.t.empty() && (q.t[0] == '+' || q.t[0] == '-');
+        std::string r = q.t;
+        r.insert(sign ? 1 : 0, static_cast<size_t>(pad), '0');
+        return q.plain(r);
+    }
+    int64_t nl = q.m == "ljust" ? 0 : q.m == "rjust" ? pad : pad / 2 + (pad & width & 1);
+    for (int64_t k = 0; k < nl; ++k) left += fill;
+    for (int64_t k = 0; k < pad - nl; ++k) right += fill;
+    return q.plain(left + q.t + right);
+}
+
+Value str_partition(const StrCall& q) {
+    const std::string* sep = q.str_arg(0, "sep");
+    if (!sep) q.in.fail(q.line, q.m + "() takes exactly one argument (0 given)");
+    if (sep->empty()) q.in.fail(q.line, "empty separator");
+    const size_t p = q.m == "partition" ? q.t.find(*sep) : q.t.rfind(*sep);
+    List l;
+    auto mk = [&](Str x) { return q.markup ? Value::markup(std::move(x)) : Value::string(std::move(x)); };
+    if (p == std::string::npos) {
+        if (q.m == "partition") l = {q.obj, mk(Str{}), mk(Str{})};
+        else l = {mk(Str{}), mk(Str{}), q.obj};
+    } else {
+        l = {mk(str_sub(q.s, 0, p)), mk(str_sub(q.s, p, p + sep->size())), mk(str_sub(q.s, p + sep->size(), q.t.size()))};
+    }
+    return q.in.make_list(std::move(l), q.line, /*tuple=*/true);
+}
+
+Value str_removeprefix(const StrCall& q) {
+    const std::string* x = q.str_arg(0, q.m == "removeprefix" ? "prefix" : "suffix");
+    if (!x) q.in.fail(q.line, q.m + "() takes exactly one argument (0 given)");
+    if (q.m == "removeprefix" && q.t.compare(0, x->size(), *x) == 0 && q.t.size() >= x->size())
+        return q.result(str_sub(q.s, x->size(), q.t.size()));
+    if (q.m == "removesuffix" && !x->empty() && q.t.size() >= x->size() && q.t.compare(q.t.size() - x->size(), x->size(), *x) == 0)
+        return q.result(str_sub(q.s, 0, q.t.size() - x->size()));
+    return q.obj;
+}
+
+// The methods of str a template may call, one row each: the name and its function (`q.m` is the
+// name, so one function serves several).
+using StrMethodFn = Value (*)(const StrCall& q);
+struct StrMethodRow {
+    const char* name;
+    StrMethodFn fn;
+};
+const StrMethodRow kStrMethods[] = {
+    {"strip", str_strip},
+    {"lstrip", str_strip},
+    {"rstrip", str_strip},
+    {"split", str_split},
+    {"rsplit", str_split},
+    {"splitlines", str_splitlines},
+    {"startswith", str_startswith},
+    {"endswith", str_startswith},
+    {"replace", str_replace},
+    {"upper", str_upper},
+    {"lower", str_lower},
+    {"casefold", str_lower},
+    {"swapcase", str_swapcase},
+    {"title", str_title},
+    {"capitalize", str_capitalize},
+    {"find", str_find},
+    {"rfind", str_find},
+    {"index", str_find},
+    {"rindex", str_find},
+    {"count", str_find},
+    {"join", str_join},
+    {"format", str_format},
+    {"isdigit", str_isdigit},
+    {"isspace", str_isdigit},
+    {"isalpha", str_isdigit},
+    {"isalnum", str_isdigit},
+    {"isupper", str_isdigit},
+    {"islower", str_isdigit},
+    {"isdecimal", str_isdigit},
+    {"isnumeric", str_isdigit},
+    {"isascii", str_isdigit},
+    {"istitle", str_isdigit},
+    {"center", str_center},
+    {"ljust", str_center},
+    {"rjust", str_center},
+    {"zfill", str_center},
+    {"partition", str_partition},
+    {"rpartition", str_partition},
+    {"removeprefix", str_removeprefix},
+    {"removesuffix", str_removeprefix},
+};
+
+StrMethodFn find_str_method(const std::string& name) {
+    for (const StrMethodRow& r : kStrMethods)
+        if (name == r.name) return r.fn;
+    return nullptr;
+}
 const char* const kListMethods[] = {"count", "index", "copy"};
 const char* const kListUnsafe[] = {"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
 const char* const kDictMethods[] = {"copy", "fromkeys", "get", "items", "keys", "values"};
@@ -335,7 +635,7 @@ bool Interp::method(const Value& obj, const std::string& name, int line, Value* 
         return true;
     }
     enum { kNone, kStr, kList, kDict } kind = kNone;
-    if (obj.is_string() && (in(kStrMethods, name) || in(kStrOther, name))) kind = kStr;
+    if (obj.is_string() && (find_str_method(name) || in(kStrOther, name))) kind = kStr;
     else if (obj.kind() == K::kList && (in(kListMethods, name) || in(kListUnsafe, name))) kind = kList;
     else if (obj.kind() == K::kDict && !obj.is_namespace() && (in(kDictMethods, name) || in(kDictUnsafe, name))) kind = kDict;
     else if (obj.kind() == K::kCallable) {
@@ -479,214 +779,8 @@ Value Interp::str_method(const Value& obj, const std::string& m, const Args& a0,
             if (escaped != SIZE_MAX && k == kw) v = markup_arg(v, line);
     }
     const Str& s = obj.str();
-    const std::string& t = s.text;
-    step(static_cast<int64_t>(t.size() >> 6));
-    auto result = [&](Str r) { return str_value(std::move(r), line, markup); };
-    auto plain = [&](std::string r) {
-        Str x;
-        x.text = std::move(r);
-        return result(std::move(x));
-    };
-    auto str_arg = [&](size_t pos, const char* kw) -> const std::string* {
-        const Value* v = arg(a, pos, kw);
-        if (!v || v->is_none()) return nullptr;
-        if (!v->is_string()) fail(line, m + "() argument must be str, not " + type_name(*v));
-        return &v->text();
-    };
-    auto int_arg = [&](size_t pos, const char* kw, int64_t dflt) {
-        const Value* v = arg(a, pos, kw);
-        if (!v || v->is_none()) return dflt;
-        return as_index(*this, *v, line, m.c_str());
-    };
-    if (m == "strip" || m == "lstrip" || m == "rstrip")
-        return result(py_strip(s, str_arg(0, "chars"), m != "rstrip", m != "lstrip"));
-    if (m == "split" || m == "rsplit") {
-        Value r = split(s, arg(a, 0, "sep"), int_arg(1, "maxsplit", -1), m == "rsplit", line);
-        if (!markup) return r;
-        List l;
-        for (const Value& x : r.list_ref()) l.push_back(Value::markup(x.str()));
-        return make_list(std::move(l), line);
-    }
-    if (m == "splitlines") {
-        const Value* keep = arg(a, 0, "keepends");
-        std::vector<size_t> ends;
-        List out;
-        auto spans = line_spans(t, &ends);
-        for (size_t k = 0; k < spans.size(); ++k) {
-            Str piece = str_sub(s, spans[k].first, keep && truthy(*keep) ? ends[k] : spans[k].second);
-            out.push_back(markup ? Value::markup(piece) : Value::string(piece));
-        }
-        return make_list(std::move(out), line);
-    }
-    if (m == "startswith" || m == "endswith") {
-        const Value* p = arg(a, 0, "prefix");
-        if (!p) fail(line, m + "() takes at least 1 argument (0 given)");
-        std::vector<std::string> cands;
-        if (p->is_tuple()) {
-            for (const Value& x : p->list_ref()) {
-                if (!x.is_string()) fail(line, std::string("tuple for ") + m + " must only contain str, not " + type_name(x));
-                cands.push_back(x.text());
-            }
-        } else if (p->is_string()) {
-            cands.push_back(p->text());
-        } else {
-            fail(line, m + " first arg must be str or a tuple of str, not " + type_name(*p));
-        }
-        // start / end arguments, in code points
-        std::string sub = t;
-        if (a.pos.size() > 1) {
-            std::vector<size_t> b = cp_bounds(t);
-            const auto n = static_cast<int64_t>(b.size() - 1);
-            auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
-            const int64_t lo = norm(int_arg(1, "start", 0)), hi = norm(int_arg(2, "end", n));
-            sub = lo <= hi ? t.substr(b[static_cast<size_t>(lo)], b[static_cast<size_t>(hi)] - b[static_cast<size_t>(lo)]) : std::string();
-            if (lo > n) return Value::boolean(false);
-        }
-        for (const std::string& c : cands)
-            if (m == "startswith" ? sub.compare(0, c.size(), c) == 0 && sub.size() >= c.size()
-                                  : sub.size() >= c.size() && sub.compare(sub.size() - c.size(), c.size(), c) == 0)
-                return Value::boolean(true);
-        return Value::boolean(false);
-    }
-    if (m == "replace") {
-        const std::string* o = str_arg(0, "old");
-        const std::string* r = str_arg(1, "new");
-        if (!o || !r) fail(line, "replace() takes at least 2 arguments");
-        return replace(obj, *o, *r, int_arg(2, "count", -1), line);
-    }
-    if (m == "upper") return plain(map_case(t, 0));
-    if (m == "lower" || m == "casefold") return plain(map_case(t, 1));
-    if (m == "swapcase") return plain(map_case(t, 2));
-    if (m == "title") return plain(py_title(t));
-    if (m == "capitalize") return plain(py_capitalize(t));
-    if (m == "find" || m == "rfind" || m == "index" || m == "rindex" || m == "count") {
-        const std::string* sub = str_arg(0, "sub");
-        if (!sub) fail(line, m + "() takes at least 1 argument");
-        std::vector<size_t> b = cp_bounds(t);
-        const auto n = static_cast<int64_t>(b.size() - 1);
-        auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
-        const int64_t lo = norm(int_arg(1, "start", 0)), hi = norm(int_arg(2, "end", n));
-        if (lo > hi) {
-            if (m == "index" || m == "rindex") fail(line, "substring not found");
-            return Value::integer(m == "count" ? 0 : -1);
-        }
-        const size_t bl = b[static_cast<size_t>(lo)], bh = b[static_cast<size_t>(hi)];
-        const std::string_view view(t.data() + bl, bh - bl);
-        if (m == "count") {
-            if (sub->empty()) return Value::integer(hi - lo + 1);
-            int64_t c = 0;
-            for (size_t k = view.find(*sub); k != std::string_view::npos; k = view.find(*sub, k + sub->size())) ++c;
-            return Value::integer(c);
-        }
-        const size_t p = (m == "find" || m == "index") ? view.find(*sub) : view.rfind(*sub);
-        if (p == std::string_view::npos) {
-            if (m == "index" || m == "rindex") fail(line, "substring not found");
-            return Value::integer(-1);
-        }
-        return Value::integer(static_cast<int64_t>(cp_count(t.substr(0, bl + p))));
-    }
-    if (m == "join") {
-        const Value* it = arg(a0, 0, "iterable");
-        if (!it) fail(line, "join() takes exactly one argument (0 given)");
-        Str out;
-        std::vector<Value> items = iterate(*it, line);
-        for (size_t k = 0; k < items.size(); ++k) {
-            if (!items[k].is_string())
-                fail(line, "sequence item " + std::to_string(k) + ": expected str instance, " + type_name(items[k]) + " found");
-            if (k) str_append(out, s);
-            Str piece = markup ? html_escape(items[k], line) : items[k].str();
-            check_size(out.text.size() + piece.text.size(), line);
-            str_append(out, piece);
-        }
-        return result(std::move(out));
-    }
-    if (m == "format") return str_format(obj, a0, line);
-    if (m == "isdigit" || m == "isspace" || m == "isalpha" || m == "isalnum" || m == "isupper" || m == "islower" ||
-        m == "isdecimal" || m == "isnumeric" || m == "isascii" || m == "istitle") {
-        std::vector<uint32_t> cps = cps_of(t);
-        if (m == "isascii") return Value::boolean(std::all_of(cps.begin(), cps.end(), [](uint32_t c) { return c < 0x80; }));
-        if (cps.empty()) return Value::boolean(false);
-        if (m == "istitle") {
-            bool prev = false, any = false;
-            for (uint32_t c : cps) {
-                auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-                const bool up = cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT, lo = cat == UTF8PROC_CATEGORY_LL;
-                if (up) {
-                    if (prev) return Value::boolean(false);
-                    prev = any = true;
-                } else if (lo) {
-                    if (!prev) return Value::boolean(false);
-                    any = true;
-                } else {
-                    prev = false;
-                }
-            }
-            return Value::boolean(any);
-        }
-        bool any_cased = false;
-        for (uint32_t c : cps) {
-            auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-            if ((m == "isdigit" || m == "isdecimal") && !is_decimal(c)) return Value::boolean(false);
-            if (m == "isnumeric" && !is_numeric(c)) return Value::boolean(false);
-            if (m == "isspace" && !py_space(c)) return Value::boolean(false);
-            if (m == "isalpha" && !is_alpha(c)) return Value::boolean(false);
-            if (m == "isalnum" && !is_alpha(c) && !is_numeric(c)) return Value::boolean(false);
-            if (m == "isupper" && (cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT)) return Value::boolean(false);
-            if (m == "islower" && (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT)) return Value::boolean(false);
-            any_cased = any_cased || cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT;
-        }
-        if (m == "isupper" || m == "islower") return Value::boolean(any_cased);
-        return Value::boolean(true);
-    }
-    if (m == "center" || m == "ljust" || m == "rjust" || m == "zfill") {
-        const int64_t width = int_arg(0, "width", -1);
-        if (!arg(a, 0, "width")) fail(line, m + "() takes at least 1 argument (0 given)");
-        std::string fill = " ";
-        if (m != "zfill")
-            if (const std::string* f = str_arg(1, "fillchar")) {
-                if (cp_count(*f) != 1) fail(line, "The fill character must be exactly one character long");
-                fill = *f;
-            }
-        const auto n = static_cast<int64_t>(cp_count(t));
-        if (width <= n) return obj;
-        check_size(t.size() + static_cast<size_t>(width - n) * fill.size(), line);
-        const int64_t pad = width - n;
-        std::string left, right;
-        if (m == "zfill") {
-            const bool sign = !t.empty() && (t[0] == '+' || t[0] == '-');
-            std::string r = t;
-            r.insert(sign ? 1 : 0, static_cast<size_t>(pad), '0');
-            return plain(r);
-        }
-        int64_t nl = m == "ljust" ? 0 : m == "rjust" ? pad : pad / 2 + (pad & width & 1);
-        for (int64_t k = 0; k < nl; ++k) left += fill;
-        for (int64_t k = 0; k < pad - nl; ++k) right += fill;
-        return plain(left + t + right);
-    }
-    if (m == "partition" || m == "rpartition") {
-        const std::string* sep = str_arg(0, "sep");
-        if (!sep) fail(line, m + "() takes exactly one argument (0 given)");
-        if (sep->empty()) fail(line, "empty separator");
-        const size_t p = m == "partition" ? t.find(*sep) : t.rfind(*sep);
-        List l;
-        auto mk = [&](Str x) { return markup ? Value::markup(std::move(x)) : Value::string(std::move(x)); };
-        if (p == std::string::npos) {
-            if (m == "partition") l = {obj, mk(Str{}), mk(Str{})};
-            else l = {mk(Str{}), mk(Str{}), obj};
-        } else {
-            l = {mk(str_sub(s, 0, p)), mk(str_sub(s, p, p + sep->size())), mk(str_sub(s, p + sep->size(), t.size()))};
-        }
-        return make_list(std::move(l), line, /*tuple=*/true);
-    }
-    if (m == "removeprefix" || m == "removesuffix") {
-        const std::string* x = str_arg(0, m == "removeprefix" ? "prefix" : "suffix");
-        if (!x) fail(line, m + "() takes exactly one argument (0 given)");
-        if (m == "removeprefix" && t.compare(0, x->size(), *x) == 0 && t.size() >= x->size())
-            return result(str_sub(s, x->size(), t.size()));
-        if (m == "removesuffix" && !x->empty() && t.size() >= x->size() && t.compare(t.size() - x->size(), x->size(), *x) == 0)
-            return result(str_sub(s, 0, t.size() - x->size()));
-        return obj;
-    }
+    step(static_cast<int64_t>(s.text.size() >> 6));
+    if (const StrMethodFn fn = find_str_method(m)) return fn(StrCall{*this, obj, m, a, a0, line, markup, s, s.text});
     fail(line, "unsupported construct: str." + m + "()");
 }
 
