@@ -41,7 +41,6 @@ TO_SPLIT = {
     "src/judge/sandbox.cpp": {"Sandbox::Sandbox"},
     "src/text/unicode.cpp": {"nfc_changes"},
     "src/analysis/run_report.cpp": {"chart_svg"},
-    "src/judge/runner.cpp": {"judge_kernelbench"},
     "src/text/jinja_parse.cpp": {"statement"},
     "src/eval/judge.cpp": {"judge_results"},
     "src/rl/multi_turn.cpp": {"multi_turn_rollout"},
