@@ -295,6 +295,18 @@ void add_objective_keys(Table& t) {
     range(t.add("objective.grpo.epsilon_high", CUSET_MEMBER(objective.grpo.epsilon_high), 0.0,
                 "grpo: upper clip (1 + epsilon_high); 0 = epsilon"),
           0.0, 1e6);
+    range(t.add("objective.grpo.delta", CUSET_MEMBER(objective.grpo.delta), 0.0,
+                "grpo: two-sided clipping, the ratio capped at delta in the unclipped term (0 = off; TRL recommends > 1 + epsilon)"),
+          0.0, 1e6);
+    choices(t.add("objective.grpo.importance_sampling_level", CUSET_MEMBER(objective.grpo.importance_sampling_level),
+                  "token", "grpo: one importance ratio per token, or per completion (GSPO's; luspo's)"),
+            {"token", "sequence"});
+    range(t.add("objective.grpo.sapo_temperature_pos", CUSET_MEMBER(objective.grpo.sapo_temperature_pos), 1.0,
+                "grpo: sapo's gate temperature for tokens with a positive advantage"),
+          1e-6, 1e6);
+    range(t.add("objective.grpo.sapo_temperature_neg", CUSET_MEMBER(objective.grpo.sapo_temperature_neg), 1.05,
+                "grpo: sapo's gate temperature for the others"),
+          1e-6, 1e6);
     choices(t.add("objective.grpo.scale_rewards", CUSET_MEMBER(objective.grpo.scale_rewards), "group",
                   "grpo: advantages divided by the group's or the batch's reward std, or not"),
             {"group", "batch", "none"});

@@ -4,6 +4,7 @@
 
 #include "cuset/core/error.h"
 #include "cuset/core/json_io.h"
+#include "cuset/core/log.h"
 #include "cuset/eval/eval_run.h"
 
 namespace cuset {
@@ -125,6 +126,23 @@ rl::GrpoStepsOptions grpo_steps_options_from(const Config& cfg) {
     so.loss.beta = k.beta;
     so.loss.epsilon = k.epsilon;
     if (k.epsilon_high > 0) so.loss.epsilon_high = k.epsilon_high;
+    if (k.delta > 0) so.loss.delta = k.delta;
+    so.loss.importance_sampling = importance_sampling_from(k.importance_sampling_level, "objective.grpo.importance_sampling_level");
+    so.loss.sapo_temperature_pos = k.sapo_temperature_pos;
+    so.loss.sapo_temperature_neg = k.sapo_temperature_neg;
+    // TRL's advice on these pairs, given as TRL gives it (a warning: the run is what was asked).
+    const bool per_sequence = so.loss.importance_sampling == ImportanceSampling::kSequence;
+    if (so.loss.loss_type == GrpoLossType::kLuspo && !per_sequence)
+        log_warn("objective.grpo.loss_type luspo is a sequence-level loss: set objective.grpo.importance_sampling_level "
+                 "to sequence for the paper's setup");
+    if (per_sequence && so.loss.loss_type != GrpoLossType::kGrpo && so.loss.loss_type != GrpoLossType::kSapo &&
+        so.loss.loss_type != GrpoLossType::kLuspo)
+        log_warn("objective.grpo.loss_type %s sums per-token terms, so with importance_sampling_level sequence each "
+                 "completion weighs by its length; GSPO's setup is loss_type grpo",
+                 grpo_loss_type_name(so.loss.loss_type));
+    if (so.loss.loss_type == GrpoLossType::kCispo && !so.loss.epsilon_high)
+        log_warn("objective.grpo.loss_type cispo caps the importance ratio at epsilon_high, which is unset (= epsilon, "
+                 "%g): TRL recommends 5.0", so.loss.epsilon);
     so.loss.max_completion_length = k.max_completion_length;
     so.num_generations = k.num_generations;
     so.temperature = k.temperature;

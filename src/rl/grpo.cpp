@@ -123,11 +123,20 @@ at::Tensor grpo_loss(const GrpoBatch& b, const GrpoOptions& opts, const GrpoNorm
     at::Tensor log_w = opts.importance_sampling == ImportanceSampling::kToken
                            ? log_ratio
                            : ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp_min(1.0)).unsqueeze(-1);  // [B, 1]
-    at::Tensor ratio = log_w.exp();                         // [B, T] or [B, 1]
-    at::Tensor clipped = ratio.clamp(1 - eps_low, 1 + eps_high);
-    at::Tensor unclipped = opts.delta ? ratio.clamp_max(*opts.delta) : ratio;
-    at::Tensor per_token = -at::min(unclipped * adv, clipped * adv);  // [B, T] or [B, 1]
-    at::Tensor kl;                                                     // [B, T]
+    at::Tensor ratio = log_w.exp();  // [B, T] or [B, 1]
+    at::Tensor per_token;            // [B, T] or [B, 1]
+    if (opts.loss_type == GrpoLossType::kCispo) {
+        per_token = -ratio.clamp_max(eps_high).detach() * adv * logps;  // [B, T]
+    } else if (opts.loss_type == GrpoLossType::kSapo) {
+        at::Tensor tau = at::where(adv > 0, at::scalar_tensor(opts.sapo_temperature_pos, adv.options()),
+                                   at::scalar_tensor(opts.sapo_temperature_neg, adv.options()));  // [B, 1]
+        per_token = -(at::sigmoid(tau * (ratio - 1)) * 4 / tau) * adv;
+    } else {
+        at::Tensor clipped = ratio.clamp(1 - eps_low, 1 + eps_high);
+        at::Tensor unclipped = opts.delta ? ratio.clamp_max(*opts.delta) : ratio;
+        per_token = -at::min(unclipped * adv, clipped * adv);
+    }
+    at::Tensor kl;  // [B, T]
     if (opts.beta != 0.0) {
         if (!b.ref_logps.defined()) throw UsageError("grpo_loss: beta != 0 needs the reference policy's log-probabilities");
         at::Tensor d = b.ref_logps - logps;
@@ -139,7 +148,11 @@ at::Tensor grpo_loss(const GrpoBatch& b, const GrpoOptions& opts, const GrpoNorm
     double accum_divide = static_cast<double>(norm.grad_accum);
     switch (opts.loss_type) {
         case GrpoLossType::kGrpo:
+        case GrpoLossType::kSapo:
             loss = ((per_token * mask).sum(-1) / mask.sum(-1).clamp_min(1.0)).mean();
+            break;
+        case GrpoLossType::kLuspo:  // each completion's token sum: its loss scaled by its length
+            loss = (per_token * mask).sum(-1).mean();
             break;
         case GrpoLossType::kBnpo:
             loss = masked_sum / mask.sum().clamp_min(1.0);
@@ -147,7 +160,8 @@ at::Tensor grpo_loss(const GrpoBatch& b, const GrpoOptions& opts, const GrpoNorm
         case GrpoLossType::kDrGrpo:
             loss = masked_sum / static_cast<double>(B * opts.max_completion_length);
             break;
-        case GrpoLossType::kDapo: {
+        case GrpoLossType::kDapo:
+        case GrpoLossType::kCispo: {
             double d = std::max(norm.num_items_in_batch, 1.0) / static_cast<double>(norm.processes);
             d = d * static_cast<double>(norm.grad_accum) / static_cast<double>(norm.steps_per_generation);
             loss = masked_sum / d;
@@ -166,6 +180,13 @@ at::Tensor grpo_loss(const GrpoBatch& b, const GrpoOptions& opts, const GrpoNorm
         s.clip_units = per_sequence ? static_cast<double>(B) : s.tokens;
         at::Tensor low = ((ratio < 1 - eps_low) & (adv < 0)).to(at::kFloat);
         at::Tensor high = ((ratio > 1 + eps_high) & (adv > 0)).to(at::kFloat);
+        if (opts.loss_type == GrpoLossType::kCispo) {
+            low = at::zeros_like(low);
+            high = ((ratio > eps_high) & (adv > 0)).to(at::kFloat);
+        } else if (opts.loss_type == GrpoLossType::kSapo) {
+            low = at::zeros_like(low);
+            high = at::zeros_like(high);
+        }
         s.clipped_low = masked(low);
         s.clipped_high = masked(high);
         s.clipped_region = masked((low + high).clamp_max(1.0));

@@ -473,3 +473,31 @@ TEST(AppOptions, SpeedupRewardNeedsTheGpuJudge) {
     EXPECT_EQ(o.rollout.rewards.speedup, 0.5);
     EXPECT_EQ(o.rollout.rewards.speedup_cap, 4);
 }
+
+// The loss keys reach GRPO's loss options under TRL's names: the loss type, two-sided clipping,
+// the importance-sampling level and sapo's temperatures; their defaults are TRL's.
+TEST(AppOptions, GrpoLossKeysReachTheLoss) {
+    cuset::Config cfg;
+    cfg.objective.method = "grpo";
+    cfg.objective.grpo.tasks = "tasks.jsonl";
+    const cuset::GrpoOptions d = cuset::grpo_steps_options_from(cfg).step.loss;
+    EXPECT_EQ(d.loss_type, cuset::GrpoLossType::kDapo);
+    EXPECT_FALSE(d.delta.has_value());
+    EXPECT_EQ(d.importance_sampling, cuset::ImportanceSampling::kToken);
+    EXPECT_EQ(d.sapo_temperature_pos, 1.0);
+    EXPECT_EQ(d.sapo_temperature_neg, 1.05);
+    cfg.objective.grpo.loss_type = "sapo";
+    cfg.objective.grpo.delta = 1.5;
+    cfg.objective.grpo.importance_sampling_level = "sequence";
+    cfg.objective.grpo.sapo_temperature_pos = 0.5;
+    cfg.objective.grpo.sapo_temperature_neg = 2.0;
+    const cuset::GrpoOptions o = cuset::grpo_steps_options_from(cfg).step.loss;
+    EXPECT_EQ(o.loss_type, cuset::GrpoLossType::kSapo);
+    ASSERT_TRUE(o.delta.has_value());
+    EXPECT_EQ(*o.delta, 1.5);
+    EXPECT_EQ(o.importance_sampling, cuset::ImportanceSampling::kSequence);
+    EXPECT_EQ(o.sapo_temperature_pos, 0.5);
+    EXPECT_EQ(o.sapo_temperature_neg, 2.0);
+    cfg.objective.grpo.importance_sampling_level = "tokens";
+    EXPECT_THROW(cuset::grpo_steps_options_from(cfg), cuset::UsageError);
+}

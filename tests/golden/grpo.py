@@ -12,9 +12,10 @@ TRL does (log_softmax of logits / temperature at the completion positions); TRL'
 (dapo, beta 0.04) on those log-probabilities, backpropagated into the model: the loss, the
 log-probabilities and every parameter's gradient.
 
-Cases: every loss_type (grpo, bnpo, dr_grpo, dapo) with beta 0 and 0.04, token- and
-sequence-level importance sampling, an asymmetric clip (epsilon_high) and two-sided clipping
-(delta), gradient accumulation 2 and the dapo normaliser of a larger generation batch.
+Cases: every loss_type cuset has (grpo, bnpo, dr_grpo, dapo, cispo, sapo, luspo) with beta 0 and
+0.04, token- and sequence-level importance sampling, an asymmetric clip (epsilon_high; cispo's
+cap at 1.2, under the largest ratios), sapo's two temperatures, two-sided clipping (delta),
+gradient accumulation 2 and the dapo and cispo normaliser of a larger generation batch.
 """
 import json
 import os
@@ -74,7 +75,9 @@ def trl_loss(case, logps=None, inputs=None):
         importance_sampling_level=case["importance_sampling_level"],
         beta=case["beta"],
         args=SimpleNamespace(use_bias_correction_kl=False, delta=case["delta"],
-                             steps_per_generation=case["steps_per_generation"]),
+                             steps_per_generation=case["steps_per_generation"],
+                             sapo_temperature_pos=case.get("sapo_temperature_pos", 1.0),
+                             sapo_temperature_neg=case.get("sapo_temperature_neg", 1.05)),
         loss_type=case["loss_type"],
         epsilon_low=case["epsilon"],
         epsilon_high=case["epsilon_high"],
@@ -106,9 +109,10 @@ def trl_loss(case, logps=None, inputs=None):
         "loss": loss.item(),
         "grad": logps.grad.reshape(-1).tolist(),
         "kl": m["kl"][0] if m.get("kl") else None,
-        "clip_low": m["clip_ratio/low_mean"][0],
-        "clip_high": m["clip_ratio/high_mean"][0],
-        "clip_region": m["clip_ratio/region_mean"][0],
+        # cispo logs one fraction (cispo_clip_ratio), cuset's clip_high; sapo logs none (it clips nothing)
+        "clip_low": m["clip_ratio/low_mean"][0] if "clip_ratio/low_mean" in m else 0.0,
+        "clip_high": m["clip_ratio/high_mean"][0] if "clip_ratio/high_mean" in m else m.get("cispo_clip_ratio", [0.0])[0],
+        "clip_region": m["clip_ratio/region_mean"][0] if "clip_ratio/region_mean" in m else m.get("cispo_clip_ratio", [0.0])[0],
     }
 
 
@@ -125,6 +129,19 @@ for loss_type in ["grpo", "dapo"]:  # two-sided clipping, accumulation, a larger
     cases.append(dict(loss_type=loss_type, beta=0.04, importance_sampling_level="token", epsilon=0.2,
                       epsilon_high=0.2, delta=1.5, grad_accum=2, steps_per_generation=4,
                       max_completion_length=8, num_items_in_batch=3 * float(mask.sum())))
+for loss_type, level in [("cispo", "token"), ("cispo", "sequence"), ("sapo", "token"), ("sapo", "sequence"),
+                         ("luspo", "sequence"), ("luspo", "token")]:
+    for beta in [0.0, 0.04]:
+        cases.append(dict(loss_type=loss_type, beta=beta, importance_sampling_level=level, epsilon=0.2,
+                          epsilon_high=1.2 if loss_type == "cispo" else 0.28, delta=None, grad_accum=1,
+                          steps_per_generation=1, max_completion_length=8, num_items_in_batch=float(mask.sum()),
+                          sapo_temperature_pos=1.0, sapo_temperature_neg=1.05))
+cases.append(dict(loss_type="cispo", beta=0.04, importance_sampling_level="token", epsilon=0.2, epsilon_high=1.2,
+                  delta=None, grad_accum=2, steps_per_generation=4, max_completion_length=8,
+                  num_items_in_batch=3 * float(mask.sum())))
+cases.append(dict(loss_type="sapo", beta=0.0, importance_sampling_level="token", epsilon=0.2, epsilon_high=0.28,
+                  delta=None, grad_accum=2, steps_per_generation=1, max_completion_length=8,
+                  num_items_in_batch=float(mask.sum()), sapo_temperature_pos=0.5, sapo_temperature_neg=2.0))
 for c in cases:
     c.update(trl_loss(c))
 

@@ -75,6 +75,10 @@ struct GrpoKeys {
     double beta{};
     double epsilon{};
     double epsilon_high{};  // 0 = epsilon
+    double delta{};         // 0 = no two-sided clipping
+    std::string importance_sampling_level;
+    double sapo_temperature_pos{};
+    double sapo_temperature_neg{};
     std::string scale_rewards;
     std::string judge;
     std::string system_prompt;

@@ -1,8 +1,8 @@
 // GRPO (group relative policy optimisation) on verifiable rewards, its arithmetic: group-relative
 // advantages from the rewards of G completions per prompt, and the clipped policy-gradient loss
 // with an optional KL penalty to a reference policy. Semantics and names follow TRL's
-// GRPOTrainer (loss_type grpo | bnpo | dr_grpo | dapo, epsilon / epsilon_high, delta, beta,
-// scale_rewards, importance_sampling_level); docs/method.md ("GRPO") writes the formulas out.
+// GRPOTrainer (loss_type grpo | bnpo | dr_grpo | dapo | cispo | sapo | luspo, epsilon /
+// epsilon_high, delta, beta, scale_rewards, importance_sampling_level, sapo_temperature_pos/neg); docs/method.md ("GRPO") writes the formulas out.
 // It does not sample, judge or run the model: callers pass rewards and per-token
 // log-probabilities in, as objective.h's callers pass hidden states.
 #pragma once
@@ -25,7 +25,10 @@ namespace cuset {
     X(kGrpo, "grpo")             \
     X(kBnpo, "bnpo")             \
     X(kDrGrpo, "dr_grpo")        \
-    X(kDapo, "dapo")
+    X(kDapo, "dapo")             \
+    X(kCispo, "cispo")           \
+    X(kSapo, "sapo")             \
+    X(kLuspo, "luspo")
 
 enum class GrpoLossType {
 #define CUSET_GRPO_LOSS_ENUM(value, name) value,
@@ -35,7 +38,7 @@ enum class GrpoLossType {
 enum class RewardScaling { kGroup, kBatch, kNone };
 enum class ImportanceSampling { kToken, kSequence };
 
-const char* grpo_loss_type_name(GrpoLossType t);  // "grpo" | "bnpo" | "dr_grpo" | "dapo"
+const char* grpo_loss_type_name(GrpoLossType t);  // TRL's name of the type
 const std::vector<std::string>& grpo_loss_type_names();  // in the enum's order
 // The enum of a name; UsageError naming `key` and the choices otherwise.
 GrpoLossType grpo_loss_type_from(const std::string& name, const std::string& key);
@@ -45,12 +48,14 @@ ImportanceSampling importance_sampling_from(const std::string& name, const std::
 struct GrpoOptions {
     GrpoLossType loss_type = GrpoLossType::kDapo;  // TRL's default
     double epsilon = 0.2;                          // lower clip: ratio >= 1 - epsilon
-    std::optional<double> epsilon_high;            // upper clip: ratio <= 1 + epsilon_high (unset = epsilon)
+    std::optional<double> epsilon_high;            // upper clip: ratio <= 1 + epsilon_high (unset = epsilon); cispo: ratio <= epsilon_high
     std::optional<double> delta;                   // two-sided clipping: ratio <= delta in the unclipped term
     double beta = 0.0;                             // KL(pi_theta || pi_ref) coefficient, k3 estimator
     RewardScaling scale_rewards = RewardScaling::kGroup;
     ImportanceSampling importance_sampling = ImportanceSampling::kToken;
     int64_t max_completion_length = 512;  // dr_grpo's constant normaliser
+    double sapo_temperature_pos = 1.0;    // sapo: the gate's temperature where A > 0
+    double sapo_temperature_neg = 1.05;   // sapo: ... where A <= 0
 };
 
 // Advantages of N = groups x G rewards, laid out group by group (the G completions of a prompt
@@ -100,15 +105,19 @@ struct GrpoStats {
     double tokens = 0;      // mask sum
     double clip_units = 0;  // what a clip fraction counts: tokens, or sequences for kSequence
     double kl = 0;          // sum over the masked tokens of the per-token k3 KL (beta != 0)
-    double clipped_low = 0, clipped_high = 0, clipped_region = 0;  // ratio clipped below (A < 0) / above (A > 0) / either
+    // ratio clipped below (A < 0) / above (A > 0) / either; cispo: above epsilon_high (A > 0), TRL's
+    // cispo_clip_ratio, in clipped_high and clipped_region; sapo clips nothing (its gate is smooth)
+    double clipped_low = 0, clipped_high = 0, clipped_region = 0;
     double policy_loss = 0;                                // the loss before the accumulation divide
     void merge(const GrpoStats& o);
 };
 
 // The loss of one micro-batch (a scalar whose gradient flows into batch.logps), per TRL:
 // ratio = exp(logps - old_logps) (per token, or per sequence as the exp of the masked mean log
-// ratio), per-token loss -min(ratio A, clip(ratio, 1 - eps, 1 + eps_high) A) + beta k3, k3 =
-// exp(ref - logps) - (ref - logps) - 1, aggregated by loss_type. `stats` may be null.
+// ratio), per-token loss -min(ratio A, clip(ratio, 1 - eps, 1 + eps_high) A) (grpo, bnpo, dr_grpo,
+// dapo, luspo), -min(ratio, eps_high) A logps with the clamped ratio held constant (cispo), or
+// -sigmoid(tau (ratio - 1)) 4 / tau A with tau by the sign of A (sapo); plus beta k3, k3 =
+// exp(ref - logps) - (ref - logps) - 1; aggregated by loss_type. `stats` may be null.
 at::Tensor grpo_loss(const GrpoBatch& batch, const GrpoOptions& opts, const GrpoNormalizer& norm, GrpoStats* stats);
 
 }  // namespace cuset
