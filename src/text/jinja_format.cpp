@@ -454,8 +454,9 @@ std::string group(const std::string& digits, char sep, size_t every) {
 }  // namespace
 
 // format(v, spec) for str, int, bool and float (Python's format-spec mini-language).
-static std::string format_value(Interp& in, const Value& v, const std::string& spec_text, int line) {
-    if (spec_text.empty()) return in.py_str(v, line);
+// A format spec of Python's mini-language ([[fill]align][sign][z][#][0][width][,|_][.precision][type]),
+// read; widths and precisions bounded as strings are.
+static Spec parse_spec(Interp& in, const std::string& spec_text, int line) {
     Spec s;
     size_t p = 0;
     const std::string& t = spec_text;
@@ -505,7 +506,12 @@ static std::string format_value(Interp& in, const Value& v, const std::string& s
         s.fill = "0";
         s.align = '=';
     }
+    return s;
+}
 
+static std::string format_value(Interp& in, const Value& v, const std::string& spec_text, int line) {
+    if (spec_text.empty()) return in.py_str(v, line);
+    const Spec s = parse_spec(in, spec_text, line);
     if (v.is_string()) {
         if (s.type && s.type != 's') in.fail(line, std::string("Unknown format code '") + s.type + "' for object of type 'str'");
         if (s.sign) in.fail(line, "Sign not allowed in string format specifier");
@@ -580,6 +586,53 @@ static std::string format_value(Interp& in, const Value& v, const std::string& s
 
 // ---------------------------------------------------------------- str.format
 
+// The value of one replacement field of str.format: an argument by position (automatic or
+// manual numbering, never both: `auto_index` and `manual` carry that across the fields) or by
+// keyword, then its .attr and [key] parts.
+static Value format_field(Interp& in, const std::string& field, const Args& args, int& auto_index, bool& manual, int line) {
+    // arg_name ("" | digits | identifier) then .attr / [key] parts
+    size_t p = 0;
+    while (p < field.size() && field[p] != '.' && field[p] != '[') ++p;
+    const std::string name = field.substr(0, p);
+    Value v;
+    if (name.empty()) {
+        if (manual) in.fail(line, "cannot switch from manual field specification to automatic field numbering");
+        const auto k = static_cast<size_t>(auto_index++);
+        if (k >= args.pos.size()) in.fail(line, "Replacement index " + std::to_string(k) + " out of range for positional args tuple");
+        v = args.pos[k];
+    } else if (std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        if (auto_index > 0) in.fail(line, "cannot switch from automatic field numbering to manual field specification");
+        manual = true;
+        const size_t k = name.size() > 9 ? SIZE_MAX : std::stoul(name);
+        if (k >= args.pos.size()) in.fail(line, "Replacement index " + name + " out of range for positional args tuple");
+        v = args.pos[k];
+    } else {
+        const Value* x = nullptr;
+        for (const auto& [kname, kv] : args.kw)
+            if (kname == name) x = &kv;
+        if (!x) in.fail(line, "KeyError: '" + name + "'");
+        v = *x;
+    }
+    while (p < field.size()) {
+        if (field[p] == '.') {
+            size_t e = p + 1;
+            while (e < field.size() && field[e] != '.' && field[e] != '[') ++e;
+            v = in.getattr(v, field.substr(p + 1, e - p - 1), line);
+            p = e;
+        } else {
+            size_t e = field.find(']', p);
+            if (e == std::string::npos) in.fail(line, "Missing ']' in format string");
+            const std::string key = field.substr(p + 1, e - p - 1);
+            const bool digits = !key.empty() && key.size() < 18 &&
+                                std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+            v = in.getitem(v, digits ? Value::integer(std::stoll(key)) : Value::string(key), line);
+            p = e + 1;
+        }
+    }
+    if (v.is_undefined() && !v.undefined_hint().empty()) in.undefined_error(v, line);
+    return v;
+}
+
 Value Interp::str_format(const Value& fmt, const Args& args, int line, int nesting) {
     if (nesting > 1) fail(line, "Max string recursion exceeded");
     const std::string& t = fmt.text();
@@ -587,49 +640,6 @@ Value Interp::str_format(const Value& fmt, const Args& args, int line, int nesti
     std::string out;
     int auto_index = 0;  // -1 once a manual index was used
     bool manual = false;
-    auto field_value = [&](const std::string& field) -> Value {
-        // arg_name ("" | digits | identifier) then .attr / [key] parts
-        size_t p = 0;
-        while (p < field.size() && field[p] != '.' && field[p] != '[') ++p;
-        const std::string name = field.substr(0, p);
-        Value v;
-        if (name.empty()) {
-            if (manual) fail(line, "cannot switch from manual field specification to automatic field numbering");
-            const auto k = static_cast<size_t>(auto_index++);
-            if (k >= args.pos.size()) fail(line, "Replacement index " + std::to_string(k) + " out of range for positional args tuple");
-            v = args.pos[k];
-        } else if (std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-            if (auto_index > 0) fail(line, "cannot switch from automatic field numbering to manual field specification");
-            manual = true;
-            const size_t k = name.size() > 9 ? SIZE_MAX : std::stoul(name);
-            if (k >= args.pos.size()) fail(line, "Replacement index " + name + " out of range for positional args tuple");
-            v = args.pos[k];
-        } else {
-            const Value* x = nullptr;
-            for (const auto& [kname, kv] : args.kw)
-                if (kname == name) x = &kv;
-            if (!x) fail(line, "KeyError: '" + name + "'");
-            v = *x;
-        }
-        while (p < field.size()) {
-            if (field[p] == '.') {
-                size_t e = p + 1;
-                while (e < field.size() && field[e] != '.' && field[e] != '[') ++e;
-                v = getattr(v, field.substr(p + 1, e - p - 1), line);
-                p = e;
-            } else {
-                size_t e = field.find(']', p);
-                if (e == std::string::npos) fail(line, "Missing ']' in format string");
-                const std::string key = field.substr(p + 1, e - p - 1);
-                const bool digits = !key.empty() && key.size() < 18 &&
-                                    std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-                v = getitem(v, digits ? Value::integer(std::stoll(key)) : Value::string(key), line);
-                p = e + 1;
-            }
-        }
-        if (v.is_undefined() && !v.undefined_hint().empty()) undefined_error(v, line);
-        return v;
-    };
     for (size_t k = 0; k < t.size(); ++k) {
         step();
         const char c = t[k];
@@ -677,7 +687,7 @@ Value Interp::str_format(const Value& fmt, const Args& args, int line, int nesti
             Value nested = str_format(Value::string(spec), args, line, nesting + 1);
             spec = nested.text();
         }
-        Value v = field_value(field);
+        Value v = format_field(*this, field, args, auto_index, manual, line);
         if (!conv.empty()) {
             if (conv == "r" || conv == "a") v = Value::string(py_repr(v, line));
             else if (conv == "s") v = Value::string(py_str(v, line));
@@ -695,6 +705,76 @@ Value Interp::str_format(const Value& fmt, const Args& args, int line, int nesti
 }
 
 // ---------------------------------------------------------------- % formatting
+
+// One conversion of a %-format: `v` converted by `c` (s r a, d i u x X o c, e E f F g G) with the
+// flags, width and precision of `s`; Markup's format escapes what it converts (but a Markup %s).
+static std::string percent_piece(Interp& in, const Spec& s, char c, const Value& v, bool markup, int line) {
+    std::string piece;
+    if (c == 's' || c == 'r' || c == 'a') {
+        piece = c == 's' ? in.py_str(v, line) : in.py_repr(v, line);
+        if (markup && !(c == 's' && v.is_markup())) piece = in.html_escape(Value::string(piece), line).text;
+        if (s.precision >= 0) {
+            std::vector<size_t> b = cp_bounds(piece);
+            if (static_cast<size_t>(s.precision) < b.size() - 1) piece = piece.substr(0, b[static_cast<size_t>(s.precision)]);
+        }
+        Spec ps;
+        ps.width = s.width;
+        ps.align = s.align == '<' ? '<' : '>';
+        piece = pad(piece, ps, '>');
+    } else if (std::strchr("diuxXoc", c)) {
+        if (!v.is_number()) in.fail(line, std::string("%") + c + " format: a real number is required, not " + type_name(v));
+        if (v.kind() == K::kFloat && std::strchr("xXoc", c)) in.fail(line, std::string("%") + c + " format: an integer is required, not float");
+        if (v.kind() == K::kFloat && (std::isnan(v.as_float()) || std::fabs(v.as_float()) >= 9.2e18))
+            in.fail(line, "cannot convert float to integer (cuset's integers are 64-bit)");
+        const int64_t i = v.kind() == K::kFloat ? static_cast<int64_t>(v.as_float()) : v.as_int();
+        if (c == 'c') {
+            piece = utf8_of(static_cast<uint32_t>(i));
+        } else {
+            Spec ps;
+            ps.type = c == 'i' || c == 'u' ? 'd' : c;
+            ps.sign = s.sign;
+            ps.alt = s.alt;
+            piece = format_value(in, Value::integer(i), std::string(s.sign ? std::string(1, s.sign) : "") + (s.alt ? "#" : "") +
+                                                              std::string(1, ps.type), line);
+            if (s.alt && c == 'o') piece.replace(piece.find("0o"), 2, "0o");
+            if (s.precision >= 0) {  // minimum digits
+                const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
+                const size_t prefix_len = sign_len + (s.alt && c != 'd' && c != 'i' && c != 'u' ? 2 : 0);
+                const size_t digits = piece.size() - prefix_len;
+                if (static_cast<size_t>(s.precision) > digits)
+                    piece.insert(prefix_len, static_cast<size_t>(s.precision) - digits, '0');
+            }
+        }
+        Spec ps;
+        ps.width = s.width;
+        if (s.align == '<') ps.align = '<';
+        else if (s.zero && c != 'c') {
+            ps.fill = "0";
+            ps.align = '=';
+        }
+        const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
+        piece = pad(piece, ps, '>', sign_len + (s.alt && (c == 'x' || c == 'X' || c == 'o') ? 2 : 0));
+    } else if (std::strchr("eEfFgG", c)) {
+        if (!v.is_number()) in.fail(line, std::string("must be real number, not ") + type_name(v));
+        std::string spec;
+        if (s.sign) spec += s.sign;
+        if (s.alt) spec += '#';
+        spec += "." + std::to_string(s.precision < 0 ? 6 : s.precision) + c;
+        piece = format_value(in, Value::number(v.as_float()), spec, line);
+        Spec ps;
+        ps.width = s.width;
+        if (s.align == '<') ps.align = '<';
+        else if (s.zero) {
+            ps.fill = "0";
+            ps.align = '=';
+        }
+        const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
+        piece = pad(piece, ps, '>', sign_len);
+    } else {
+        in.fail(line, std::string("unsupported format character '") + c + "'");
+    }
+    return piece;
+}
 
 Value Interp::percent_format(const Value& fmt, const Value& args, int line) {
     const std::string& t = fmt.text();
@@ -775,70 +855,7 @@ Value Interp::percent_format(const Value& fmt, const Value& args, int line) {
         }
         if (!have) v = take();
         if (s.width >= 0) check_size(static_cast<size_t>(s.width), line);
-        std::string piece;
-        if (c == 's' || c == 'r' || c == 'a') {
-            piece = c == 's' ? py_str(v, line) : py_repr(v, line);
-            if (markup && !(c == 's' && v.is_markup())) piece = html_escape(Value::string(piece), line).text;
-            if (s.precision >= 0) {
-                std::vector<size_t> b = cp_bounds(piece);
-                if (static_cast<size_t>(s.precision) < b.size() - 1) piece = piece.substr(0, b[static_cast<size_t>(s.precision)]);
-            }
-            Spec ps;
-            ps.width = s.width;
-            ps.align = s.align == '<' ? '<' : '>';
-            piece = pad(piece, ps, '>');
-        } else if (std::strchr("diuxXoc", c)) {
-            if (!v.is_number()) fail(line, std::string("%") + c + " format: a real number is required, not " + type_name(v));
-            if (v.kind() == K::kFloat && std::strchr("xXoc", c)) fail(line, std::string("%") + c + " format: an integer is required, not float");
-            if (v.kind() == K::kFloat && (std::isnan(v.as_float()) || std::fabs(v.as_float()) >= 9.2e18))
-                fail(line, "cannot convert float to integer (cuset's integers are 64-bit)");
-            const int64_t i = v.kind() == K::kFloat ? static_cast<int64_t>(v.as_float()) : v.as_int();
-            if (c == 'c') {
-                piece = utf8_of(static_cast<uint32_t>(i));
-            } else {
-                Spec ps;
-                ps.type = c == 'i' || c == 'u' ? 'd' : c;
-                ps.sign = s.sign;
-                ps.alt = s.alt;
-                piece = format_value(*this, Value::integer(i), std::string(s.sign ? std::string(1, s.sign) : "") + (s.alt ? "#" : "") +
-                                                                  std::string(1, ps.type), line);
-                if (s.alt && c == 'o') piece.replace(piece.find("0o"), 2, "0o");
-                if (s.precision >= 0) {  // minimum digits
-                    const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
-                    const size_t prefix_len = sign_len + (s.alt && c != 'd' && c != 'i' && c != 'u' ? 2 : 0);
-                    const size_t digits = piece.size() - prefix_len;
-                    if (static_cast<size_t>(s.precision) > digits)
-                        piece.insert(prefix_len, static_cast<size_t>(s.precision) - digits, '0');
-                }
-            }
-            Spec ps;
-            ps.width = s.width;
-            if (s.align == '<') ps.align = '<';
-            else if (s.zero && c != 'c') {
-                ps.fill = "0";
-                ps.align = '=';
-            }
-            const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
-            piece = pad(piece, ps, '>', sign_len + (s.alt && (c == 'x' || c == 'X' || c == 'o') ? 2 : 0));
-        } else if (std::strchr("eEfFgG", c)) {
-            if (!v.is_number()) fail(line, std::string("must be real number, not ") + type_name(v));
-            std::string spec;
-            if (s.sign) spec += s.sign;
-            if (s.alt) spec += '#';
-            spec += "." + std::to_string(s.precision < 0 ? 6 : s.precision) + c;
-            piece = format_value(*this, Value::number(v.as_float()), spec, line);
-            Spec ps;
-            ps.width = s.width;
-            if (s.align == '<') ps.align = '<';
-            else if (s.zero) {
-                ps.fill = "0";
-                ps.align = '=';
-            }
-            const size_t sign_len = (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
-            piece = pad(piece, ps, '>', sign_len);
-        } else {
-            fail(line, std::string("unsupported format character '") + c + "'");
-        }
+        const std::string piece = percent_piece(*this, s, c, v, markup, line);
         check_size(out.size() + piece.size(), line);
         out += piece;
     }

@@ -29,7 +29,6 @@ TO_SPLIT = {
     "src/text/jinja_builtins.cpp": {"Interp::install_globals"},
     "src/eval/eval_run.cpp": {"eval_run"},
     "src/text/tokenizer_hf.cpp": {"HfTokenizer::encode", "HfTokenizer::decode"},
-    "src/text/jinja_format.cpp": {"Interp::percent_format", "format_value", "Interp::str_format"},
     "src/text/chat_template.cpp": {"ChatFormatter::render_template"},
     "src/cli/cmd_tokenize.cpp": {"tokenize_command"},
     "src/cli/cmd_data.cpp": {"add_data_command", "run_tasks"},
