@@ -557,73 +557,91 @@ private:
         expect_op(")");
     }
 
+    // {% if %} ... {% elif %} ... {% else %} ... {% endif %}
+    void if_tag(Stmt* s) {
+        std::string end;
+        s->k = Stmt::K::kIf;
+        s->conds.push_back(tuple(false, {}));
+        expect_block_end();
+        while (true) {
+            s->bodies.push_back(body({"elif", "else", "endif"}, &end));
+            if (end == "elif") {
+                s->conds.push_back(tuple(false, {}));
+                expect_block_end();
+            } else if (end == "else") {
+                expect_block_end();
+                s->bodies.push_back(body({"endif"}, &end));
+                s->has_else = true;
+                expect_block_end();
+                break;
+            } else {
+                expect_block_end();
+                break;
+            }
+        }
+    }
+
+    // {% for target in iterable [if filter] [recursive] %} ... [{% else %} ...] {% endfor %}
+    void for_tag(Stmt* s) {
+        std::string end;
+        s->k = Stmt::K::kFor;
+        s->target = target(false, "in");
+        if (!is_name("in")) fail(name_, peek().line, "expected 'in'" + got());
+        ++i_;
+        s->expr = tuple(false, "recursive");
+        loops_.push_back(s);
+        if (is_name("if")) {
+            ++i_;
+            s->filter = expr(true);
+        }
+        if (is_name("recursive")) {
+            ++i_;
+            s->recursive = true;
+        }
+        expect_block_end();
+        ++loop_depth_;
+        s->bodies.push_back(body({"else", "endfor"}, &end));
+        --loop_depth_;
+        loops_.pop_back();
+        if (end == "else") {
+            expect_block_end();
+            s->bodies.push_back(body({"endfor"}, &end));
+            s->has_else = true;
+        }
+        expect_block_end();
+    }
+
+    // {% set target = value %}, or the block form {% set target [| filters] %} ... {% endset %}
+    void set_tag(Stmt* s, int line) {
+        std::string end;
+        s->target = target(true, nullptr);
+        if (is_op("=")) {
+            ++i_;
+            s->k = Stmt::K::kSet;
+            s->expr = tuple(true, {});
+            expect_block_end();
+        } else {
+            s->k = Stmt::K::kSetBlock;
+            if (is_op("|")) {
+                ++i_;
+                s->expr = filters(block_value(line), /*start_inline=*/true);
+            }
+            expect_block_end();
+            s->bodies.push_back(captured_body({"endset"}, &end));
+            expect_block_end();
+        }
+    }
+
     StmtP statement(const std::string& kw, int line) {
         auto s = std::make_shared<Stmt>();
         s->line = line;
         std::string end;
         if (kw == "if") {
-            s->k = Stmt::K::kIf;
-            s->conds.push_back(tuple(false, {}));
-            expect_block_end();
-            while (true) {
-                s->bodies.push_back(body({"elif", "else", "endif"}, &end));
-                if (end == "elif") {
-                    s->conds.push_back(tuple(false, {}));
-                    expect_block_end();
-                } else if (end == "else") {
-                    expect_block_end();
-                    s->bodies.push_back(body({"endif"}, &end));
-                    s->has_else = true;
-                    expect_block_end();
-                    break;
-                } else {
-                    expect_block_end();
-                    break;
-                }
-            }
+            if_tag(s.get());
         } else if (kw == "for") {
-            s->k = Stmt::K::kFor;
-            s->target = target(false, "in");
-            if (!is_name("in")) fail(name_, peek().line, "expected 'in'" + got());
-            ++i_;
-            s->expr = tuple(false, "recursive");
-            loops_.push_back(s.get());
-            if (is_name("if")) {
-                ++i_;
-                s->filter = expr(true);
-            }
-            if (is_name("recursive")) {
-                ++i_;
-                s->recursive = true;
-            }
-            expect_block_end();
-            ++loop_depth_;
-            s->bodies.push_back(body({"else", "endfor"}, &end));
-            --loop_depth_;
-            loops_.pop_back();
-            if (end == "else") {
-                expect_block_end();
-                s->bodies.push_back(body({"endfor"}, &end));
-                s->has_else = true;
-            }
-            expect_block_end();
+            for_tag(s.get());
         } else if (kw == "set") {
-            s->target = target(true, nullptr);
-            if (is_op("=")) {
-                ++i_;
-                s->k = Stmt::K::kSet;
-                s->expr = tuple(true, {});
-                expect_block_end();
-            } else {
-                s->k = Stmt::K::kSetBlock;
-                if (is_op("|")) {
-                    ++i_;
-                    s->expr = filters(block_value(line), /*start_inline=*/true);
-                }
-                expect_block_end();
-                s->bodies.push_back(captured_body({"endset"}, &end));
-                expect_block_end();
-            }
+            set_tag(s.get(), line);
         } else if (kw == "macro") {
             s->k = Stmt::K::kMacro;
             s->name = expect_name();

@@ -40,7 +40,6 @@ TO_SPLIT = {
     "src/judge/sandbox.cpp": {"Sandbox::Sandbox"},
     "src/text/unicode.cpp": {"nfc_changes"},
     "src/analysis/run_report.cpp": {"chart_svg"},
-    "src/text/jinja_parse.cpp": {"statement"},
     "src/eval/judge.cpp": {"judge_results"},
     "src/rl/multi_turn.cpp": {"multi_turn_rollout"},
     "src/rl/grpo_step.cpp": {"grpo_step"},
