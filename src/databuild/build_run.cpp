@@ -103,177 +103,163 @@ void build_output_check(const BuildOptions& opts) {
     eval::judge_work_dir_check((out / "work").string(), inputs, "data build");
 }
 
-BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& source, const BuildOptions& opts) {
+namespace {
+
+// One build's state across its parts: the tasks and options, the attempt log, each task's user
+// prompt, the figures being made.
+struct Build {
+    const std::vector<eval::Task>& tasks;
+    const BuildOptions& opts;
+    CandidateSource& source;
+    AttemptLog& log;
+    fs::path out;
+    std::string work;
+    std::string pass_name;  // the status an attempt passes with (pass, or compiled under compile-only)
+    judge::Status pass_status;
+    std::vector<std::string> user_of;
+    std::map<std::string, size_t> index_of;
+    BuildSummary sum;
+
+    const AttemptRecord* record_at(size_t i, int64_t k, int64_t r) const {
+        auto it = log.records().find(AttemptKey{tasks[i].id_text, k, r});
+        return it == log.records().end() ? nullptr : &it->second;
+    }
+    StoppedBySignal stopped() const {
+        return StoppedBySignal(strprintf("data build: stopped by signal %d; %zu attempt(s) are in %s, and the same "
+                                         "command continues the build",
+                                         signals_received(), log.records().size(), (out / "build.jsonl").c_str()));
+    }
+};
+
+// Per task, what build.json's per_task rows count.
+struct TaskRow {
+    int64_t samples_passed = 0, attempts = 0, first_round = 0, kept = 0;
+};
+
+void check_build_options(const std::vector<eval::Task>& tasks, const BuildOptions& opts) {
     if (opts.out.empty()) throw UsageError("data build: no output folder (--out DIR)");
     if (opts.samples < 1) throw UsageError("--samples must be at least 1");
     if (opts.rounds < 1) throw UsageError("--rounds must be at least 1");
     if (opts.level < 1 || opts.level > 3) throw UsageError("--level must be 1, 2 or 3");
     if (!opts.tokenizer) throw RuntimeFailure("data build: no tokenizer to count the answers' tokens with");
-    const judge::JudgeMode mode = opts.judge.runner.mode;
-    if (opts.keep == KeepPolicy::kFastest && mode != judge::JudgeMode::kGpu)
+    if (opts.keep == KeepPolicy::kFastest && opts.judge.runner.mode != judge::JudgeMode::kGpu)
         throw UsageError("--keep fastest needs run times measured on a GPU (--judge gpu)");
     if (tasks.empty()) throw InputError(opts.tasks_file + ": no task to build from");
-    const judge::Status pass_status = mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
-    const std::string pass_name = judge::status_name(pass_status);
+}
 
-    const fs::path out = opts.out;
-    build_output_check(opts);
-    const std::string work = (out / "work").string();
-    fs::create_directories(out);
-    check_settings((out / "build-settings.json").string(), settings_of(tasks, opts));
-    AttemptLog log((out / "build.jsonl").string());
-    if (log.torn_bytes() > 0)
-        log_warn("data build: cut a torn last line (%lld bytes) off %s", static_cast<long long>(log.torn_bytes()),
-                 (out / "build.jsonl").string().c_str());
-    if (log.resumed() > 0)
-        log_info("data build: continuing: %lld attempt(s) already judged in %s", static_cast<long long>(log.resumed()),
-                 (out / "build.jsonl").string().c_str());
-
-    std::vector<std::string> user_of(tasks.size());
-    std::map<std::string, size_t> index_of;
+// Round r's requests: every sample not yet judged at r whose chain is still open (each earlier
+// attempt failed with a finding a repair turn can carry), its conversation the chain so far.
+std::vector<Request> round_requests(const Build& b, int64_t r) {
+    const std::vector<eval::Task>& tasks = b.tasks;
+    const BuildOptions& opts = b.opts;
+    auto record_at = [&](size_t i, int64_t k, int64_t p) { return b.record_at(i, k, p); };
+    const std::vector<std::string>& user_of = b.user_of;
+    std::vector<Request> todo;
     for (size_t i = 0; i < tasks.size(); ++i) {
-        user_of[i] = eval::build_user_prompt(tasks[i], opts.level, opts.gpu_name);
-        index_of[tasks[i].id_text] = i;
-    }
-    auto record_at = [&](size_t i, int64_t k, int64_t r) -> const AttemptRecord* {
-        auto it = log.records().find(AttemptKey{tasks[i].id_text, k, r});
-        return it == log.records().end() ? nullptr : &it->second;
-    };
-
-    BuildSummary sum;
-    sum.judge_label = judge::judge_label(mode);
-    sum.criterion = mode == judge::JudgeMode::kCompile ? "compiled" : "functional";
-    sum.tasks = static_cast<int64_t>(tasks.size());
-    sum.samples = sum.tasks * opts.samples;
-    sum.resumed = log.resumed();
-
-    log_info("data build: %zu task(s) x %lld sample(s), up to %lld round(s), answers from %s, judge %s, %d job(s)",
-             tasks.size(), static_cast<long long>(opts.samples), static_cast<long long>(opts.rounds),
-             source.describe().c_str(), judge::judge_label(mode), opts.judge.jobs);
-    StopSignalOptions quiet;
-    quiet.first_message =
-        "cuset-train: stopping the build (the attempts judged so far are kept; the same command continues it)\n";
-    StopSignalScope stop(quiet);
-    struct RemoveWork {  // OUT/work goes whichever way the build ends
-        std::string dir;
-        bool keep;
-        ~RemoveWork() {
-            std::error_code ec;
-            if (!keep) fs::remove_all(dir, ec);
-        }
-    } remove_work{work, opts.judge.runner.keep_work};
-    auto stopped = [&] {
-        return StoppedBySignal(strprintf("data build: stopped by signal %d; %zu attempt(s) are in %s, and the same "
-                                         "command continues the build",
-                                         signals_received(), log.records().size(), (out / "build.jsonl").c_str()));
-    };
-
-    for (int64_t r = 1; r <= opts.rounds; ++r) {
-        std::vector<Request> todo;
-        for (size_t i = 0; i < tasks.size(); ++i) {
-            for (int64_t k = 1; k <= opts.samples; ++k) {
-                if (record_at(i, k, r)) continue;  // judged before a restart
-                Request q;
-                q.key = {tasks[i].id_text, k, r};
-                q.conversation.id = q.key.name();
-                q.conversation.messages.push_back({"system", eval::system_prompt(tasks[i])});
-                q.conversation.messages.push_back({"user", user_of[i]});
-                bool open = true;
-                for (int64_t p = 1; p < r && open; ++p) {
-                    const AttemptRecord* a = record_at(i, k, p);
-                    const std::string turn = a ? repair_turn(tasks[i], a->status, a->error) : "";
-                    open = !turn.empty();
-                    if (open) {
-                        q.conversation.messages.push_back({"assistant", a->response});
-                        q.conversation.messages.push_back({"user", turn});
-                    }
+        for (int64_t k = 1; k <= opts.samples; ++k) {
+            if (record_at(i, k, r)) continue;  // judged before a restart
+            Request q;
+            q.key = {tasks[i].id_text, k, r};
+            q.conversation.id = q.key.name();
+            q.conversation.messages.push_back({"system", eval::system_prompt(tasks[i])});
+            q.conversation.messages.push_back({"user", user_of[i]});
+            bool open = true;
+            for (int64_t p = 1; p < r && open; ++p) {
+                const AttemptRecord* a = record_at(i, k, p);
+                const std::string turn = a ? repair_turn(tasks[i], a->status, a->error) : "";
+                open = !turn.empty();
+                if (open) {
+                    q.conversation.messages.push_back({"assistant", a->response});
+                    q.conversation.messages.push_back({"user", turn});
                 }
-                if (open) todo.push_back(std::move(q));
             }
+            if (open) todo.push_back(std::move(q));
         }
-        if (todo.empty()) continue;
-        if (signals_stop_requested()) throw stopped();
-        log_info("data build: round %lld of %lld: %zu attempt(s)", static_cast<long long>(r),
-                 static_cast<long long>(opts.rounds), todo.size());
-        std::vector<Answer> answers;
-        try {
-            answers = source.answer(todo);
-        } catch (const StoppedBySignal&) {  // a model stops within a step
-            throw stopped();
-        }
-        if (signals_stop_requested()) throw stopped();
-
-        std::vector<eval::ResultRecord> records;
-        std::vector<std::pair<const Request*, int64_t>> judged;  // request, answer tokens
-        for (size_t q = 0; q < todo.size(); ++q) {
-            if (!answers[q].response) continue;  // no answer: the chain ends
-            const std::string& resp = *answers[q].response;
-            const eval::Task& t = tasks[index_of.at(todo[q].key.task)];
-            eval::ResultRecord rec;
-            rec.id = t.id;
-            rec.task_name = t.task_name;
-            rec.responses.push_back(resp);
-            rec.codes.push_back(eval::extract_code(t, resp));
-            records.push_back(std::move(rec));
-            const int64_t ntok = answers[q].tokens >= 0 ? answers[q].tokens
-                                                        : static_cast<int64_t>(opts.tokenizer->encode(resp, false).ids.size());
-            judged.emplace_back(&todo[q], ntok);
-        }
-        if (records.empty()) continue;
-
-        eval::JudgeOptions jo = opts.judge;
-        jo.runner.work_dir = (fs::path(work) / ("round-" + std::to_string(r))).string();
-        eval::judge_work_dir_create(work, "data build");
-        eval::judge_work_dir_create(jo.runner.work_dir, "data build");
-        std::atomic<int64_t> passed{0};
-        Progress progress(strprintf("build round %lld/%lld", static_cast<long long>(r), static_cast<long long>(opts.rounds)),
-                          static_cast<int64_t>(records.size()), "attempts", opts.progress_bar);
-        jo.on_progress = [&](int64_t done, int64_t) {
-            const int64_t p = passed.load();
-            progress.update(done, strprintf("pass %lld/%lld (%.0f%%)", static_cast<long long>(p), static_cast<long long>(done),
-                                            done ? 100.0 * static_cast<double>(p) / static_cast<double>(done) : 0.0));
-        };
-        jo.on_sample = [&](size_t idx, const eval::SampleResult& s) {
-            // Once a stop is requested the judge kills its commands: a verdict from then on may be
-            // the kill's ("nvcc stopped"), not the program's, and is judged again on resume.
-            if (signals_stop_requested()) return;
-            AttemptRecord a;
-            a.key = judged[idx].first->key;
-            a.status = judge::status_name(s.status);
-            a.error = s.error;
-            a.response = *records[idx].responses[0];
-            a.tokens = judged[idx].second;
-            a.seconds = s.seconds;
-            a.run_seconds = s.run_seconds;
-            a.emulated = s.emulated;
-            log.append(a);
-            if (s.status == pass_status) ++passed;
-        };
-        eval::JudgeSummary js;
-        try {
-            js = eval::judge_results(tasks, records, jo);
-        } catch (const judge::JudgeEnvironmentError&) {
-            throw;
-        } catch (const Error&) {
-            if (signals_stop_requested()) throw stopped();
-            throw;
-        }
-        progress.finish(strprintf("pass %lld/%zu", static_cast<long long>(passed.load()), records.size()));
-        if (sum.notice.empty() && !js.notice.empty()) {
-            sum.notice = js.notice;
-            log_warn("data build: %s", js.notice.c_str());
-        }
-        std::error_code ec;
-        if (!opts.judge.runner.keep_work) fs::remove_all(jo.runner.work_dir, ec);
     }
+    return todo;
+}
 
-    // ---- the figures, the keep policy and the outputs, from the attempts alone
-    std::vector<Candidate> cands;
-    std::vector<const AttemptRecord*> cand_attempt;
-    struct TaskRow {
-        int64_t samples_passed = 0, attempts = 0, first_round = 0, kept = 0;
+// Round r: the answers to `todo` judged, each verdict appended to the attempt log as it comes.
+void judge_round(Build& b, int64_t r, const std::vector<Request>& todo, const std::vector<Answer>& answers) {
+    const std::vector<eval::Task>& tasks = b.tasks;
+    const BuildOptions& opts = b.opts;
+    const auto& index_of = b.index_of;
+    std::vector<eval::ResultRecord> records;
+    std::vector<std::pair<const Request*, int64_t>> judged;  // request, answer tokens
+    for (size_t q = 0; q < todo.size(); ++q) {
+        if (!answers[q].response) continue;  // no answer: the chain ends
+        const std::string& resp = *answers[q].response;
+        const eval::Task& t = tasks[index_of.at(todo[q].key.task)];
+        eval::ResultRecord rec;
+        rec.id = t.id;
+        rec.task_name = t.task_name;
+        rec.responses.push_back(resp);
+        rec.codes.push_back(eval::extract_code(t, resp));
+        records.push_back(std::move(rec));
+        const int64_t ntok = answers[q].tokens >= 0 ? answers[q].tokens
+                                                    : static_cast<int64_t>(opts.tokenizer->encode(resp, false).ids.size());
+        judged.emplace_back(&todo[q], ntok);
+    }
+    if (records.empty()) return;
+
+    eval::JudgeOptions jo = opts.judge;
+    jo.runner.work_dir = (fs::path(b.work) / ("round-" + std::to_string(r))).string();
+    eval::judge_work_dir_create(b.work, "data build");
+    eval::judge_work_dir_create(jo.runner.work_dir, "data build");
+    std::atomic<int64_t> passed{0};
+    Progress progress(strprintf("build round %lld/%lld", static_cast<long long>(r), static_cast<long long>(opts.rounds)),
+                      static_cast<int64_t>(records.size()), "attempts", opts.progress_bar);
+    jo.on_progress = [&](int64_t done, int64_t) {
+        const int64_t p = passed.load();
+        progress.update(done, strprintf("pass %lld/%lld (%.0f%%)", static_cast<long long>(p), static_cast<long long>(done),
+                                        done ? 100.0 * static_cast<double>(p) / static_cast<double>(done) : 0.0));
     };
-    std::vector<TaskRow> rows(tasks.size());
+    jo.on_sample = [&](size_t idx, const eval::SampleResult& s) {
+        // Once a stop is requested the judge kills its commands: a verdict from then on may be
+        // the kill's ("nvcc stopped"), not the program's, and is judged again on resume.
+        if (signals_stop_requested()) return;
+        AttemptRecord a;
+        a.key = judged[idx].first->key;
+        a.status = judge::status_name(s.status);
+        a.error = s.error;
+        a.response = *records[idx].responses[0];
+        a.tokens = judged[idx].second;
+        a.seconds = s.seconds;
+        a.run_seconds = s.run_seconds;
+        a.emulated = s.emulated;
+        b.log.append(a);
+        if (s.status == b.pass_status) ++passed;
+    };
+    eval::JudgeSummary js;
+    try {
+        js = eval::judge_results(tasks, records, jo);
+    } catch (const judge::JudgeEnvironmentError&) {
+        throw;
+    } catch (const Error&) {
+        if (signals_stop_requested()) throw b.stopped();
+        throw;
+    }
+    progress.finish(strprintf("pass %lld/%zu", static_cast<long long>(passed.load()), records.size()));
+    if (b.sum.notice.empty() && !js.notice.empty()) {
+        b.sum.notice = js.notice;
+        log_warn("data build: %s", js.notice.c_str());
+    }
+    std::error_code ec;
+    if (!opts.judge.runner.keep_work) fs::remove_all(jo.runner.work_dir, ec);
+}
+
+// The figures of every round and task from the attempts alone, and the passing samples (each
+// sample's first passing attempt) as candidates for the keep policy.
+void tally(Build& b, std::vector<Candidate>* cands_out, std::vector<const AttemptRecord*>* attempt_of,
+           std::vector<TaskRow>* rows_out) {
+    const std::vector<eval::Task>& tasks = b.tasks;
+    const BuildOptions& opts = b.opts;
+    BuildSummary& sum = b.sum;
+    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
+    std::vector<Candidate>& cands = *cands_out;
+    std::vector<const AttemptRecord*>& cand_attempt = *attempt_of;
+    std::vector<TaskRow>& rows = *rows_out;
+    rows.assign(tasks.size(), TaskRow{});
     sum.rounds.resize(static_cast<size_t>(opts.rounds));
     for (int64_t r = 1; r <= opts.rounds; ++r) sum.rounds[static_cast<size_t>(r - 1)].round = r;
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -289,7 +275,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
                 sum.attempt_tokens += a->tokens;
                 sum.judge_seconds += a->seconds;
                 if (judge::status_unjudged(status_of(a->status))) ++f.unjudged;
-                if (a->status != pass_name) continue;
+                if (a->status != b.pass_name) continue;
                 ++f.passed;
                 ++rows[i].samples_passed;
                 for (int64_t later = r; later <= opts.rounds; ++later) ++sum.rounds[static_cast<size_t>(later - 1)].samples_passed;
@@ -299,7 +285,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
                 c.sample = k;
                 c.tokens = a->tokens;
                 c.run_seconds = a->run_seconds;
-                c.prompt = user_of[i];
+                c.prompt = b.user_of[i];
                 c.program = eval::extract_code(tasks[i], a->response).value_or("");
                 cands.push_back(std::move(c));
                 cand_attempt.push_back(a);
@@ -310,12 +296,17 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         if (task_first)
             for (int64_t later = task_first; later <= opts.rounds; ++later) ++sum.rounds[static_cast<size_t>(later - 1)].tasks_passed;
     }
-    KeepResult kr = keep_select(cands, opts.keep);
-    sum.exact_duplicates = kr.exact_duplicates;
-    sum.near_duplicates = kr.near_duplicates;
+}
+
+// train.jsonl's lines: the kept candidates not found in the benchmark, in the training format.
+std::string train_lines(Build& b, const std::vector<Candidate>& cands, const std::vector<const AttemptRecord*>& cand_attempt,
+                        const KeepResult& kr, std::vector<TaskRow>& rows) {
+    const std::vector<eval::Task>& tasks = b.tasks;
+    const BuildOptions& opts = b.opts;
+    BuildSummary& sum = b.sum;
+    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
     std::optional<BenchmarkIndex> bench;
     if (!opts.against.empty()) bench = benchmark_index_load(opts.against, opts.ngram);
-
     std::string train;
     for (size_t ci : kr.kept) {
         const Candidate& c = cands[ci];
@@ -347,20 +338,29 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         sum.kept_tokens += c.tokens;
     }
 
-    ordered_json b;
-    b["tasks_file"] = opts.tasks_file;
-    b["source"] = source.describe();
-    b["judge"] = sum.judge_label;
-    b["criterion"] = sum.criterion;
-    b["notice"] = sum.notice;
-    b["samples"] = opts.samples;
-    b["rounds"] = opts.rounds;
-    b["level"] = opts.level;
-    b["keep"] = keep_policy_name(opts.keep);
-    b["train_format"] = train_format_name(opts.format);
-    b["against"] = opts.against.empty() ? ordered_json() : ordered_json(opts.against);
-    b["tasks"] = sum.tasks;
-    b["attempts"] = sum.attempts;
+    return train;
+}
+
+// build.json: the settings, the figures by round and by task, every sample's chain of verdicts.
+ordered_json build_json(const Build& b, const std::vector<TaskRow>& rows, size_t passing_samples) {
+    const std::vector<eval::Task>& tasks = b.tasks;
+    const BuildOptions& opts = b.opts;
+    const BuildSummary& sum = b.sum;
+    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
+    ordered_json j;
+    j["tasks_file"] = opts.tasks_file;
+    j["source"] = b.source.describe();
+    j["judge"] = sum.judge_label;
+    j["criterion"] = sum.criterion;
+    j["notice"] = sum.notice;
+    j["samples"] = opts.samples;
+    j["rounds"] = opts.rounds;
+    j["level"] = opts.level;
+    j["keep"] = keep_policy_name(opts.keep);
+    j["train_format"] = train_format_name(opts.format);
+    j["against"] = opts.against.empty() ? ordered_json() : ordered_json(opts.against);
+    j["tasks"] = sum.tasks;
+    j["attempts"] = sum.attempts;
     ordered_json rounds = ordered_json::array();
     for (const RoundFigures& f : sum.rounds) {
         ordered_json rj;
@@ -374,16 +374,16 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         rj["sample_pass_rate"] = sum.samples ? static_cast<double>(f.samples_passed) / static_cast<double>(sum.samples) : 0.0;
         rounds.push_back(std::move(rj));
     }
-    b["by_round"] = std::move(rounds);
-    b["passing_samples"] = static_cast<int64_t>(cands.size());
-    b["kept"] = sum.kept;
-    b["duplicates"] = {{"exact", sum.exact_duplicates}, {"near", sum.near_duplicates}};
-    b["contaminated"] = sum.contaminated;
-    b["tokens_per_kept_sample"] = sum.kept ? ordered_json(static_cast<double>(sum.kept_tokens) / static_cast<double>(sum.kept))
+    j["by_round"] = std::move(rounds);
+    j["passing_samples"] = static_cast<int64_t>(passing_samples);
+    j["kept"] = sum.kept;
+    j["duplicates"] = {{"exact", sum.exact_duplicates}, {"near", sum.near_duplicates}};
+    j["contaminated"] = sum.contaminated;
+    j["tokens_per_kept_sample"] = sum.kept ? ordered_json(static_cast<double>(sum.kept_tokens) / static_cast<double>(sum.kept))
                                            : ordered_json();
-    b["attempt_tokens_per_kept_sample"] =
+    j["attempt_tokens_per_kept_sample"] =
         sum.kept ? ordered_json(static_cast<double>(sum.attempt_tokens) / static_cast<double>(sum.kept)) : ordered_json();
-    b["judge_seconds"] = sum.judge_seconds;
+    j["judge_seconds"] = sum.judge_seconds;
     ordered_json per_task = ordered_json::array();
     for (size_t i = 0; i < tasks.size(); ++i) {
         ordered_json t;
@@ -404,12 +404,86 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         t["samples"] = std::move(chains);
         per_task.push_back(std::move(t));
     }
-    b["per_task"] = std::move(per_task);
-    sum.json = b;
+    j["per_task"] = std::move(per_task);
+    return j;
+}
+
+}  // namespace
+
+BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& source, const BuildOptions& opts) {
+    check_build_options(tasks, opts);
+    const judge::JudgeMode mode = opts.judge.runner.mode;
+    const fs::path out = opts.out;
+    build_output_check(opts);
+    fs::create_directories(out);
+    check_settings((out / "build-settings.json").string(), settings_of(tasks, opts));
+    AttemptLog log((out / "build.jsonl").string());
+    if (log.torn_bytes() > 0)
+        log_warn("data build: cut a torn last line (%lld bytes) off %s", static_cast<long long>(log.torn_bytes()),
+                 (out / "build.jsonl").string().c_str());
+    if (log.resumed() > 0)
+        log_info("data build: continuing: %lld attempt(s) already judged in %s", static_cast<long long>(log.resumed()),
+                 (out / "build.jsonl").string().c_str());
+    const judge::Status pass_status = mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
+    Build b{tasks, opts, source, log, out, (out / "work").string(), judge::status_name(pass_status), pass_status, {}, {}, {}};
+    b.user_of.resize(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        b.user_of[i] = eval::build_user_prompt(tasks[i], opts.level, opts.gpu_name);
+        b.index_of[tasks[i].id_text] = i;
+    }
+    BuildSummary& sum = b.sum;
+    sum.judge_label = judge::judge_label(mode);
+    sum.criterion = mode == judge::JudgeMode::kCompile ? "compiled" : "functional";
+    sum.tasks = static_cast<int64_t>(tasks.size());
+    sum.samples = sum.tasks * opts.samples;
+    sum.resumed = log.resumed();
+
+    log_info("data build: %zu task(s) x %lld sample(s), up to %lld round(s), answers from %s, judge %s, %d job(s)",
+             tasks.size(), static_cast<long long>(opts.samples), static_cast<long long>(opts.rounds),
+             source.describe().c_str(), judge::judge_label(mode), opts.judge.jobs);
+    StopSignalOptions quiet;
+    quiet.first_message =
+        "cuset-train: stopping the build (the attempts judged so far are kept; the same command continues it)\n";
+    StopSignalScope stop(quiet);
+    struct RemoveWork {  // OUT/work goes whichever way the build ends
+        std::string dir;
+        bool keep;
+        ~RemoveWork() {
+            std::error_code ec;
+            if (!keep) fs::remove_all(dir, ec);
+        }
+    } remove_work{b.work, opts.judge.runner.keep_work};
+
+    for (int64_t r = 1; r <= opts.rounds; ++r) {
+        const std::vector<Request> todo = round_requests(b, r);
+        if (todo.empty()) continue;
+        if (signals_stop_requested()) throw b.stopped();
+        log_info("data build: round %lld of %lld: %zu attempt(s)", static_cast<long long>(r),
+                 static_cast<long long>(opts.rounds), todo.size());
+        std::vector<Answer> answers;
+        try {
+            answers = source.answer(todo);
+        } catch (const StoppedBySignal&) {  // a model stops within a step
+            throw b.stopped();
+        }
+        if (signals_stop_requested()) throw b.stopped();
+        judge_round(b, r, todo, answers);
+    }
+
+    // ---- the figures, the keep policy and the outputs, from the attempts alone
+    std::vector<Candidate> cands;
+    std::vector<const AttemptRecord*> cand_attempt;
+    std::vector<TaskRow> rows;
+    tally(b, &cands, &cand_attempt, &rows);
+    const KeepResult kr = keep_select(cands, opts.keep);
+    sum.exact_duplicates = kr.exact_duplicates;
+    sum.near_duplicates = kr.near_duplicates;
+    const std::string train = train_lines(b, cands, cand_attempt, kr, rows);
+    sum.json = build_json(b, rows, cands.size());
 
     atomic_write((out / "train.jsonl").string(), train, "training data");
-    atomic_write((out / "build.json").string(), json_text(b, 2) + "\n", "build report");
-    atomic_write((out / "build.html").string(), build_html(b), "build report");
+    atomic_write((out / "build.json").string(), json_text(sum.json, 2) + "\n", "build report");
+    atomic_write((out / "build.html").string(), build_html(sum.json), "build report");
     log_info("data build: %lld of %lld task(s) passed, %lld sample(s) kept (%lld exact and %lld near duplicate(s), "
              "%lld contaminated dropped) -> %s",
              static_cast<long long>(sum.rounds.back().tasks_passed), static_cast<long long>(sum.tasks),
