@@ -252,23 +252,11 @@ JudgeMode resolve_judge(const std::string& name, std::string* how) {
     return gpu ? JudgeMode::kGpu : JudgeMode::kCompile;
 }
 
-EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runtime* runtime) {
-    if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
-    if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
-    if (req.samples < 1) throw UsageError("--samples must be at least 1");
-    if (req.turns < 1) throw UsageError("--turns must be at least 1");
-    const bool generating = !req.reference && req.results.empty();
-    if (req.turns > 1 && !generating)
-        throw UsageError("eval: --turns above 1 needs a model to answer the repair turns; it cannot be used with "
-                         "--results or --reference");
-    std::vector<Task> all = load_tasks(req.tasks);
-    std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
-    if (req.reference)  // refused before anything is written
-        for (const Task& t : tasks) require_reference(t);
-    std::string how;
-    JudgeMode mode = resolve_judge(req.judge, &how);
+namespace {
 
-    EvalOutcome res;
+// The folder eval writes into (--out, or beside the results file, or in the run's folder), checked:
+// not a file, and none of what eval writes there is one of its inputs.
+std::string eval_out_dir(const EvalRequest& req, bool generating) {
     std::string out = req.out;
     if (out.empty())
         out = !req.results.empty() ? (fs::path(req.results).parent_path() / (fs::path(req.results).stem().string() + ".eval")).string()
@@ -293,6 +281,104 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         for (const std::string& name : written) refuse_output_equal_to_input((fs::path(out) / name).string(), inputs, "eval");
         judge_work_dir_check((fs::path(out) / "work").string(), {req.tasks, req.results}, "eval");
     }
+    return out;
+}
+
+// Generating: CUDABench's prompts written, K samples per task from the model (or the answers
+// source), their programs extracted, results.jsonl written. `g` keeps the generation request for
+// the repair turns; `tokens` the answers' token counts per task.
+std::vector<ResultRecord> generated_records(const EvalRequest& req, const std::vector<Task>& tasks, const std::string& out,
+                                            const TextOptions& text, const Runtime* runtime, GenerateRequest* g_out,
+                                            std::map<std::string, std::vector<int64_t>>* tokens_out,
+                                            std::string* results_out) {
+    GenerateRequest& g = *g_out;
+    std::map<std::string, std::vector<int64_t>>& tokens = *tokens_out;
+    std::string& results_file = *results_out;
+    std::vector<ResultRecord> records;
+    // CUDABench's two messages per task, K samples each, answered by the model or the source.
+    std::string prompt_lines;
+    std::map<std::string, std::string> user_of;
+    for (const Task& t : tasks) {
+        std::string user = build_user_prompt(t, req.level, req.gpu_name);
+        user_of[t.id_text] = user;
+        nlohmann::json j;
+        j["id"] = t.id_text;
+        j["system"] = system_prompt(t);
+        j["prompt"] = user;
+        prompt_lines += j.dump() + "\n";
+    }
+    const std::string prompts = (fs::path(out) / "prompts.jsonl").string();
+    atomic_write(prompts, prompt_lines, "prompts file");
+    Generated gen;
+    if (req.answers) {  // sample k is the source's answer (task, k, turn 1); none: no answer
+        for (const Task& t : tasks)
+            for (int64_t k = 1; k <= req.samples; ++k) gen.by_id[t.id_text].emplace_back(req.answers(t.id_text, k, 1), -1);
+        log_info("eval: %lld sample(s) for each of %zu task(s) from %s", static_cast<long long>(req.samples), tasks.size(),
+                 req.answers_file.c_str());
+    } else {
+        g = req.generate;
+        if (!req.model.empty()) g.model = req.model;
+        g.settings.n = req.samples;
+        g.prompts = prompts;
+        g.out = (fs::path(out) / "generations.jsonl").string();
+        log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d",
+                 static_cast<long long>(req.samples), tasks.size(), req.level);
+        if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
+        generate_run(g, text, *runtime);
+        gen = read_generations(g.out);
+    }
+    std::string run_id = new_run_id();
+    for (const Task& t : tasks) {
+        ResultRecord r;
+        r.id = t.id;
+        r.task_name = t.task_name;
+        r.prompt = user_of[t.id_text];
+        r.run_id = run_id;
+        for (const auto& [response, ntok] : gen.by_id[t.id_text]) {
+            r.codes.push_back(response ? extract_code(t, *response) : std::nullopt);
+            r.responses.push_back(response);
+            tokens[t.id_text].push_back(ntok);
+        }
+        records.push_back(std::move(r));
+    }
+    results_file = (fs::path(out) / "results.jsonl").string();
+    write_results(results_file, records);
+    log_info("eval: %s written (CUDABench's results format)", results_file.c_str());
+    return records;
+}
+
+// A results file's records, those of the selected tasks (--task, --limit) only.
+std::vector<ResultRecord> loaded_records(const EvalRequest& req, const std::vector<Task>& tasks) {
+    std::vector<ResultRecord> records = load_results(req.results);
+    if (req.task_ids.empty() && req.limit <= 0) return records;
+    std::set<std::string> keep;
+    for (const Task& t : tasks) keep.insert(t.id_text);
+    std::vector<ResultRecord> kept;
+    for (ResultRecord& r : records)
+        if (keep.count(r.id.is_string() ? r.id.get<std::string>() : r.id.dump())) kept.push_back(std::move(r));
+    return kept;
+}
+
+}  // namespace
+
+EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runtime* runtime) {
+    if (req.tasks.empty()) throw UsageError("eval: no tasks file given (--tasks CUDABench-Set.jsonl)");
+    if (req.level < 1 || req.level > 3) throw UsageError("--level must be 1, 2 or 3");
+    if (req.samples < 1) throw UsageError("--samples must be at least 1");
+    if (req.turns < 1) throw UsageError("--turns must be at least 1");
+    const bool generating = !req.reference && req.results.empty();
+    if (req.turns > 1 && !generating)
+        throw UsageError("eval: --turns above 1 needs a model to answer the repair turns; it cannot be used with "
+                         "--results or --reference");
+    std::vector<Task> all = load_tasks(req.tasks);
+    std::vector<Task> tasks = select_tasks(all, req.task_ids, req.limit);
+    if (req.reference)  // refused before anything is written
+        for (const Task& t : tasks) require_reference(t);
+    std::string how;
+    JudgeMode mode = resolve_judge(req.judge, &how);
+
+    EvalOutcome res;
+    const std::string out = eval_out_dir(req, generating);
     fs::create_directories(out);
     res.out_dir = out;
 
@@ -304,67 +390,11 @@ EvalOutcome eval_run(const EvalRequest& req, const TextOptions& text, const Runt
         records = reference_records(tasks);
         log_info("eval: judging the reference solutions (bench.cu) of %zu task(s)", tasks.size());
     } else if (!req.results.empty()) {
-        records = load_results(req.results);
+        records = loaded_records(req, tasks);
         results_file = req.results;
-        if (!req.task_ids.empty() || req.limit > 0) {
-            std::set<std::string> keep;
-            for (const Task& t : tasks) keep.insert(t.id_text);
-            std::vector<ResultRecord> kept;
-            for (ResultRecord& r : records)
-                if (keep.count(r.id.is_string() ? r.id.get<std::string>() : r.id.dump())) kept.push_back(std::move(r));
-            records = std::move(kept);
-        }
         log_info("eval: judging %zu result(s) of %s", records.size(), req.results.c_str());
     } else {
-        // CUDABench's two messages per task, K samples each, answered by the model or the source.
-        std::string prompt_lines;
-        std::map<std::string, std::string> user_of;
-        for (const Task& t : tasks) {
-            std::string user = build_user_prompt(t, req.level, req.gpu_name);
-            user_of[t.id_text] = user;
-            nlohmann::json j;
-            j["id"] = t.id_text;
-            j["system"] = system_prompt(t);
-            j["prompt"] = user;
-            prompt_lines += j.dump() + "\n";
-        }
-        const std::string prompts = (fs::path(out) / "prompts.jsonl").string();
-        atomic_write(prompts, prompt_lines, "prompts file");
-        Generated gen;
-        if (req.answers) {  // sample k is the source's answer (task, k, turn 1); none: no answer
-            for (const Task& t : tasks)
-                for (int64_t k = 1; k <= req.samples; ++k) gen.by_id[t.id_text].emplace_back(req.answers(t.id_text, k, 1), -1);
-            log_info("eval: %lld sample(s) for each of %zu task(s) from %s", static_cast<long long>(req.samples), tasks.size(),
-                     req.answers_file.c_str());
-        } else {
-            g = req.generate;
-            if (!req.model.empty()) g.model = req.model;
-            g.settings.n = req.samples;
-            g.prompts = prompts;
-            g.out = (fs::path(out) / "generations.jsonl").string();
-            log_info("eval: generating %lld sample(s) for each of %zu task(s) at level %d",
-                     static_cast<long long>(req.samples), tasks.size(), req.level);
-            if (!runtime) throw RuntimeFailure("eval: generating needs the runtime to generate on");
-            generate_run(g, text, *runtime);
-            gen = read_generations(g.out);
-        }
-        std::string run_id = new_run_id();
-        for (const Task& t : tasks) {
-            ResultRecord r;
-            r.id = t.id;
-            r.task_name = t.task_name;
-            r.prompt = user_of[t.id_text];
-            r.run_id = run_id;
-            for (const auto& [response, ntok] : gen.by_id[t.id_text]) {
-                r.codes.push_back(response ? extract_code(t, *response) : std::nullopt);
-                r.responses.push_back(response);
-                tokens[t.id_text].push_back(ntok);
-            }
-            records.push_back(std::move(r));
-        }
-        results_file = (fs::path(out) / "results.jsonl").string();
-        write_results(results_file, records);
-        log_info("eval: %s written (CUDABench's results format)", results_file.c_str());
+        records = generated_records(req, tasks, out, text, runtime, &g, &tokens, &results_file);
     }
 
     JudgeOptions o = judge_options_for(req.judge_settings, mode, (fs::path(out) / "work").string(), req.keep_work);
