@@ -1006,6 +1006,100 @@ void HfTokenizer::bpe_merge(Scratch& s) const {
 
 // ---------------------------------------------------------------- encode
 
+// A token of the model's output before post-processing: its id, its offsets in the text, and the
+// added token it is (-1 = a model token).
+struct ModelToken {
+    int32_t id;
+    Span off;
+    int32_t added;
+};
+
+// The token strings: a model token's vocabulary string, an added token's matched (normalized)
+// text, stripped spaces included, as HF keeps them.
+static std::vector<std::string> token_strings(const std::vector<ModelToken>& toks, const Work& w,
+                                              const std::unordered_map<int32_t, std::string>& vocab_r) {
+    std::vector<std::string> values;
+    values.reserve(toks.size());
+    std::vector<std::string> piece_values;
+    for (const Piece& p : w.pieces)
+        if (p.added >= 0) piece_values.emplace_back(w.segs[p.seg].data + p.a, p.b - p.a);
+    size_t pi = 0;
+    for (const ModelToken& t : toks) {
+        if (t.added >= 0) {
+            values.push_back(piece_values[pi++]);
+        } else {
+            auto it = vocab_r.find(t.id);
+            values.push_back(it == vocab_r.end() ? std::string() : it->second);
+        }
+    }
+    return values;
+}
+
+// A TemplateProcessing post-processor (its single-sequence template): the special tokens before and
+// after the ids, with empty offsets; `values` (the token strings, when they are needed) alike.
+static void apply_template(const PostProc& pp, bool need_values, Encoding& e, std::vector<std::string>& values) {
+    Encoding n;
+    for (size_t k = 0; k < pp.before.size(); ++k) {
+        n.ids.push_back(pp.before[k]);
+        n.offsets.push_back({0, 0});
+    }
+    n.ids.insert(n.ids.end(), e.ids.begin(), e.ids.end());
+    n.offsets.insert(n.offsets.end(), e.offsets.begin(), e.offsets.end());
+    for (size_t k = 0; k < pp.after.size(); ++k) {
+        n.ids.push_back(pp.after[k]);
+        n.offsets.push_back({0, 0});
+    }
+    if (need_values) {
+        std::vector<std::string> nv(pp.before_tok.begin(), pp.before_tok.end());
+        nv.insert(nv.end(), values.begin(), values.end());
+        nv.insert(nv.end(), pp.after_tok.begin(), pp.after_tok.end());
+        values.swap(nv);
+    }
+    e = std::move(n);
+}
+
+// The ByteLevel post-processor's trim_offsets: each token's offsets without its leading and
+// trailing spaces ('Ġ' or white space in its string `values[i]`) of the original `text`.
+static void trim_byte_level_offsets(std::string_view text, const std::vector<std::string>& values, bool add_prefix_space,
+                                    Encoding& e) {
+    // HF byte_level::process_offsets: trim leading/trailing 'Ġ' or whitespace chars. The
+    // Python binding (the reference) trims after converting offsets to characters, so one
+    // space counts as one character of the text: walk characters, not bytes.
+    auto next_char = [&](uint32_t b) { return b + static_cast<uint32_t>(utf8_len(static_cast<unsigned char>(text[b]))); };
+    auto prev_char = [&](uint32_t b) {
+        do --b; while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80);
+        return b;
+    };
+    for (size_t i = 0; i < e.ids.size(); ++i) {
+        const std::string& v = values[i];
+        std::vector<uint32_t> cps;
+        for (size_t q = 0; q < v.size();) {
+            int len;
+            cps.push_back(utf8_decode(v.data(), q, &len));
+            q += static_cast<size_t>(len);
+        }
+        auto is_sp = [](uint32_t c) { return c == 0x120 || uni_is_whitespace(c); };
+        size_t lead = 0, trail = 0;
+        while (lead < cps.size() && is_sp(cps[lead])) ++lead;
+        while (trail < cps.size() && is_sp(cps[cps.size() - 1 - trail])) ++trail;
+        auto& off = e.offsets[i];
+        if (lead == 0 && trail == 0) continue;
+        if (lead > 0) {
+            bool is_first = i == 0 || off.first == 0;
+            if (is_first && add_prefix_space && lead == 1) lead = 0;
+            uint32_t b = off.first;
+            for (size_t k = 0; k < lead && b < off.second; ++k) b = next_char(b);
+            off.first = std::min(b, off.second);
+        }
+        if (trail > 0) {
+            uint32_t b = off.second;
+            size_t k = 0;
+            for (; k < trail && b > 0; ++k) b = prev_char(b);
+            if (k == trail) off.second = std::max(b, off.first);  // end (in chars) >= trail
+        }
+    }
+}
+
 Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) const {
     if (int64_t bad = utf8_first_invalid(text); bad >= 0)
         throw InputError(strprintf("invalid UTF-8 at byte %lld of the text to tokenize", static_cast<long long>(bad)));
@@ -1029,8 +1123,7 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
     for (const PreTok& pt : pre_) apply_pre_tokenizer(w, pt);
 
     // 4. Model.
-    struct Tok { int32_t id; Span off; int32_t added; };
-    std::vector<Tok> toks;
+    std::vector<ModelToken> toks;
     toks.reserve(text.size() / 3 + 4);
     for (const Piece& p : w.pieces) {
         const Seg& sg = w.segs[p.seg];
@@ -1082,93 +1175,87 @@ Encoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) con
     e.offsets.reserve(toks.size() + 4);
     bool need_values = false;
     for (const PostProc& pp : post_) need_values = need_values || (pp.kind == PostProc::kByteLevel && pp.trim_offsets);
-    for (const Tok& t : toks) {
+    for (const ModelToken& t : toks) {
         e.ids.push_back(t.id);
         e.offsets.push_back(t.off);
     }
     // Token strings, only for ByteLevel offset trimming: the vocabulary string of a model token,
     // the matched (normalized) text of an added token, stripped spaces included, as HF keeps them.
     std::vector<std::string> values;
-    if (need_values) {
-        values.reserve(toks.size());
-        std::vector<std::string> piece_values;
-        for (const Piece& p : w.pieces)
-            if (p.added >= 0) piece_values.emplace_back(w.segs[p.seg].data + p.a, p.b - p.a);
-        size_t pi = 0;
-        for (const Tok& t : toks) {
-            if (t.added >= 0) {
-                values.push_back(piece_values[pi++]);
-            } else {
-                auto it = vocab_r_.find(t.id);
-                values.push_back(it == vocab_r_.end() ? std::string() : it->second);
-            }
-        }
-    }
+    if (need_values) values = token_strings(toks, w, vocab_r_);
     for (const PostProc& pp : post_) {
         if (pp.kind == PostProc::kTemplate) {
             if (!add_special_tokens) continue;
-            Encoding n;
-            for (size_t k = 0; k < pp.before.size(); ++k) {
-                n.ids.push_back(pp.before[k]);
-                n.offsets.push_back({0, 0});
-            }
-            n.ids.insert(n.ids.end(), e.ids.begin(), e.ids.end());
-            n.offsets.insert(n.offsets.end(), e.offsets.begin(), e.offsets.end());
-            for (size_t k = 0; k < pp.after.size(); ++k) {
-                n.ids.push_back(pp.after[k]);
-                n.offsets.push_back({0, 0});
-            }
-            if (need_values) {
-                std::vector<std::string> nv(pp.before_tok.begin(), pp.before_tok.end());
-                nv.insert(nv.end(), values.begin(), values.end());
-                nv.insert(nv.end(), pp.after_tok.begin(), pp.after_tok.end());
-                values.swap(nv);
-            }
-            e = std::move(n);
+            apply_template(pp, need_values, e, values);
             continue;
         }
         if (!pp.trim_offsets) continue;
-        // HF byte_level::process_offsets: trim leading/trailing 'Ġ' or whitespace chars. The
-        // Python binding (the reference) trims after converting offsets to characters, so one
-        // space counts as one character of the text: walk characters, not bytes.
-        auto next_char = [&](uint32_t b) { return b + static_cast<uint32_t>(utf8_len(static_cast<unsigned char>(text[b]))); };
-        auto prev_char = [&](uint32_t b) {
-            do --b; while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80);
-            return b;
-        };
-        for (size_t i = 0; i < e.ids.size(); ++i) {
-            const std::string& v = values[i];
-            std::vector<uint32_t> cps;
-            for (size_t q = 0; q < v.size();) {
-                int len;
-                cps.push_back(utf8_decode(v.data(), q, &len));
-                q += static_cast<size_t>(len);
-            }
-            auto is_sp = [](uint32_t c) { return c == 0x120 || uni_is_whitespace(c); };
-            size_t lead = 0, trail = 0;
-            while (lead < cps.size() && is_sp(cps[lead])) ++lead;
-            while (trail < cps.size() && is_sp(cps[cps.size() - 1 - trail])) ++trail;
-            auto& off = e.offsets[i];
-            if (lead == 0 && trail == 0) continue;
-            if (lead > 0) {
-                bool is_first = i == 0 || off.first == 0;
-                if (is_first && pp.add_prefix_space && lead == 1) lead = 0;
-                uint32_t b = off.first;
-                for (size_t k = 0; k < lead && b < off.second; ++k) b = next_char(b);
-                off.first = std::min(b, off.second);
-            }
-            if (trail > 0) {
-                uint32_t b = off.second;
-                size_t k = 0;
-                for (; k < trail && b > 0; ++k) b = prev_char(b);
-                if (k == trail) off.second = std::max(b, off.first);  // end (in chars) >= trail
-            }
-        }
+        trim_byte_level_offsets(text, values, pp.add_prefix_space, e);
     }
     return e;
 }
 
 // ---------------------------------------------------------------- decode
+
+// The ByteFallback decoder: runs of <0xNN> tokens become their bytes (each byte U+FFFD when the
+// run is not valid UTF-8); other tokens pass.
+static std::vector<std::string> byte_fallback(const std::vector<std::string>& toks) {
+    std::vector<std::string> next;
+    std::string pending;
+    auto flush = [&]() {
+        if (pending.empty()) return;
+        if (utf8_first_invalid(pending) < 0) next.push_back(pending);
+        else
+            for (size_t k = 0; k < pending.size(); ++k) next.push_back("\xEF\xBF\xBD");
+        pending.clear();
+    };
+    for (const std::string& t : toks) {
+        if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+            std::isxdigit(static_cast<unsigned char>(t[3])) && std::isxdigit(static_cast<unsigned char>(t[4]))) {
+            pending.push_back(static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
+            continue;
+        }
+        flush();
+        next.push_back(t);
+    }
+    flush();
+    return next;
+}
+
+// The Strip decoder: up to d.start leading and d.stop trailing characters equal to d.content cut
+// from each token.
+static std::vector<std::string> strip_tokens(const DecoderStep& d, const std::vector<std::string>& toks) {
+    std::vector<std::string> next;
+    for (const std::string& t : toks) {
+        std::vector<std::pair<size_t, size_t>> chars;  // (byte offset, len)
+        for (size_t q = 0; q < t.size();) {
+            int len;
+            utf8_decode(t.data(), q, &len);
+            chars.push_back({q, static_cast<size_t>(len)});
+            q += static_cast<size_t>(len);
+        }
+        auto cp_at = [&](size_t k) { int l; return utf8_decode(t.data(), chars[k].first, &l); };
+        size_t start_cut = 0;
+        for (size_t k = 0; k < chars.size() && k < static_cast<size_t>(d.start); ++k) {
+            if (cp_at(k) == d.content) start_cut = k + 1;
+            else break;
+        }
+        size_t stop_cut = chars.size();
+        for (int k = 0; k < d.stop; ++k) {
+            if (static_cast<size_t>(k) >= chars.size()) break;
+            size_t index = chars.size() - static_cast<size_t>(k) - 1;
+            if (cp_at(index) == d.content) stop_cut = index;
+            else break;
+        }
+        if (start_cut >= stop_cut) next.emplace_back();
+        else {
+            size_t b0 = chars[start_cut].first;
+            size_t b1 = stop_cut < chars.size() ? chars[stop_cut].first : t.size();
+            next.push_back(t.substr(b0, b1 - b0));
+        }
+    }
+    return next;
+}
 
 std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
     std::vector<std::string> toks;
@@ -1206,27 +1293,9 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_speci
                 next.push_back(utf8_lossy(bytes));
                 break;
             }
-            case DecoderStep::kByteFallback: {
-                std::string pending;
-                auto flush = [&]() {
-                    if (pending.empty()) return;
-                    if (utf8_first_invalid(pending) < 0) next.push_back(pending);
-                    else
-                        for (size_t k = 0; k < pending.size(); ++k) next.push_back("\xEF\xBF\xBD");
-                    pending.clear();
-                };
-                for (const std::string& t : toks) {
-                    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
-                        std::isxdigit(static_cast<unsigned char>(t[3])) && std::isxdigit(static_cast<unsigned char>(t[4]))) {
-                        pending.push_back(static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
-                        continue;
-                    }
-                    flush();
-                    next.push_back(t);
-                }
-                flush();
+            case DecoderStep::kByteFallback:
+                next = byte_fallback(toks);
                 break;
-            }
             case DecoderStep::kFuse: {
                 std::string all;
                 for (const std::string& t : toks) all += t;
@@ -1234,34 +1303,7 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_speci
                 break;
             }
             case DecoderStep::kStrip:
-                for (const std::string& t : toks) {
-                    std::vector<std::pair<size_t, size_t>> chars;  // (byte offset, len)
-                    for (size_t q = 0; q < t.size();) {
-                        int len;
-                        utf8_decode(t.data(), q, &len);
-                        chars.push_back({q, static_cast<size_t>(len)});
-                        q += static_cast<size_t>(len);
-                    }
-                    auto cp_at = [&](size_t k) { int l; return utf8_decode(t.data(), chars[k].first, &l); };
-                    size_t start_cut = 0;
-                    for (size_t k = 0; k < chars.size() && k < static_cast<size_t>(d.start); ++k) {
-                        if (cp_at(k) == d.content) start_cut = k + 1;
-                        else break;
-                    }
-                    size_t stop_cut = chars.size();
-                    for (int k = 0; k < d.stop; ++k) {
-                        if (static_cast<size_t>(k) >= chars.size()) break;
-                        size_t index = chars.size() - static_cast<size_t>(k) - 1;
-                        if (cp_at(index) == d.content) stop_cut = index;
-                        else break;
-                    }
-                    if (start_cut >= stop_cut) next.emplace_back();
-                    else {
-                        size_t b0 = chars[start_cut].first;
-                        size_t b1 = stop_cut < chars.size() ? chars[stop_cut].first : t.size();
-                        next.push_back(t.substr(b0, b1 - b0));
-                    }
-                }
+                next = strip_tokens(d, toks);
                 break;
             case DecoderStep::kReplace:
                 for (const std::string& t : toks) {
