@@ -268,6 +268,52 @@ std::string ChatFormatter::mask_source() const {
     return tmpl_->has_generation() ? "markers" : "spans";
 }
 
+// A rendering's segments: the text cut at every span and trainable-range boundary, each segment
+// with the message (and content offset) its bytes come from and whether it is trained on; the
+// end token, when one is appended, a segment of its own.
+static ChatFormatter::Rendered segments_of(const jinja::Output& o, const std::vector<std::pair<size_t, size_t>>& train,
+                                           size_t messages, int32_t end_token) {
+    std::vector<size_t> cuts{0, o.text.size()};
+    for (const jinja::Span& sp : o.spans) {
+        cuts.push_back(sp.begin);
+        cuts.push_back(sp.end);
+    }
+    for (auto [b, e] : train) {
+        cuts.push_back(b);
+        cuts.push_back(e);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    ChatFormatter::Rendered r;
+    r.text = o.text;
+    r.trainable_by_segment = true;
+    size_t si = 0, ti = 0;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+        const size_t b = cuts[k], e = cuts[k + 1];
+        while (si < o.spans.size() && o.spans[si].end <= b) ++si;
+        while (ti < train.size() && train[ti].second <= b) ++ti;
+        ChatFormatter::Rendered::Segment seg;
+        seg.begin = b;
+        seg.end = e;
+        if (si < o.spans.size() && o.spans[si].begin <= b && o.spans[si].source >= 0 &&
+            static_cast<size_t>(o.spans[si].source) < messages) {
+            seg.message = o.spans[si].source;
+            seg.content_begin = o.spans[si].offset + (b - o.spans[si].begin);
+        }
+        for (size_t q = ti; q < train.size() && train[q].first < e; ++q)
+            if (train[q].first <= b && train[q].second >= e) seg.trainable = true;
+        r.segments.push_back(seg);
+    }
+    if (end_token >= 0) {
+        ChatFormatter::Rendered::Segment seg;
+        seg.begin = seg.end = o.text.size();
+        seg.token_id = end_token;
+        seg.trainable = true;
+        r.segments.push_back(seg);
+    }
+    return r;
+}
+
 ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) const {
     const auto& ms = c.messages;
     jinja::Output o;
@@ -356,46 +402,7 @@ ChatFormatter::Rendered ChatFormatter::render_template(const Conversation& c) co
     }
     std::sort(train.begin(), train.end());
 
-    // Segments: cut at every span and trainable-range boundary.
-    std::vector<size_t> cuts{0, text.size()};
-    for (const jinja::Span& sp : o.spans) {
-        cuts.push_back(sp.begin);
-        cuts.push_back(sp.end);
-    }
-    for (auto [b, e] : train) {
-        cuts.push_back(b);
-        cuts.push_back(e);
-    }
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    Rendered r;
-    r.text = text;
-    r.trainable_by_segment = true;
-    size_t si = 0, ti = 0;
-    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-        const size_t b = cuts[k], e = cuts[k + 1];
-        while (si < o.spans.size() && o.spans[si].end <= b) ++si;
-        while (ti < train.size() && train[ti].second <= b) ++ti;
-        Rendered::Segment seg;
-        seg.begin = b;
-        seg.end = e;
-        if (si < o.spans.size() && o.spans[si].begin <= b && o.spans[si].source >= 0 &&
-            static_cast<size_t>(o.spans[si].source) < ms.size()) {
-            seg.message = o.spans[si].source;
-            seg.content_begin = o.spans[si].offset + (b - o.spans[si].begin);
-        }
-        for (size_t q = ti; q < train.size() && train[q].first < e; ++q)
-            if (train[q].first <= b && train[q].second >= e) seg.trainable = true;
-        r.segments.push_back(seg);
-    }
-    if (end_token >= 0) {
-        Rendered::Segment seg;
-        seg.begin = seg.end = text.size();
-        seg.token_id = end_token;
-        seg.trainable = true;
-        r.segments.push_back(seg);
-    }
-    return r;
+    return segments_of(o, train, ms.size(), end_token);
 }
 
 }  // namespace cuset
