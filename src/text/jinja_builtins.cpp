@@ -189,51 +189,61 @@ double py_round(double x, int64_t ndigits) {
 
 // ---------------------------------------------------------------- globals
 
-void Interp::install_globals() {
-    auto& g = frames_[0].vars;
-    g["range"] = Value::callable(fn("range", [this](const Args& a) {
-        const int l = line_;
-        if (a.pos.empty() || a.pos.size() > 3) fail(l, "range expected 1 to 3 arguments, got " + std::to_string(a.pos.size()));
-        int64_t start = 0, stop = 0, st = 1;
-        if (a.pos.size() == 1) stop = as_index(*this, a.pos[0], l, "range");
-        else {
-            start = as_index(*this, a.pos[0], l, "range");
-            stop = as_index(*this, a.pos[1], l, "range");
-            if (a.pos.size() == 3) st = as_index(*this, a.pos[2], l, "range");
-        }
-        if (st == 0) fail(l, "range() arg 3 must not be zero");
-        // The length, computed without overflow.
-        const __int128 span = st > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
-        const __int128 step_abs = st > 0 ? st : -static_cast<__int128>(st);
-        const __int128 n = span <= 0 ? 0 : (span + step_abs - 1) / step_abs;
-        if (n > kMaxRange) fail(l, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
-        List out;
-        out.reserve(static_cast<size_t>(n));
-        for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) out.push_back(Value::integer(start + k * st));
-        step(static_cast<int64_t>(n));
-        return make_list(std::move(out), l);
-    }));
-    auto dict_of = [this](const Args& a, const char* what) {
-        const int l = line_;
-        if (a.pos.size() > 1) fail(l, std::string(what) + " expected at most 1 argument, got " + std::to_string(a.pos.size()));
-        Dict d;
-        if (!a.pos.empty()) {
-            const Value& src = a.pos[0];
-            if (src.kind() == K::kDict && !src.is_namespace()) {
-                for (const auto& [k, v] : src.dict_ref()) d.set(k, v);
-            } else {
-                for (const Value& item : iterate(src, l)) {
-                    std::vector<Value> kv = iterate(item, l);
-                    if (kv.size() != 2) fail(l, "dictionary update sequence element has length " + std::to_string(kv.size()) + "; 2 is required");
-                    if (!hashable(kv[0])) fail(l, std::string("unhashable type: '") + type_name(kv[0]) + "'");
-                    d.set(kv[0], kv[1]);
-                }
+namespace {
+
+// range(stop) / range(start, stop[, step]) as Python's, bounded as the sandbox bounds it.
+Value range_of(Interp& in, const Args& a) {
+    const int l = in.line();
+    if (a.pos.empty() || a.pos.size() > 3) in.fail(l, "range expected 1 to 3 arguments, got " + std::to_string(a.pos.size()));
+    int64_t start = 0, stop = 0, st = 1;
+    if (a.pos.size() == 1) stop = as_index(in, a.pos[0], l, "range");
+    else {
+        start = as_index(in, a.pos[0], l, "range");
+        stop = as_index(in, a.pos[1], l, "range");
+        if (a.pos.size() == 3) st = as_index(in, a.pos[2], l, "range");
+    }
+    if (st == 0) in.fail(l, "range() arg 3 must not be zero");
+    // The length, computed without overflow.
+    const __int128 span = st > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+    const __int128 step_abs = st > 0 ? st : -static_cast<__int128>(st);
+    const __int128 n = span <= 0 ? 0 : (span + step_abs - 1) / step_abs;
+    if (n > kMaxRange) in.fail(l, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+    List out;
+    out.reserve(static_cast<size_t>(n));
+    for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) out.push_back(Value::integer(start + k * st));
+    in.step(static_cast<int64_t>(n));
+    return in.make_list(std::move(out), l);
+}
+
+// dict(...)'s and namespace(...)'s items: a mapping or an iterable of pairs, then the keywords.
+Dict dict_of(Interp& in, const Args& a, const char* what) {
+    const int l = in.line();
+    if (a.pos.size() > 1) in.fail(l, std::string(what) + " expected at most 1 argument, got " + std::to_string(a.pos.size()));
+    Dict d;
+    if (!a.pos.empty()) {
+        const Value& src = a.pos[0];
+        if (src.kind() == K::kDict && !src.is_namespace()) {
+            for (const auto& [k, v] : src.dict_ref()) d.set(k, v);
+        } else {
+            for (const Value& item : in.iterate(src, l)) {
+                std::vector<Value> kv = in.iterate(item, l);
+                if (kv.size() != 2) in.fail(l, "dictionary update sequence element has length " + std::to_string(kv.size()) + "; 2 is required");
+                if (!hashable(kv[0])) in.fail(l, std::string("unhashable type: '") + type_name(kv[0]) + "'");
+                d.set(kv[0], kv[1]);
             }
         }
-        for (const auto& [k, v] : a.kw) d.set(Value::string(k), v);
-        use_bytes(d.size() * 2 * sizeof(Value), l);
-        return d;
-    };
+    }
+    for (const auto& [k, v] : a.kw) d.set(Value::string(k), v);
+    in.use_bytes(d.size() * 2 * sizeof(Value), l);
+    return d;
+}
+
+}  // namespace
+
+void Interp::install_globals() {
+    auto& g = frames_[0].vars;
+    g["range"] = Value::callable(fn("range", [this](const Args& a) { return range_of(*this, a); }));
+    auto dict_of = [this](const Args& a, const char* what) { return detail::dict_of(*this, a, what); };
     g["namespace"] = Value::callable(fn("namespace", [this, dict_of](const Args& a) {
         Dict d = dict_of(a, "namespace");
         for (const auto& [k, v] : d)
