@@ -1,10 +1,12 @@
 // A CUDABench program in the judge (judge/runner_impl.h): its build, its run, compare.py over its
 // outputs, and its speed-up over the reference solution.
 #include "cuset/judge/runner.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/file_tree.h"
 #include "cuset/core/hash.h"
@@ -27,7 +30,6 @@
 #include "cuset/emu/transform.h"
 #include "cuset/judge/kernel_static_check.h"
 #include "cuset/judge/task_files.h"
-
 #include "runner_impl.h"
 
 namespace cuset::judge {

@@ -1,10 +1,12 @@
 // A KernelBench candidate in the judge (judge/runner_impl.h): static check, capture, build, run,
 // check, and the front ends of a GPU build.
 #include "cuset/judge/runner.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+
 #include "cuset/core/atomic_file.h"
 #include "cuset/core/file_tree.h"
 #include "cuset/core/hash.h"
@@ -27,7 +30,6 @@
 #include "cuset/emu/transform.h"
 #include "cuset/judge/kernel_static_check.h"
 #include "cuset/judge/task_files.h"
-
 #include "runner_impl.h"
 
 namespace cuset::judge {

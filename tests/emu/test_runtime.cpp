@@ -10,6 +10,8 @@
 // with `nvcc --dryrun`'s own preprocessing, when nvcc is there). The end-to-end
 // tests skip without g++ on x86-64 or the CUDA headers (CUDA_INCLUDE, default
 // /usr/local/cuda/include).
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,19 +57,27 @@ std::string flags_text(const std::string& dir) {
 }
 
 // The runtime written under a scratch folder with its object and precompiled header built, once
-// for the test program.
+// for the test program. The folder is the process's own, removed when it exits: ctest runs each
+// case as a process, two at once, and a folder shared by name would be emptied by one case while
+// another links against it.
 const std::string& built_runtime() {
-    static const std::string dir = [] {
-        std::string d = cuset::test::scratch_dir("emu_runtime") + "/rt";
-        cuset::emu::write_runtime_files(d);
-        auto r = run_command("g++" + flags_text(d) + " -c " + q(d + "/cuemu.cpp") + " -o " + q(d + "/cuemu.o") + " 2>&1");
-        EXPECT_EQ(r.exit_code, 0) << r.out;
-        r = run_command("g++" + flags_text(d) + " -x c++-header " + q(d + "/cuemu.h") + " -o " + q(d + "/cuemu.h.gch") +
-                        " 2>&1");
-        EXPECT_EQ(r.exit_code, 0) << r.out;
-        return d;
-    }();
-    return dir;
+    static const struct Runtime {
+        std::string root, dir;
+        Runtime() : root(cuset::test::scratch_dir("emu_runtime_" + std::to_string(::getpid()))), dir(root + "/rt") {
+            cuset::emu::write_runtime_files(dir);
+            auto r = run_command("g++" + flags_text(dir) + " -c " + q(dir + "/cuemu.cpp") + " -o " + q(dir + "/cuemu.o") +
+                                 " 2>&1");
+            EXPECT_EQ(r.exit_code, 0) << r.out;
+            r = run_command("g++" + flags_text(dir) + " -x c++-header " + q(dir + "/cuemu.h") + " -o " +
+                            q(dir + "/cuemu.h.gch") + " 2>&1");
+            EXPECT_EQ(r.exit_code, 0) << r.out;
+        }
+        ~Runtime() {
+            std::error_code ec;
+            std::filesystem::remove_all(root, ec);
+        }
+    } rt;
+    return rt.dir;
 }
 
 struct ProgramRun {
