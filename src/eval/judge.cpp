@@ -177,13 +177,15 @@ std::vector<ResultRecord> reference_records(const std::vector<Task>& tasks) {
     return out;
 }
 
-JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<ResultRecord>& records,
-                           const JudgeOptions& opts) {
+namespace {
+
+// One job per sample of every record, and the summary's task rows they fill; a record whose id
+// is not a task of the tasks file is an InputError naming its line.
+std::vector<Job> jobs_of(const std::vector<Task>& tasks, const std::vector<ResultRecord>& records,
+                         const JudgeOptions& opts, JudgeSummary& sum) {
     std::map<std::string, const Task*> by_id;
     for (const Task& t : tasks) by_id[t.id_text] = &t;
 
-    JudgeSummary sum;
-    sum.mode = opts.runner.mode;
     std::vector<Job> jobs;
     for (size_t i = 0; i < records.size(); ++i) {
         const ResultRecord& r = records[i];
@@ -205,6 +207,35 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                             verdict_key(opts.runner, *it->second, id, static_cast<int>(k + 1), r.codes[k])});
         sum.tasks.push_back(std::move(tr));
     }
+    return jobs;
+}
+
+// A sample's result from the judge's verdict.
+SampleResult sample_result(const judge::Verdict& v, int index) {
+    SampleResult s;
+    s.index = index;
+    s.status = v.status;
+    s.compiled = v.compiled;
+    s.ran = v.ran;
+    s.functional = v.functional;
+    s.emulated = v.emulated;
+    s.error = v.error;
+    s.seconds = v.seconds;
+    s.containment = v.containment;
+    s.speedup = v.speedup;
+    s.speedup_note = v.speedup_note;
+    s.note = v.note;
+    if (v.run.ran) s.run_seconds = v.run.seconds;
+    return s;
+}
+
+}  // namespace
+
+JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<ResultRecord>& records,
+                           const JudgeOptions& opts) {
+    JudgeSummary sum;
+    sum.mode = opts.runner.mode;
+    std::vector<Job> jobs = jobs_of(tasks, records, opts, sum);
     const int64_t total = static_cast<int64_t>(jobs.size());
     std::unique_ptr<JournalWriter> journal;
     if (!opts.journal.empty()) {  // the samples a stopped run judged are not judged again
@@ -249,20 +280,7 @@ JudgeSummary judge_results(const std::vector<Task>& tasks, const std::vector<Res
                 // kill's ("nvcc stopped"), not the program's. It is dropped, and judged again
                 // by the next run.
                 if (signals_stop_requested()) return;
-                SampleResult s;
-                s.index = job.index;
-                s.status = v.status;
-                s.compiled = v.compiled;
-                s.ran = v.ran;
-                s.functional = v.functional;
-                s.emulated = v.emulated;
-                s.error = v.error;
-                s.seconds = v.seconds;
-                s.containment = v.containment;
-                s.speedup = v.speedup;
-                s.speedup_note = v.speedup_note;
-                s.note = v.note;
-                if (v.run.ran) s.run_seconds = v.run.seconds;
+                SampleResult s = sample_result(v, job.index);
                 if (opts.on_sample) opts.on_sample(job.task_slot, s);
                 if (journal) {
                     std::lock_guard<std::mutex> lock(err_mu);

@@ -35,7 +35,6 @@ TO_SPLIT = {
     "src/judge/sandbox.cpp": {"Sandbox::Sandbox"},
     "src/text/unicode.cpp": {"nfc_changes"},
     "src/analysis/run_report.cpp": {"chart_svg"},
-    "src/eval/judge.cpp": {"judge_results"},
     "src/rl/multi_turn.cpp": {"multi_turn_rollout"},
     "src/rl/grpo_step.cpp": {"grpo_step"},
     "src/train/zero.cpp": {"ZeroAdamW::ZeroAdamW"},
