@@ -98,6 +98,40 @@ std::vector<int32_t> generate_eos_ids(const Tokenizer& tok, const ChatFormatter&
     return ids;
 }
 
+namespace {
+
+// The prompts file read; each prompt formatted with the generation prompt into `prompt_ids`, or
+// reported (generate_read_prompts) when it renders to nothing or leaves no room in the context.
+std::vector<PromptRecord> read_prompts(const GenerateRequest& req, const TextPipeline& pipe, const ModelConfig& mc,
+                                       bool thinking, std::vector<std::vector<int32_t>>* prompt_ids, GenerateSummary& sum) {
+    return generate_read_prompts(
+        req,
+        [&](PromptRecord& rec, std::string* problem) {
+            std::vector<int32_t> ids;
+            try {
+                ids = pipe.formatter->generation_prompt(rec.prompt, thinking);
+            } catch (const InputError& e) {
+                *problem = e.what();
+                return false;
+            }
+            if (ids.empty()) {
+                *problem = "the prompt renders to no tokens";
+                return false;
+            }
+            if (mc.max_position_embeddings > 0 && static_cast<int64_t>(ids.size()) >= mc.max_position_embeddings) {
+                *problem = strprintf("prompt of %zu tokens does not fit the context length %lld (max_position_embeddings) "
+                                     "with room for one new token", ids.size(),
+                                     static_cast<long long>(mc.max_position_embeddings));
+                return false;
+            }
+            prompt_ids->push_back(std::move(ids));
+            return true;
+        },
+        sum);
+}
+
+}  // namespace
+
 GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text, const Runtime& runtime) {
     if (req.settings.backend == "openai") return generate_run_openai(req, text);  // a served model: nothing loaded here
     at::NoGradGuard no_grad;
@@ -125,30 +159,7 @@ GenerateSummary generate_run(const GenerateRequest& req, const TextOptions& text
     // Prompts: parsed, formatted with the generation prompt, checked against the context.
     std::vector<std::vector<int32_t>> prompt_ids;
     GenerateSummary sum;
-    const std::vector<PromptRecord> records = generate_read_prompts(
-        req,
-        [&](PromptRecord& rec, std::string* problem) {
-            std::vector<int32_t> ids;
-            try {
-                ids = pipe.formatter->generation_prompt(rec.prompt, g.thinking);
-            } catch (const InputError& e) {
-                *problem = e.what();
-                return false;
-            }
-            if (ids.empty()) {
-                *problem = "the prompt renders to no tokens";
-                return false;
-            }
-            if (mc.max_position_embeddings > 0 && static_cast<int64_t>(ids.size()) >= mc.max_position_embeddings) {
-                *problem = strprintf("prompt of %zu tokens does not fit the context length %lld (max_position_embeddings) "
-                                     "with room for one new token", ids.size(),
-                                     static_cast<long long>(mc.max_position_embeddings));
-                return false;
-            }
-            prompt_ids.push_back(std::move(ids));
-            return true;
-        },
-        sum);
+    const std::vector<PromptRecord> records = read_prompts(req, pipe, mc, g.thinking, &prompt_ids, sum);
 
     GenerateOptions go;
     go.max_new_tokens = g.max_new_tokens;

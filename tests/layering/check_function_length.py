@@ -28,7 +28,6 @@ TO_SPLIT = {
     "src/cli/cmd_tokenize.cpp": {"tokenize_command"},
     "src/cli/cmd_data.cpp": {"add_data_command", "run_tasks"},
     "src/core/process.cpp": {"Process::Process"},
-    "src/generate/generate_run.cpp": {"generate_run"},
     "src/data/data_show.cpp": {"data_show"},
     "src/analysis/score.cpp": {"score_run"},
     "src/model/safetensors.cpp": {"SafetensorsFile::SafetensorsFile"},
