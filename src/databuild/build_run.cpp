@@ -114,8 +114,7 @@ struct Build {
     AttemptLog& log;
     fs::path out;
     std::string work;
-    std::string pass_name;  // the status an attempt passes with (pass, or compiled under compile-only)
-    judge::Status pass_status;
+    judge::Status pass_status;  // pass, or compiled under compile-only
     std::vector<std::string> user_of;
     std::map<std::string, size_t> index_of;
     BuildSummary sum;
@@ -152,12 +151,11 @@ void check_build_options(const std::vector<eval::Task>& tasks, const BuildOption
 std::vector<Request> round_requests(const Build& b, int64_t r) {
     const std::vector<eval::Task>& tasks = b.tasks;
     const BuildOptions& opts = b.opts;
-    auto record_at = [&](size_t i, int64_t k, int64_t p) { return b.record_at(i, k, p); };
     const std::vector<std::string>& user_of = b.user_of;
     std::vector<Request> todo;
     for (size_t i = 0; i < tasks.size(); ++i) {
         for (int64_t k = 1; k <= opts.samples; ++k) {
-            if (record_at(i, k, r)) continue;  // judged before a restart
+            if (b.record_at(i, k, r)) continue;  // judged before a restart
             Request q;
             q.key = {tasks[i].id_text, k, r};
             q.conversation.id = q.key.name();
@@ -165,7 +163,7 @@ std::vector<Request> round_requests(const Build& b, int64_t r) {
             q.conversation.messages.push_back({"user", user_of[i]});
             bool open = true;
             for (int64_t p = 1; p < r && open; ++p) {
-                const AttemptRecord* a = record_at(i, k, p);
+                const AttemptRecord* a = b.record_at(i, k, p);
                 const std::string turn = a ? repair_turn(tasks[i], a->status, a->error) : "";
                 open = !turn.empty();
                 if (open) {
@@ -255,7 +253,6 @@ void tally(Build& b, std::vector<Candidate>* cands_out, std::vector<const Attemp
     const std::vector<eval::Task>& tasks = b.tasks;
     const BuildOptions& opts = b.opts;
     BuildSummary& sum = b.sum;
-    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
     std::vector<Candidate>& cands = *cands_out;
     std::vector<const AttemptRecord*>& cand_attempt = *attempt_of;
     std::vector<TaskRow>& rows = *rows_out;
@@ -266,7 +263,7 @@ void tally(Build& b, std::vector<Candidate>* cands_out, std::vector<const Attemp
         int64_t task_first = 0;
         for (int64_t k = 1; k <= opts.samples; ++k) {
             for (int64_t r = 1; r <= opts.rounds; ++r) {
-                const AttemptRecord* a = record_at(i, k, r);
+                const AttemptRecord* a = b.record_at(i, k, r);
                 if (!a) break;
                 RoundFigures& f = sum.rounds[static_cast<size_t>(r - 1)];
                 ++f.attempts;
@@ -275,7 +272,7 @@ void tally(Build& b, std::vector<Candidate>* cands_out, std::vector<const Attemp
                 sum.attempt_tokens += a->tokens;
                 sum.judge_seconds += a->seconds;
                 if (judge::status_unjudged(status_of(a->status))) ++f.unjudged;
-                if (a->status != b.pass_name) continue;
+                if (a->status != judge::status_name(b.pass_status)) continue;
                 ++f.passed;
                 ++rows[i].samples_passed;
                 for (int64_t later = r; later <= opts.rounds; ++later) ++sum.rounds[static_cast<size_t>(later - 1)].samples_passed;
@@ -304,7 +301,6 @@ std::string train_lines(Build& b, const std::vector<Candidate>& cands, const std
     const std::vector<eval::Task>& tasks = b.tasks;
     const BuildOptions& opts = b.opts;
     BuildSummary& sum = b.sum;
-    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
     std::optional<BenchmarkIndex> bench;
     if (!opts.against.empty()) bench = benchmark_index_load(opts.against, opts.ngram);
     std::string train;
@@ -326,7 +322,7 @@ std::string train_lines(Build& b, const std::vector<Candidate>& cands, const std
             msgs.push_back({{"role", "system"}, {"content", eval::system_prompt(tasks[c.task])}});
             msgs.push_back({{"role", "user"}, {"content", c.prompt}});
             for (int64_t r = 1; r <= a->key.round; ++r) {
-                const AttemptRecord* p = record_at(c.task, c.sample, r);
+                const AttemptRecord* p = b.record_at(c.task, c.sample, r);
                 msgs.push_back({{"role", "assistant"}, {"content", p->response}});
                 if (r < a->key.round) msgs.push_back({{"role", "user"}, {"content", repair_turn(tasks[c.task], p->status, p->error)}});
             }
@@ -346,7 +342,6 @@ ordered_json build_json(const Build& b, const std::vector<TaskRow>& rows, size_t
     const std::vector<eval::Task>& tasks = b.tasks;
     const BuildOptions& opts = b.opts;
     const BuildSummary& sum = b.sum;
-    auto record_at = [&](size_t i, int64_t k, int64_t r) { return b.record_at(i, k, r); };
     ordered_json j;
     j["tasks_file"] = opts.tasks_file;
     j["source"] = b.source.describe();
@@ -397,7 +392,7 @@ ordered_json build_json(const Build& b, const std::vector<TaskRow>& rows, size_t
         for (int64_t k = 1; k <= opts.samples; ++k) {
             ordered_json chain = ordered_json::array();
             for (int64_t r = 1; r <= opts.rounds; ++r)
-                if (const AttemptRecord* a = record_at(i, k, r))
+                if (const AttemptRecord* a = b.record_at(i, k, r))
                     chain.push_back({{"status", a->status}, {"error", a->error}, {"tokens", a->tokens}});
             chains.push_back(std::move(chain));
         }
@@ -425,7 +420,7 @@ BuildSummary build_run(const std::vector<eval::Task>& tasks, CandidateSource& so
         log_info("data build: continuing: %lld attempt(s) already judged in %s", static_cast<long long>(log.resumed()),
                  (out / "build.jsonl").string().c_str());
     const judge::Status pass_status = mode == judge::JudgeMode::kCompile ? judge::Status::kCompiled : judge::Status::kPass;
-    Build b{tasks, opts, source, log, out, (out / "work").string(), judge::status_name(pass_status), pass_status, {}, {}, {}};
+    Build b{tasks, opts, source, log, out, (out / "work").string(), pass_status, {}, {}, {}};
     b.user_of.resize(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i) {
         b.user_of[i] = eval::build_user_prompt(tasks[i], opts.level, opts.gpu_name);
